@@ -1,0 +1,9 @@
+"""Built-in knowledge evaluators."""
+
+from sonar_core import hookimpl
+
+
+@hookimpl
+def register_evaluators(register):
+    # Evaluator modules are imported here, on registration, not when the package loads.
+    pass

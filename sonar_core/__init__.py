@@ -1,0 +1,57 @@
+"""Sonar core: the evaluator contract, discovery, scoring and the result directory.
+
+Plugins import what they need from here; nothing in this package holds evaluator logic.
+"""
+
+from .context import EvaluationContext
+from .contract import (
+    COMMON_PARAMETERS,
+    Evaluator,
+    Input,
+    Metric,
+    MetricRole,
+    Param,
+    ParameterError,
+    ResultKind,
+    RowResult,
+    Table,
+)
+from .dataset import LLMDataset, Row, load_dataset
+from .errors import ConfigError, DatasetError, PluginError, SonarError
+from .hookspecs import hookimpl
+from .passfail import PassFailEvaluator, Verdict
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "COMMON_PARAMETERS",
+    "ConfigError",
+    "DatasetError",
+    "EvaluationContext",
+    "Evaluator",
+    "Input",
+    "LLMDataset",
+    "Metric",
+    "MetricRole",
+    "Param",
+    "ParameterError",
+    "PassFailEvaluator",
+    "PluginError",
+    "ResultKind",
+    "Row",
+    "RowResult",
+    "SonarError",
+    "Table",
+    "Verdict",
+    "hookimpl",
+    "load_dataset",
+    "run",
+    "__version__",
+]
+
+
+def run(*args, **kwargs):
+    """Run evaluators over a dataset; see :func:`sonar_core.api.run`."""
+    from .api import run as _run  # lazy: importing the package must not load plugins
+
+    return _run(*args, **kwargs)

@@ -1,0 +1,326 @@
+"""The evaluator contract: what a plugin declares and what it returns.
+
+An evaluator is a class that declares, as class attributes, everything the core needs to
+know about it (id, names, required inputs, parameters, metrics) and implements one method,
+:meth:`Evaluator.evaluate`, that turns rows of the LLM dataset into per-row metric values.
+Aggregation, problems, insights, leaderboards and every artifact are the core's job.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
+    from .context import EvaluationContext
+    from .dataset import Row
+
+__all__ = [
+    "Input",
+    "ResultKind",
+    "MetricRole",
+    "Metric",
+    "Param",
+    "RowResult",
+    "Table",
+    "Evaluator",
+    "ParameterError",
+    "COMMON_PARAMETERS",
+]
+
+
+class Input(str, enum.Enum):
+    """The five inputs of the catalogue, as dataset field names."""
+
+    QUESTION = "question"
+    EXPECTED_ANSWER = "expected_answer"
+    RETRIEVED_CONTEXT = "retrieved_context"
+    ACTUAL_ANSWER = "actual_answer"
+    CONDITIONS = "conditions"
+
+    @property
+    def short(self) -> str:
+        """The catalogue's column abbreviation (Q, EA, RC, AA, C)."""
+        return {
+            "question": "Q",
+            "expected_answer": "EA",
+            "retrieved_context": "RC",
+            "actual_answer": "AA",
+            "conditions": "C",
+        }[self.value]
+
+    @property
+    def keyword(self) -> str:
+        """The H2O Sonar descriptor keyword for this requirement."""
+        return {
+            "question": "requires_prompts",
+            "expected_answer": "requires_expected_answer",
+            "retrieved_context": "requires_retrieved_context",
+            "actual_answer": "requires_actual_answer",
+            "conditions": "requires_constraints",
+        }[self.value]
+
+
+class ResultKind(str, enum.Enum):
+    """Decides the leaderboard type: bool (pass/fail) or heatmap (scores)."""
+
+    BOOL = "bool"
+    SCORE = "score"
+
+
+class MetricRole(str, enum.Enum):
+    """What a per-row 0/1 metric of a pass/fail evaluator counts.
+
+    The core reads roles to fill the bool leaderboard's pass / fail / retrieval-failure /
+    generation-failure / parse-failure counts, whatever the metric keys are called.
+    """
+
+    PASS = "pass"
+    FAIL = "fail"
+    RETRIEVAL_FAILURE = "retrieval_failure"
+    GENERATION_FAILURE = "generation_failure"
+    PARSE_FAILURE = "parse_failure"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """Metadata of one metric.
+
+    Per-row values are floats (or None when the row could not be scored); the core
+    aggregates a model's rows by their mean, so a pass/fail metric stored as 0/1 per row
+    becomes the share of rows, in [0, 1], for the model.
+    """
+
+    key: str
+    display_name: str
+    description: str
+    value_range: tuple[float, float] = (0.0, 1.0)
+    higher_is_better: bool = True
+    threshold: float = 0.5
+    is_primary: bool = False
+    role: MetricRole | None = None
+    #: False for metrics that only mirror another (fail = 1 - pass): no problems of their own.
+    raises_problems: bool = True
+    data_type: str = "float"
+    display_format: str = ".4f"
+
+    def fails(self, value: float | None, threshold: float | None = None) -> bool:
+        """Whether ``value`` is on the wrong side of the threshold."""
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return False
+        t = self.threshold if threshold is None else threshold
+        return value < t if self.higher_is_better else value > t
+
+
+class ParameterError(ValueError):
+    """A parameter value that fails validation; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared evaluator parameter with type, default and validation."""
+
+    name: str
+    type: type
+    default: Any
+    description: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[Any, ...] = ()
+    #: Extra check: returns an error message, or None when the value is fine.
+    check: Callable[[Any], str | None] | None = None
+
+    def coerce(self, value: Any, evaluator_id: str = "") -> Any:
+        """Return ``value`` converted to the declared type, or raise ParameterError."""
+        where = f"parameter '{self.name}' of evaluator '{evaluator_id}'" if evaluator_id else f"parameter '{self.name}'"
+        try:
+            if self.type is bool:
+                if isinstance(value, str):
+                    lowered = value.strip().lower()
+                    if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                        raise ValueError(value)
+                    value = lowered in ("true", "1", "yes")
+                elif not isinstance(value, bool):
+                    raise ValueError(value)
+            elif self.type is float:
+                if isinstance(value, bool):
+                    raise ValueError(value)
+                value = float(value)
+                if math.isnan(value):
+                    raise ValueError(value)
+            elif self.type is int:
+                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                    raise ValueError(value)
+                value = int(value)
+            elif self.type is str:
+                if not isinstance(value, str):
+                    raise ValueError(value)
+            elif self.type is list:
+                if isinstance(value, str):
+                    value = [v.strip() for v in value.split(",") if v.strip()]
+                elif not isinstance(value, (list, tuple)):
+                    raise ValueError(value)
+                value = list(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{where} must be of type {self.type.__name__}, got {value!r}") from None
+        if self.min is not None and value < self.min:
+            raise ParameterError(f"{where} must be >= {self.min}, got {value!r}")
+        if self.max is not None and value > self.max:
+            raise ParameterError(f"{where} must be <= {self.max}, got {value!r}")
+        if self.choices and value not in self.choices:
+            allowed = ", ".join(repr(c) for c in self.choices)
+            raise ParameterError(f"{where} must be one of {allowed}, got {value!r}")
+        if self.check is not None:
+            message = self.check(value)
+            if message:
+                raise ParameterError(f"{where}: {message}")
+        return value
+
+
+#: Parameters every evaluator has; the core adds them to each declaration.
+COMMON_PARAMETERS: tuple[Param, ...] = (
+    Param(
+        "metric_threshold",
+        float,
+        None,
+        "Threshold of the primary metric: a model whose mean is on the wrong side of it is "
+        "reported as a problem. Empty means the metric's default threshold.",
+    ),
+    Param(
+        "save_llm_result",
+        bool,
+        True,
+        "Save the evaluated LLM dataset with every metric (llm-eval-results JSON, CSV and .jay).",
+    ),
+)
+
+
+@dataclass
+class RowResult:
+    """Per-row output of an evaluator.
+
+    Attributes:
+        values: metric key -> value (float) or None where the metric does not apply.
+        details: evaluator-specific, JSON-serialisable facts shown in the row's details
+            (masked matches, the sentence scores...). Keys become columns of the results.
+        error_message: why the row failed (e.g. which part of a condition did not match);
+            written as ``result_error_message``.
+        actual_output_meta: sentence-level data, as RESULT_FORMAT.md describes.
+    """
+
+    values: dict[str, float | None]
+    details: dict[str, Any] = field(default_factory=dict)
+    error_message: str | None = None
+    actual_output_meta: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class Table:
+    """A small table an evaluator wants shown (e.g. a confusion matrix).
+
+    The core writes it to ``work/<name>.json`` and ``work/<name>.csv`` and renders it into
+    the HTML fragment and ``work/report.md``; plugins never write files themselves.
+    """
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    model_key: str | None = None
+
+
+class Evaluator:
+    """Base class of every evaluator.
+
+    Subclasses declare the class attributes below and implement :meth:`evaluate`. The core
+    creates one instance per run with validated parameters in ``self.params`` and the
+    shared services in ``self.ctx``; :meth:`evaluate` may be called several times (once per
+    batch of rows), so an instance may keep caches between calls.
+    """
+
+    #: Short stable id users type (``sonar describe text_matching``).
+    id: ClassVar[str]
+    display_name: ClassVar[str]
+    tagline: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    required_inputs: ClassVar[tuple[Input, ...]] = ()
+    #: Inputs used when present but not required (e.g. retrieved context for text matching).
+    optional_inputs: ClassVar[tuple[Input, ...]] = ()
+    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
+    requires_judge: ClassVar[bool] = False
+    supports_gpu: ClassVar[bool] = False
+    #: True when the evaluator runs with no network and no model download.
+    offline: ClassVar[bool] = True
+    kind: ClassVar[ResultKind] = ResultKind.SCORE
+    parameters: ClassVar[tuple[Param, ...]] = ()
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    #: AVID problem type for threshold problems (accuracy, privacy, security, ...).
+    problem_type: ClassVar[str] = "accuracy"
+    category: ClassVar[str] = "Generation"
+
+    def __init__(self, params: dict[str, Any], ctx: "EvaluationContext") -> None:
+        self.params = params
+        self.ctx = ctx
+
+    # -- what a plugin implements -------------------------------------------------------
+
+    def evaluate(self, rows: Sequence["Row"]) -> Iterable[RowResult]:
+        """Return one RowResult per row, in order."""
+        raise NotImplementedError
+
+    def tables(self, scored: Sequence[tuple["Row", RowResult]]) -> list[Table]:
+        """Optional: tables derived from all scored rows (e.g. confusion matrices)."""
+        return []
+
+    def extra_problems(self, scored: Sequence[tuple["Row", RowResult]]) -> list[dict[str, Any]]:
+        """Optional: evaluator-specific problems, as dicts of the problem schema's fields.
+
+        The core fills in evaluator id/name and the schema version.
+        """
+        return []
+
+    # -- derived declarations -----------------------------------------------------------
+
+    @classmethod
+    def all_parameters(cls) -> tuple[Param, ...]:
+        """Declared parameters plus the common ones, without duplicates."""
+        declared = {p.name for p in cls.parameters}
+        return tuple(cls.parameters) + tuple(p for p in COMMON_PARAMETERS if p.name not in declared)
+
+    @classmethod
+    def primary_metric(cls) -> Metric:
+        for metric in cls.metrics:
+            if metric.is_primary:
+                return metric
+        return cls.metrics[0]
+
+    @classmethod
+    def qualified_name(cls) -> str:
+        """``module.Class``: the descriptor id and the result folder's stem."""
+        return f"{cls.__module__}.{cls.__qualname__}"
+
+    @classmethod
+    def metric(cls, key: str) -> Metric:
+        for metric in cls.metrics:
+            if metric.key == key:
+                return metric
+        raise KeyError(key)
+
+    @classmethod
+    def validate_params(cls, given: dict[str, Any] | None) -> dict[str, Any]:
+        """Defaults merged with ``given``, each value coerced and checked."""
+        given = dict(given or {})
+        known = {p.name: p for p in cls.all_parameters()}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ParameterError(
+                f"unknown parameter '{unknown[0]}' for evaluator '{cls.id}' "
+                f"(known: {', '.join(sorted(known))})"
+            )
+        params: dict[str, Any] = {}
+        for name, param in known.items():
+            value = given.get(name, param.default)
+            params[name] = None if value is None else param.coerce(value, cls.id)
+        return params

@@ -1,0 +1,303 @@
+"""The LLM dataset: rows of test case x model, and loaders for JSON, JSONL and CSV.
+
+Field names follow H2O Sonar's llm-eval-results (RESULT_FORMAT.md). A row whose test case is
+a perturbation of another carries the original's ``test_case_key`` in
+``original_test_case_key`` (and a ``perturbation_of`` relationship).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .contract import Input
+from .errors import DatasetError
+
+__all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
+
+
+@dataclass
+class Row:
+    """One test case answered by one model."""
+
+    key: str
+    input: str = ""
+    expected_output: str = ""
+    context: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    output_condition: str = ""
+    output_constraints: list[str] = field(default_factory=list)
+    actual_output: str = ""
+    actual_duration: float | None = None
+    cost: float | None = None
+    model_key: str = ""
+    test_case_key: str = ""
+    test_key: str = ""
+    corpus: list[str] = field(default_factory=list)
+    relationships: list[dict[str, Any]] = field(default_factory=list)
+    original_test_case_key: str = ""
+    #: Name of the perturbation that made this case from its original (e.g. "typos").
+    perturbation: str = ""
+
+    def has_input(self, needed: Input) -> bool:
+        """Whether this row holds a non-empty value for one of the catalogue's inputs."""
+        if needed is Input.QUESTION:
+            return bool(self.input.strip())
+        if needed is Input.EXPECTED_ANSWER:
+            return bool(self.expected_output.strip())
+        if needed is Input.RETRIEVED_CONTEXT:
+            return any(chunk.strip() for chunk in self.context)
+        if needed is Input.ACTUAL_ANSWER:
+            # An empty answer is still an answer to score (e.g. a refusal); None is not.
+            return self.actual_output is not None
+        if needed is Input.CONDITIONS:
+            return bool(self.output_condition.strip()) or bool(self.output_constraints)
+        raise ValueError(needed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: Fields a dataset file may carry, with the Python type each must have.
+DATASET_FIELDS: dict[str, type] = {
+    "key": str,
+    "input": str,
+    "expected_output": str,
+    "context": list,
+    "categories": list,
+    "output_condition": str,
+    "output_constraints": list,
+    "actual_output": str,
+    "actual_duration": float,
+    "cost": float,
+    "model_key": str,
+    "test_case_key": str,
+    "test_key": str,
+    "corpus": list,
+    "relationships": list,
+    "original_test_case_key": str,
+    "perturbation": str,
+}
+
+# Columns of the dataset file that carry each catalogue input.
+_INPUT_COLUMNS: dict[Input, tuple[str, ...]] = {
+    Input.QUESTION: ("input",),
+    Input.EXPECTED_ANSWER: ("expected_output",),
+    Input.RETRIEVED_CONTEXT: ("context",),
+    Input.ACTUAL_ANSWER: ("actual_output",),
+    Input.CONDITIONS: ("output_condition", "output_constraints"),
+}
+
+
+@dataclass
+class LLMDataset:
+    """Rows plus where they came from and which columns the file had."""
+
+    rows: list[Row]
+    source: str
+    columns: list[str]
+    fingerprint: str
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self.rows)
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({r.model_key for r in self.rows})
+
+    @property
+    def test_case_keys(self) -> list[str]:
+        return sorted({r.test_case_key for r in self.rows})
+
+    def has_column_for(self, needed: Input) -> bool:
+        """Whether the file carried a column for ``needed`` at all."""
+        return any(col in self.columns for col in _INPUT_COLUMNS[needed])
+
+    def summary(self) -> dict[str, Any]:
+        """Shape, columns and unique counts, as run.json's ``result.dataset``."""
+        return {
+            "source": self.source,
+            "fingerprint": self.fingerprint,
+            "shape": [len(self.rows), len(self.columns)],
+            "columns": self.columns,
+            "models": self.models,
+            "unique_test_cases": len(self.test_case_keys),
+        }
+
+
+def _coerce_field(name: str, value: Any, where: str) -> Any:
+    """Convert one raw value to the type ``name`` needs, or raise DatasetError."""
+    expected = DATASET_FIELDS[name]
+    if value is None:
+        return None
+    if expected is float:
+        if isinstance(value, bool):
+            raise DatasetError(f"{where}, field '{name}': expected a number, got {value!r}")
+        if isinstance(value, str):
+            if not value.strip():
+                return None
+            try:
+                value = float(value)
+            except ValueError:
+                raise DatasetError(f"{where}, field '{name}': expected a number, got {value!r}") from None
+        if not isinstance(value, (int, float)) or math.isnan(float(value)):
+            if isinstance(value, float) and math.isnan(value):
+                return None
+            raise DatasetError(f"{where}, field '{name}': expected a number, got {value!r}")
+        if value < 0:
+            raise DatasetError(f"{where}, field '{name}': must not be negative, got {value!r}")
+        return float(value)
+    if expected is list:
+        if isinstance(value, str):
+            stripped = value.strip()
+            if not stripped:
+                return []
+            # CSV cells hold lists as JSON arrays.
+            if stripped.startswith("["):
+                try:
+                    value = json.loads(stripped)
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(f"{where}, field '{name}': not a valid JSON list ({exc.msg})") from None
+            else:
+                value = [value]
+        if not isinstance(value, list):
+            raise DatasetError(f"{where}, field '{name}': expected a list, got {type(value).__name__}")
+        if name != "relationships" and not all(isinstance(v, str) for v in value):
+            raise DatasetError(f"{where}, field '{name}': expected a list of strings")
+        if name == "relationships" and not all(isinstance(v, dict) for v in value):
+            raise DatasetError(f"{where}, field '{name}': expected a list of objects")
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and name in ("key", "test_case_key", "model_key", "test_key"):
+        return str(value)
+    if not isinstance(value, str):
+        raise DatasetError(f"{where}, field '{name}': expected a string, got {type(value).__name__}")
+    return value
+
+
+def row_from_record(record: Any, where: str, index: int) -> Row:
+    """Validate one raw record (dict) into a Row; ``where`` names file and row."""
+    if not isinstance(record, dict):
+        raise DatasetError(f"{where}: expected an object, got {type(record).__name__}")
+    values: dict[str, Any] = {}
+    for name, raw in record.items():
+        if name not in DATASET_FIELDS:
+            continue  # extra columns are kept out of the model but do no harm
+        coerced = _coerce_field(name, raw, where)
+        if coerced is not None:
+            values[name] = coerced
+    if "input" not in values and "actual_output" not in values:
+        raise DatasetError(f"{where}: row has neither 'input' nor 'actual_output'")
+    values.setdefault("model_key", "model")
+    values.setdefault("test_case_key", values.get("key") or f"tc-{index}")
+    values.setdefault("key", f"{values['test_case_key']}::{values['model_key']}")
+    for rel in values.get("relationships", []):
+        if rel.get("type") == "perturbation_of" and not values.get("original_test_case_key"):
+            values["original_test_case_key"] = str(rel.get("target", ""))
+    if values.get("original_test_case_key") and not any(
+        r.get("type") == "perturbation_of" for r in values.get("relationships", [])
+    ):
+        values.setdefault("relationships", []).append(
+            {"type": "perturbation_of", "target": values["original_test_case_key"]}
+        )
+    return Row(**values)
+
+
+def _read_json(path: Path, text: str) -> Iterable[tuple[str, Any]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if isinstance(data, dict):
+        # H2O Sonar test suites wrap rows as {"inputs": [...]}.
+        for wrapper in ("inputs", "rows", "data"):
+            if isinstance(data.get(wrapper), list):
+                data = data[wrapper]
+                break
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a list of rows or an object with an 'inputs' list")
+    for i, record in enumerate(data, start=1):
+        yield f"{path}: row {i}", record
+
+
+def _read_jsonl(path: Path, text: str) -> Iterable[tuple[str, Any]]:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}: line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        yield f"{path}: line {lineno}", record
+
+
+def _read_csv(path: Path) -> Iterable[tuple[str, Any]]:
+    import datatable as dt  # imported here: only CSV needs it
+
+    try:
+        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False)
+    except Exception as exc:  # datatable raises its own IOError/ValueError subclasses
+        raise DatasetError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from None
+    names = list(frame.names)
+    columns = frame.to_dict()
+    for i in range(frame.nrows):
+        # Row numbers count the header as line 1, as a spreadsheet would show them.
+        yield f"{path}: row {i + 2}", {name: columns[name][i] for name in names}
+
+
+def _check_utf8(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DatasetError(f"{path}: not UTF-8 (invalid byte 0x{raw[exc.start]:02x} on line {line})") from None
+
+
+def load_dataset(path: str | Path) -> LLMDataset:
+    """Load and validate a dataset file (.json, .jsonl or .csv).
+
+    Raises:
+        DatasetError: one line naming the file, the row and the field at fault.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError(f"{path}: dataset file not found")
+    raw = path.read_bytes()
+    text = _check_utf8(path, raw)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        records = list(_read_json(path, text))
+    elif suffix in (".jsonl", ".ndjson"):
+        records = list(_read_jsonl(path, text))
+    elif suffix == ".csv":
+        records = list(_read_csv(path))
+    else:
+        raise DatasetError(f"{path}: unknown dataset format '{suffix}' (use .json, .jsonl or .csv)")
+    if not records:
+        raise DatasetError(f"{path}: dataset has no rows")
+    rows = [row_from_record(record, where, i) for i, (where, record) in enumerate(records, start=1)]
+    columns: list[str] = []
+    for _, record in records:
+        if isinstance(record, dict):
+            for name in record:
+                if name in DATASET_FIELDS and name not in columns:
+                    columns.append(name)
+    seen: dict[str, str] = {}
+    for (where, _), row in zip(records, rows):
+        if row.key in seen:
+            raise DatasetError(f"{where}, field 'key': duplicate key {row.key!r} (first at {seen[row.key].split(': ', 1)[1]})")
+        seen[row.key] = where
+    return LLMDataset(rows=rows, source=str(path), columns=columns, fingerprint=hashlib.sha256(raw).hexdigest())
+
+
+def dataset_from_rows(rows: list[Row], source: str = "<memory>") -> LLMDataset:
+    """Wrap rows built in Python (tests, the API) as a dataset."""
+    columns = [name for name in DATASET_FIELDS if any(getattr(r, name) not in ("", [], None) for r in rows)]
+    digest = hashlib.sha256(json.dumps([r.to_dict() for r in rows], sort_keys=True).encode()).hexdigest()
+    return LLMDataset(rows=list(rows), source=source, columns=columns, fingerprint=digest)

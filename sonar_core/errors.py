@@ -1,0 +1,56 @@
+"""Errors the CLI turns into one-line messages, each with a documented exit code.
+
+Exit codes (docs/cli.md):
+  0  the run finished and no gate tripped
+  1  the run finished but one or more evaluators failed
+  2  bad usage or configuration: unknown key, unknown evaluator id, bad parameter value
+  3  bad input data: missing file, malformed JSON line, non-UTF-8 file, bad field
+  4  a plugin failed to load or an evaluator's inputs are missing, under --strict
+  5  --fail-on-problems: a problem at or above the given severity was found
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SonarError",
+    "ConfigError",
+    "DatasetError",
+    "PluginError",
+    "EXIT_OK",
+    "EXIT_EVALUATOR_FAILED",
+    "EXIT_USAGE",
+    "EXIT_DATA",
+    "EXIT_STRICT",
+    "EXIT_PROBLEMS",
+]
+
+EXIT_OK = 0
+EXIT_EVALUATOR_FAILED = 1
+EXIT_USAGE = 2
+EXIT_DATA = 3
+EXIT_STRICT = 4
+EXIT_PROBLEMS = 5
+
+
+class SonarError(Exception):
+    """Base of every error Sonar reports to users; ``exit_code`` is what the CLI exits with."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(SonarError):
+    """A configuration key, evaluator id or parameter is wrong."""
+
+    exit_code = EXIT_USAGE
+
+
+class DatasetError(SonarError):
+    """A dataset file is missing or malformed; the message names file, row and field."""
+
+    exit_code = EXIT_DATA
+
+
+class PluginError(SonarError):
+    """A plugin failed to load, or an evaluator cannot run, in strict mode."""
+
+    exit_code = EXIT_STRICT

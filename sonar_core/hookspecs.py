@@ -1,0 +1,29 @@
+"""Every hook a Sonar plugin can implement.
+
+A plugin is a module (or object) with functions marked ``@sonar_core.hookimpl`` whose names
+match the specifications below. Hooks are always called with keyword arguments, and a
+specification only ever grows by new arguments, so plugins written today keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pluggy
+
+__all__ = ["hookspec", "hookimpl", "PROJECT_NAME", "register_evaluators"]
+
+PROJECT_NAME = "sonar"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def register_evaluators(register: Callable[[type], None]) -> None:
+    """Register evaluator classes with the core.
+
+    Call ``register(EvaluatorClass)`` once for each :class:`sonar_core.Evaluator` subclass
+    the plugin provides. The core owns the registry: registering an id that another plugin
+    already registered is an error that names both plugins. Return value: none.
+    """
