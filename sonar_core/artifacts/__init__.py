@@ -1,0 +1,1 @@
+"""Writers of the result directory artifacts."""

@@ -1,0 +1,1 @@
+"""The bundled demo LLM dataset and its generator."""
