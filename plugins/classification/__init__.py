@@ -6,4 +6,6 @@ from sonar_core import hookimpl
 @hookimpl
 def register_evaluators(register):
     # Evaluator modules are imported here, on registration, not when the package loads.
-    pass
+    from .classification import ClassificationEvaluator
+
+    register(ClassificationEvaluator)

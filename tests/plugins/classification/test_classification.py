@@ -1,0 +1,235 @@
+"""Classification evaluator: accuracy, macro precision / recall / F1, confusion matrices."""
+
+from __future__ import annotations
+
+import pytest
+
+from sonar_core import Input, ParameterError
+from sonar_core.testing import make_row, score_rows
+from sonar_plugins.classification import register_evaluators
+from sonar_plugins.classification.classification import ClassificationEvaluator, normalize_label
+
+KEYS = ("accuracy", "precision", "recall", "f1")
+CORNER = "expected \\ predicted"
+
+
+def _rows(model: str, pairs: list[tuple[str, str]], prefix: str = "tc") -> list:
+    return [
+        make_row(
+            key=f"{prefix}{i}::{model}", test_case_key=f"{prefix}{i}", model_key=model,
+            expected_output=expected, actual_output=predicted,
+        )
+        for i, (expected, predicted) in enumerate(pairs)
+    ]
+
+
+def _model_means(rows, results) -> dict[str, dict[str, float]]:
+    """What the core does: mean of each metric over a model's rows."""
+    by_model: dict[str, list] = {}
+    for row, res in zip(rows, results):
+        by_model.setdefault(row.model_key, []).append(res.values)
+    return {m: {k: sum(v[k] for v in vals) / len(vals) for k in KEYS} for m, vals in by_model.items()}
+
+
+def _tables(rows, **params):
+    evaluator = ClassificationEvaluator(ClassificationEvaluator.validate_params(params), None)
+    results = list(evaluator.evaluate(rows))
+    return evaluator.tables(list(zip(rows, results)))
+
+
+# Binary, with case and whitespace differences that strip_lower removes:
+# normalised pairs: (positive, positive) x2, (negative, positive), (negative, negative)
+BINARY = [("Positive", "positive"), ("positive", " POSITIVE \n"), ("negative", "Positive"), ("Negative", "negative")]
+# 3 classes; "bird" is never predicted
+THREE = [("cat", "cat"), ("cat", "cat"), ("cat", "dog"), ("dog", "dog"), ("dog", "cat"), ("bird", "cat")]
+
+
+# -- declaration -------------------------------------------------------------------------------
+
+
+def test_declaration():
+    cls = ClassificationEvaluator
+    assert cls.id == "classification"
+    assert [m.key for m in cls.metrics] == list(KEYS)
+    assert cls.primary_metric().key == "accuracy"
+    assert [m.key for m in cls.metrics if m.is_primary] == ["accuracy"]
+    assert all(m.threshold == 0.75 and m.higher_is_better and m.value_range == (0.0, 1.0) for m in cls.metrics)
+    assert cls.required_inputs == (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
+    assert cls.category == "Classification" and cls.problem_type == "accuracy"
+    assert cls.needs_all_rows is True
+    assert "macro" in cls.description.lower()
+    assert {p.name: p.default for p in cls.parameters} == {"label_normalization": "strip_lower"}
+
+
+def test_registers_through_hook():
+    registered = []
+    register_evaluators(registered.append)
+    assert registered == [ClassificationEvaluator]
+
+
+# -- metrics worked by hand ---------------------------------------------------------------------
+
+
+def test_binary_macro_metrics():
+    rows = _rows("m1", BINARY)
+    results = score_rows(ClassificationEvaluator, rows)
+    # per row: correct, correct, wrong (negative -> positive), correct
+    assert [r.values["accuracy"] for r in results] == [1.0, 1.0, 0.0, 1.0]
+    # positive: TP=2, FP=1, FN=0 -> P=2/3, R=1, F1=2*(2/3)*1/(5/3)=4/5
+    # negative: TP=1, FP=0, FN=1 -> P=1,   R=1/2, F1=2*1*(1/2)/(3/2)=2/3
+    # macro: P=(2/3+1)/2=5/6, R=(1+1/2)/2=3/4, F1=(4/5+2/3)/2=(12/15+10/15)/2=11/15
+    for r in results:
+        assert r.values["precision"] == pytest.approx(5 / 6)
+        assert r.values["recall"] == pytest.approx(3 / 4)
+        assert r.values["f1"] == pytest.approx(11 / 15)
+    # accuracy mean = 3/4
+    assert _model_means(rows, results)["m1"]["accuracy"] == pytest.approx(3 / 4)
+    assert results[2].error_message == "predicted 'positive', expected 'negative'"
+    assert results[2].details == {"expected_label": "negative", "predicted_label": "positive"}
+    assert results[0].error_message is None
+
+
+def test_three_classes_with_unpredicted_label():
+    rows = _rows("m2", THREE)
+    means = _model_means(rows, score_rows(ClassificationEvaluator, rows))["m2"]
+    # accuracy: 3 of 6 right -> 1/2
+    # cat:  TP=2, FP=2 (dog->cat, bird->cat), FN=1 -> P=1/2, R=2/3, F1=2*(1/2)(2/3)/(7/6)=4/7
+    # dog:  TP=1, FP=1 (cat->dog), FN=1           -> P=1/2, R=1/2, F1=1/2
+    # bird: never predicted: P=0 (zero_division=0), R=0/1=0, F1=0
+    # macro: P=(1/2+1/2+0)/3=1/3, R=(2/3+1/2+0)/3=7/18, F1=(4/7+1/2+0)/3=(15/14)/3=5/14
+    assert means["accuracy"] == pytest.approx(1 / 2)
+    assert means["precision"] == pytest.approx(1 / 3)
+    assert means["recall"] == pytest.approx(7 / 18)
+    assert means["f1"] == pytest.approx(5 / 14)
+
+
+def test_predicted_label_outside_the_classes_and_empty_answer():
+    rows = _rows("m3", [("yes", "yes"), ("yes", "maybe"), ("no", "")])
+    results = score_rows(ClassificationEvaluator, rows)
+    # classes are the expected labels {no, yes}; "maybe" and "" are wrong predictions only
+    # yes: TP=1, FP=0, FN=1 -> P=1, R=1/2, F1=2/3;  no: TP=0, never predicted -> 0, 0, 0
+    # macro: P=1/2, R=1/4, F1=1/3; accuracy 1/3
+    means = _model_means(rows, results)["m3"]
+    assert means == pytest.approx({"accuracy": 1 / 3, "precision": 1 / 2, "recall": 1 / 4, "f1": 1 / 3})
+    assert results[2].error_message == "predicted '', expected 'no'"
+
+
+def test_several_models_in_one_call_are_scored_separately():
+    # interleave m1 and m2 rows: each model's values must only come from its own rows
+    m1, m2 = _rows("m1", BINARY), _rows("m2", THREE)
+    rows = [r for pair in zip(m1, m2) for r in pair] + m2[len(m1):]
+    results = score_rows(ClassificationEvaluator, rows)
+    means = _model_means(rows, results)
+    assert means["m1"] == pytest.approx({"accuracy": 3 / 4, "precision": 5 / 6, "recall": 3 / 4, "f1": 11 / 15})
+    assert means["m2"] == pytest.approx({"accuracy": 1 / 2, "precision": 1 / 3, "recall": 7 / 18, "f1": 5 / 14})
+    # the model-level value is on every row of that model
+    m2_precisions = [r.values["precision"] for row, r in zip(rows, results) if row.model_key == "m2"]
+    assert m2_precisions == pytest.approx([1 / 3] * 6)
+
+
+def test_all_correct_single_class():
+    rows = _rows("m", [("spam", "SPAM"), ("spam", "spam\n")])
+    # one class, TP=2, FP=0, FN=0 -> everything 1
+    assert _model_means(rows, score_rows(ClassificationEvaluator, rows))["m"] == pytest.approx(
+        {"accuracy": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
+    )
+
+
+# -- normalisation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "label, mode, expected",
+    [
+        ("  Very \t Good\n", "none", "  Very \t Good\n"),
+        ("  Very \t Good\n", "strip", "Very Good"),
+        ("  Very \t Good\n", "strip_lower", "very good"),
+        ("ÉTÉ", "strip_lower", "été"),
+        ("", "strip_lower", ""),
+    ],
+)
+def test_normalize_label(label, mode, expected):
+    assert normalize_label(label, mode) == expected
+
+
+@pytest.mark.parametrize(
+    "mode, accuracy, macro",
+    [
+        # none: " Positive " != "positive" and "Very  good" != " Very good\n": both wrong; the two
+        #       classes are never predicted -> P=R=F1=0
+        ("none", 0.0, 0.0),
+        # strip: "Positive" != "positive" (case), "Very good" == "Very good";
+        #        Positive: never predicted -> 0,0,0; Very good: TP=1, FP=0, FN=0 -> 1,1,1; macro 1/2
+        ("strip", 0.5, 0.5),
+        # strip_lower: both right -> 1
+        ("strip_lower", 1.0, 1.0),
+    ],
+)
+def test_normalization_modes(mode, accuracy, macro):
+    rows = _rows("m", [(" Positive ", "positive"), ("Very  good", " Very good\n")])
+    means = _model_means(rows, score_rows(ClassificationEvaluator, rows, label_normalization=mode))["m"]
+    assert means["accuracy"] == pytest.approx(accuracy)
+    assert means["precision"] == means["recall"] == means["f1"] == pytest.approx(macro)
+
+
+def test_unicode_and_multi_line_labels():
+    rows = _rows("m", [("Ünïcode", "ünïcode"), ("spam", "Spam\nHam"), ("日本", " 日本 ")])
+    results = score_rows(ClassificationEvaluator, rows)
+    # "spam ham" != "spam": the multi-line answer is a wrong label, the other two are right
+    assert [r.values["accuracy"] for r in results] == [1.0, 0.0, 1.0]
+    assert results[1].details["predicted_label"] == "spam ham"
+
+
+def test_bad_normalization_parameter():
+    with pytest.raises(ParameterError) as info:
+        ClassificationEvaluator.validate_params({"label_normalization": "upper"})
+    assert str(info.value) == (
+        "parameter 'label_normalization' of evaluator 'classification' must be one of "
+        "'none', 'strip', 'strip_lower', got 'upper'"
+    )
+
+
+# -- confusion matrix tables --------------------------------------------------------------------
+
+
+def test_confusion_matrix_tables():
+    rows = _rows("m2", THREE) + _rows("m1", BINARY)
+    tables = _tables(rows)
+    # one table per model, sorted by model key
+    assert [t.model_key for t in tables] == ["m1", "m2"]
+    assert [t.name for t in tables] == ["confusion_matrix_m1", "confusion_matrix_m2"]
+    m1, m2 = tables
+    assert m1.title == "Confusion matrix of m1 (rows: expected label, columns: predicted label)"
+    assert m1.columns == [CORNER, "negative", "positive"]
+    # negative: 1 -> negative, 1 -> positive; positive: 2 -> positive
+    assert m1.rows == [["negative", 1, 1], ["positive", 0, 2]]
+    assert m2.columns == [CORNER, "bird", "cat", "dog"]
+    # bird -> cat once; cat -> cat twice, -> dog once; dog -> cat once, -> dog once
+    assert m2.rows == [["bird", 0, 1, 0], ["cat", 0, 2, 1], ["dog", 0, 1, 1]]
+
+
+def test_confusion_matrix_shows_extra_predictions_after_the_classes():
+    (table,) = _tables(_rows("m3", [("yes", "yes"), ("yes", "maybe"), ("no", "")]))
+    # classes (no, yes) first, then other predictions sorted: "" (shown "(empty)"), "maybe"
+    assert table.columns == [CORNER, "no", "yes", "(empty)", "maybe"]
+    assert table.rows == [["no", 0, 0, 1, 0], ["yes", 0, 1, 0, 1]]
+
+
+def test_confusion_matrix_follows_normalization():
+    (table,) = _tables(_rows("m", BINARY), label_normalization="none")
+    # as given: expected labels Negative, Positive, negative, positive (sorted, upper case first);
+    # predictions not among them: " POSITIVE \n"
+    assert table.columns == [CORNER, "Negative", "Positive", "negative", "positive", " POSITIVE \n"]
+    assert table.rows == [
+        ["Negative", 0, 0, 1, 0, 0],
+        ["Positive", 0, 0, 0, 1, 0],
+        ["negative", 0, 1, 0, 0, 0],
+        ["positive", 0, 0, 0, 0, 1],
+    ]
+
+
+def test_table_names_are_safe_file_stems():
+    rows = _rows("org/model v1", [("a", "a")]) + _rows("org_model_v1", [("a", "a")])
+    names = [t.name for t in _tables(rows)]
+    # "/" and " " become "_"; the clash with the second model gets a suffix
+    assert names == ["confusion_matrix_org_model_v1", "confusion_matrix_org_model_v1_2"]
