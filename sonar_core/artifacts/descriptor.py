@@ -1,0 +1,106 @@
+"""``result_descriptor.json``: what an evaluator is, in H2O Sonar's descriptor shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import names
+from ..contract import Evaluator, Input, ResultKind
+
+__all__ = ["descriptor", "requirements_table", "parameter_entries"]
+
+
+def requirements_table(cls: type[Evaluator]) -> str:
+    """The catalogue's Q/EA/RC/AA/C requirement table, in markdown."""
+    header = "| Question | Expected answer | Retrieved context | Actual answer | Conditions |"
+    ticks = []
+    for needed in Input:
+        if needed in cls.required_inputs:
+            ticks.append("✓")
+        elif needed in cls.optional_inputs:
+            ticks.append("(optional)")
+        else:
+            ticks.append("")
+    return f"{header}\n|---|---|---|---|---|\n| " + " | ".join(ticks) + " |"
+
+
+def parameter_entries(cls: type[Evaluator], params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    entries = []
+    for p in cls.all_parameters():
+        value = p.default if params is None else params.get(p.name, p.default)
+        entries.append({
+            "name": p.name,
+            "description": p.description,
+            "type": p.type.__name__,
+            "val": value,
+            "default": p.default,
+            "predefined": list(p.choices),
+            "min_": p.min,
+            "max_": p.max,
+            "category": "",
+        })
+    return entries
+
+
+def _explanations(cls: type[Evaluator]) -> list[dict[str, Any]]:
+    leaderboard = "global-llm-bool-leaderboard" if cls.kind is ResultKind.BOOL else "global-llm-heatmap-leaderboard"
+    return [
+        {"explanation_type": "global-llm-eval-results", "name": "LLM evaluation results", "category": "LLM",
+         "scope": "global", "formats": [names.MIME_JSON, names.MIME_CSV, names.MIME_JAY]},
+        {"explanation_type": leaderboard, "name": "Leaderboard", "category": "LLM", "scope": "global",
+         "formats": [names.MIME_JSON, names.MIME_MARKDOWN, names.MIME_LEADERBOARD_MARKDOWN]},
+        {"explanation_type": "global-html-fragment", "name": "Report", "category": "LLM", "scope": "global",
+         "formats": [names.MIME_HTML]},
+        {"explanation_type": "global-work-dir-archive", "name": "Work directory archive", "category": "LLM",
+         "scope": "global", "formats": [names.MIME_ZIP]},
+    ]
+
+
+def descriptor(cls: type[Evaluator], params: dict[str, Any] | None = None,
+               thresholds: dict[str, float] | None = None) -> dict[str, Any]:
+    thresholds = thresholds or {}
+    keywords = [f"evaluates_{c}" for c in cls.compatibility]
+    keywords += [needed.keyword for needed in cls.required_inputs]
+    if cls.requires_judge:
+        keywords.append("requires_llm_judge")
+    if cls.supports_gpu:
+        keywords.append("supports_gpu")
+    primary = cls.primary_metric()
+    return {
+        "schema_version": names.SCHEMA_VERSION,
+        "id": cls.qualified_name(),
+        "key": cls.id,
+        "name": cls.__name__,
+        "display_name": cls.display_name,
+        "tagline": cls.tagline,
+        "description": f"{cls.description}\n\n{requirements_table(cls)}",
+        "brief_description": cls.tagline or cls.description.split("\n")[0],
+        "category": cls.category,
+        "result_kind": cls.kind.value,
+        "model_types": list(cls.compatibility),
+        "explanation_scopes": ["global_scope"],
+        "explanations": _explanations(cls),
+        "keywords": keywords,
+        "required_inputs": [i.value for i in cls.required_inputs],
+        "optional_inputs": [i.value for i in cls.optional_inputs],
+        "requires_judge": cls.requires_judge,
+        "supports_gpu": cls.supports_gpu,
+        "parameters": parameter_entries(cls, params),
+        "metrics_meta": [
+            {
+                "key": m.key,
+                "display_name": m.display_name,
+                "data_type": m.data_type,
+                "display_value": m.display_format,
+                "description": m.description,
+                "value_range": list(m.value_range),
+                "higher_is_better": m.higher_is_better,
+                "threshold": thresholds.get(m.key, m.threshold),
+                "is_primary_metric": m.key == primary.key,
+                "parent_metric": "",
+                "exclude": False,
+                "role": m.role.value if m.role else None,
+            }
+            for m in cls.metrics
+        ],
+    }

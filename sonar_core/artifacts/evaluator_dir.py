@@ -1,0 +1,151 @@
+"""Writes one evaluator's whole result folder (everything but the log, which the runner owns).
+
+The done marker is written last, so a folder without it is known to be incomplete and a
+resumed run recomputes it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from .. import names
+from ..aggregate import ScoredEvaluator
+from ..contract import ResultKind
+from ..insights import standard_insights
+from ..leaderboards import build_leaderboard, leaderboard_markdown
+from ..problems import dataset_problems, flip_problems, make_problem, threshold_problems
+from .descriptor import descriptor
+from .eval_results import write_eval_results
+from .formats import write_format, write_json
+from .html import evaluator_view, render_fragment
+
+__all__ = ["write_evaluator_dir", "write_failed_marker", "collect_problems"]
+
+
+def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+    """Threshold, flip and dataset problems, then the evaluator's own."""
+    problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev)
+    for extra in ev.extra_problems:
+        attrs = dict(extra.get("problem_attrs", {}))
+        problems.append(make_problem(
+            ev,
+            description=extra.get("description", ""),
+            severity=extra.get("severity", "MEDIUM"),
+            problem_type=extra.get("problem_type", ev.cls.problem_type),
+            actions=extra.get("actions_description", ""),
+            attrs=attrs,
+        ))
+    order = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
+    return sorted(problems, key=lambda p: order.get(p["severity"], 3))
+
+
+def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:
+    """The JSON index plus one file for all metrics and one per metric."""
+    data = {row["model"]: row["metrics"] for row in board["rows"]}
+    extra = {row["model"]: {k: row.get(k) for k in ("rank", "rows", "total_time", "total_cost", "counts") if k in row}
+             for row in board["rows"]}
+    meta = {m["key"]: m for m in board["metrics_meta"]}
+    files: dict[str, Any] = {}
+    index: dict[str, str] = {}
+    keys = ["ALL_METRICS"] + [m.key for m in ev.cls.metrics]
+    for n, key in enumerate(keys):
+        name = f"leaderboard_{n}.json"
+        index[key] = name
+        selected = list(meta) if key == "ALL_METRICS" else [key]
+        files[name] = {
+            "schema_version": names.SCHEMA_VERSION,
+            "kind": board["kind"],
+            "metric": key,
+            "ranking": board["ranking"],
+            "data": {model: {k: values[k] for k in selected} for model, values in data.items()},
+            "models": extra,
+            "metadata": {k: meta[k] for k in selected},
+        }
+    files[f"{names.EXPLANATION_STEM}.json"] = {
+        "schema_version": names.SCHEMA_VERSION,
+        "kind": board["kind"],
+        "primary_metric": board["primary_metric"],
+        "files": index,
+        "metrics": [m.key for m in ev.cls.metrics],
+    }
+    return files
+
+
+def _report_md(ev: ScoredEvaluator, board_md: str, problems: list[dict], insights: list[dict]) -> str:
+    lines = [f"# {ev.cls.display_name}", "", ev.cls.description, "", board_md, "## Problems", ""]
+    lines += [f"- **{p['severity']}** {p['description']}" for p in problems] or ["No problems."]
+    lines += ["", "## Insights", ""]
+    lines += [f"- *{i['insight_type']}*: {i['description']}" for i in insights] or ["No insights."]
+    for table in ev.tables:
+        lines += ["", f"## {table.title}", "", "| " + " | ".join(map(str, table.columns)) + " |",
+                  "|" + "|".join("---" for _ in table.columns) + "|"]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in table.rows]
+    return "\n".join(lines) + "\n"
+
+
+def _write_tables(ev: ScoredEvaluator, work: Path) -> None:
+    for table in ev.tables:
+        write_json(work / f"{table.name}.json", {
+            "schema_version": names.SCHEMA_VERSION, "name": table.name, "title": table.title,
+            "model_key": table.model_key, "columns": table.columns, "rows": table.rows,
+        })
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(table.columns)
+        writer.writerows(table.rows)
+        (work / f"{table.name}.csv").write_text(buffer.getvalue(), encoding="utf-8")
+
+
+def _zip_work_dir(work: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(work.rglob("*")):
+            if path.is_file():
+                # Fixed timestamps keep the archive identical between equal runs.
+                info = zipfile.ZipInfo(str(Path(names.WORK_DIR) / path.relative_to(work)), date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, path.read_bytes())
+    return buffer.getvalue()
+
+
+def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
+    """Write every artifact of ``ev`` into ``folder``; return what run.json and index.html need."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
+    if ev.params.get("save_llm_result", True):
+        write_eval_results(ev, folder)
+
+    board = build_leaderboard(ev)
+    board_md = leaderboard_markdown(ev, board)
+    leaderboard_dir = folder / (names.BOOL_LEADERBOARD if ev.cls.kind is ResultKind.BOOL else names.HEATMAP_LEADERBOARD)
+    write_format(leaderboard_dir, names.MIME_JSON, _leaderboard_files(ev, board))
+    write_format(leaderboard_dir, names.MIME_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
+    write_format(leaderboard_dir, names.MIME_LEADERBOARD_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
+
+    problems = collect_problems(ev)
+    insights = standard_insights(ev)
+    write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems)
+    write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights)
+
+    work = folder / names.WORK_DIR
+    work.mkdir(exist_ok=True)
+    _write_tables(ev, work)
+    (work / names.REPORT_MD).write_text(_report_md(ev, board_md, problems, insights), encoding="utf-8")
+
+    view = evaluator_view(ev, board, problems, insights, folder.name)
+    write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
+    write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
+    summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
+               "problems": problems, "insights": insights}
+    write_json(folder / names.EVALUATOR_SUMMARY, summary)
+    (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
+    return summary
+
+
+def write_failed_marker(folder: Path, error: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / names.FAILED_MARKER).write_text(error + "\n", encoding="utf-8")

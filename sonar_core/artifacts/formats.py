@@ -1,0 +1,55 @@
+"""Writing one explanation format: ``<explanation>/<mime dir>/explanation.<ext>`` plus ``.meta``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import names
+
+__all__ = ["write_format", "write_json", "FORMAT_CLASSES"]
+
+# The format class each MIME type stands for, as H2O Sonar's .meta files name them.
+FORMAT_CLASSES = {
+    names.MIME_JSON: "JsonFormat",
+    names.MIME_CSV: "CsvFormat",
+    names.MIME_JAY: "DatatableFormat",
+    names.MIME_MARKDOWN: "MarkdownFormat",
+    names.MIME_LEADERBOARD_MARKDOWN: "EvalStudioMarkdownFormat",
+    names.MIME_HTML: "HtmlFormat",
+    names.MIME_ZIP: "ZipFormat",
+}
+
+
+def write_json(path: Path, data: Any) -> None:
+    """JSON with a stable key order and no NaN (NaN is not JSON)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n", encoding="utf-8")
+
+
+def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str | Any]) -> Path:
+    """Write ``files`` (name -> bytes, text or JSON data) under the MIME folder, and its .meta."""
+    folder = explanation_dir / names.mime_dir(mime)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        target = folder / name
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        elif isinstance(content, str):
+            target.write_text(content, encoding="utf-8")
+        else:
+            write_json(target, content)
+    format_class = FORMAT_CLASSES[mime]
+    write_json(
+        explanation_dir / f"{names.mime_dir(mime)}.meta",
+        {
+            "schema_version": names.SCHEMA_VERSION,
+            "name": format_class,
+            "full_name": f"sonar_core.formats.{format_class}",
+            "mime": mime,
+            "explanation_type": explanation_dir.name.removeprefix("global_").replace("_", "-"),
+            "files": sorted(files),
+        },
+    )
+    return folder

@@ -1,0 +1,103 @@
+"""HTML rendering: each evaluator's fragment and the run's index.html.
+
+Both are self-contained (inline CSS, no scripts, no external resources) so they open offline.
+Templates render with Jinja2's autoescaping on: every string that came from a dataset, a
+model or a judge is HTML-escaped; nothing is marked safe.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from .. import names
+from ..aggregate import ScoredEvaluator
+
+__all__ = ["evaluator_view", "render_fragment", "render_index", "WORST_ROWS_LIMIT"]
+
+#: How many failing rows a fragment lists.
+WORST_ROWS_LIMIT = 25
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("sonar_core", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["format_number"] = lambda v, spec: format(v, spec)
+    return env
+
+
+@lru_cache(maxsize=1)
+def _style() -> str:
+    return resources.files("sonar_core").joinpath("templates/_style.css").read_text(encoding="utf-8")
+
+
+def evaluator_view(
+    ev: ScoredEvaluator,
+    board: dict[str, Any],
+    problems: list[dict[str, Any]],
+    insights: list[dict[str, Any]],
+    dir_name: str,
+) -> dict[str, Any]:
+    """Everything the templates show about one evaluator (plain data, no runtime objects)."""
+    aggregates = {row["model"]: row["metrics"] for row in board["rows"]}
+    metrics = []
+    for m in ev.cls.metrics:
+        threshold = ev.thresholds[m.key]
+        metrics.append({
+            "key": m.key,
+            "display_name": m.display_name,
+            "description": m.description,
+            "is_primary": m.key == ev.primary.key,
+            "higher_is_better": m.higher_is_better,
+            "threshold": threshold,
+            "value_range": list(m.value_range),
+            "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
+        })
+    primary = next(m for m in metrics if m["is_primary"])
+    worst = []
+    for row, result in ev.scored:
+        score = result.values.get(ev.primary.key)
+        if ev.metric_fails(ev.primary, score):
+            why = result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)[:300]
+            worst.append({
+                "test_case_key": row.test_case_key, "model_key": row.model_key, "score": score,
+                "input": row.input, "actual_output": row.actual_output, "why": why,
+            })
+    worst.sort(key=lambda w: (w["score"] if ev.primary.higher_is_better else -w["score"], w["test_case_key"], w["model_key"]))
+    return {
+        "id": ev.cls.id,
+        "display_name": ev.cls.display_name,
+        "tagline": ev.cls.tagline,
+        "anchor": f"ev-{ev.cls.id}",
+        "dir_name": dir_name,
+        "fragment_href": f"{dir_name}/{names.HTML_FRAGMENT}/{names.mime_dir(names.MIME_HTML)}/{names.EXPLANATION_STEM}.html",
+        "board": board,
+        "metrics": metrics,
+        "primary": primary,
+        "primary_by_model": {model: values.get(ev.primary.key) for model, values in aggregates.items()},
+        "primary_fails": primary["fails_by_model"],
+        "problems": problems,
+        "insights": insights,
+        "tables": [{"title": t.title, "columns": t.columns, "rows": t.rows} for t in ev.tables],
+        "worst": worst[:WORST_ROWS_LIMIT],
+        "worst_limit": WORST_ROWS_LIMIT,
+        "row_count": len(ev.scored),
+        "skipped_count": len(ev.skipped),
+    }
+
+
+def render_fragment(view: dict[str, Any]) -> str:
+    return _environment().get_template("fragment.html.j2").render(ev=view, style=_style())
+
+
+def render_index(run: dict[str, Any], views: list[dict[str, Any]]) -> str:
+    return _environment().get_template("index.html.j2").render(run=run, evaluators=views, style=_style())

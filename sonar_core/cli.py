@@ -1,0 +1,234 @@
+"""The ``sonar`` command line: run, evaluators, describe, plugins, catalogue.
+
+Every error a user can cause is one line on stderr, ``error: <what is wrong>``, and an exit
+code from :mod:`sonar_core.errors` (documented in docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from .contract import Input
+from .errors import EXIT_OK, EXIT_USAGE, SonarError
+
+__all__ = ["main", "cli"]
+
+_err = Console(stderr=True, highlight=False)
+_out = Console(highlight=False)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _parse_thresholds(values: tuple[str, ...]) -> dict[str, float]:
+    thresholds = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        try:
+            if not sep or not key:
+                raise ValueError
+            thresholds[key.strip()] = float(value)
+        except ValueError:
+            _fail(f"--threshold expects METRIC=NUMBER, got '{item}'", EXIT_USAGE)
+    return thresholds
+
+
+def _parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    params: dict[str, dict[str, Any]] = {}
+    for item in values:
+        target, sep, value = item.partition("=")
+        evaluator, dot, name = target.partition(".")
+        if not sep or not dot or not evaluator or not name:
+            _fail(f"--param expects EVALUATOR.PARAMETER=VALUE, got '{item}'", EXIT_USAGE)
+        params.setdefault(evaluator, {})[name] = value
+    return params
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sonar-eval", prog_name="sonar")
+def cli() -> None:
+    """Sonar: evaluate LLM and RAG systems with pluggable evaluators."""
+
+
+@cli.command("run")
+@click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--dataset", "-d", help="Dataset file (.json, .jsonl, .csv) or 'demo' for the bundled one.")
+@click.option("--evaluator", "-e", "evaluators", multiple=True,
+              help="Evaluator id to run (repeatable); 'offline' means every evaluator that runs offline.")
+@click.option("--param", "params", multiple=True, metavar="EVALUATOR.PARAM=VALUE",
+              help="Set an evaluator parameter (repeatable).")
+@click.option("--output-dir", "-o", help="Folder that receives the run folder (default: reports).")
+@click.option("--run-id", help="Name of the run folder (default: <name>-<timestamp>).")
+@click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=VALUE",
+              help="Override a metric's threshold for every evaluator that has it (repeatable).")
+@click.option("--strict", is_flag=True, default=None,
+              help="Fail (exit 4) on a plugin load error or an evaluator whose inputs are missing.")
+@click.option("--fail-on-problems", type=click.Choice(["HIGH", "MEDIUM", "LOW"], case_sensitive=False),
+              help="Exit 5 when a problem of this severity or worse is found (a CI gate).")
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE",
+              help="Also load this Python module as a plugin (repeatable).")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Finish an interrupted run folder: only evaluators without a done marker run.")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
+def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
+                fail_on_problems, plugins, resume_dir, progress) -> None:
+    """Run evaluators over a dataset and write a result folder.
+
+    CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
+    Exit codes: 0 ok, 1 an evaluator failed, 2 bad usage or configuration, 3 bad dataset,
+    4 strict-mode failure, 5 --fail-on-problems gate.
+    """
+    from .api import resume
+    from .config import EvaluatorSpec, load_config
+    from .runner import execute_run
+
+    show = sys.stderr.isatty() if progress is None else progress
+    try:
+        if resume_dir is not None:
+            result = resume(resume_dir, progress=show)
+        else:
+            if config is None and not dataset:
+                _fail("give a CONFIG file or --dataset (try: sonar run configs/quickstart.yaml)", EXIT_USAGE)
+            overrides: dict[str, Any] = {
+                "dataset": dataset, "output_dir": output_dir, "run_id": run_id, "strict": strict,
+                "fail_on_problems": fail_on_problems, "plugins": plugins,
+                "thresholds": _parse_thresholds(thresholds),
+            }
+            if evaluators:
+                overrides["evaluators"] = list(evaluators)
+            cfg = load_config(config, overrides)
+            per_evaluator = _parse_params(params)
+            if per_evaluator:
+                specs = cfg.specs()
+                listed = {s.label for s in specs}
+                for name in per_evaluator:
+                    if name not in listed:
+                        _fail(f"--param names evaluator '{name}', which is not listed in this run", EXIT_USAGE)
+                specs = [s.model_copy(update={"params": {**s.params, **per_evaluator.get(s.label, {})}})
+                         for s in specs]
+                cfg = cfg.model_copy(update={"evaluators": specs})
+            result = execute_run(cfg, progress=show)
+    except SonarError as exc:
+        _fail(str(exc).splitlines()[0], exc.exit_code)
+        return
+    counts = {"HIGH": 0, "MEDIUM": 0, "LOW": 0}
+    for problem in result.problems:
+        counts[problem["severity"]] = counts.get(problem["severity"], 0) + 1
+    _err.print(f"[bold]Run {result.status}[/bold]: {result.run_dir}")
+    _err.print(f"  evaluators: {len(result.executed)} run, {len(result.failed)} failed, {len(result.skipped)} skipped; "
+               f"problems: {counts['HIGH']} high, {counts['MEDIUM']} medium, {counts['LOW']} low")
+    for skipped in result.skipped:
+        _err.print(f"  skipped {skipped['evaluator']}: {skipped['reason']}")
+    _err.print(f"  open {result.run_dir / 'index.html'}")
+    if result.exit_code != EXIT_OK:
+        click.echo(f"error: {result.message}", err=True)
+    sys.exit(result.exit_code)
+
+
+def _host(plugins: tuple[str, ...] = ()):
+    from .plugins import get_host
+
+    return get_host(plugins).load()
+
+
+@cli.command("evaluators")
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+def evaluators_command(plugins) -> None:
+    """List installed evaluators: compatibility, judge, required inputs (Q/EA/RC/AA/C), GPU."""
+    host = _host(plugins)
+    table = RichTable(title="Sonar evaluators")
+    for column in ("Id", "Name", "Kind", "LLM", "RAG", "J", "Q", "EA", "RC", "AA", "C", "GPU"):
+        table.add_column(column)
+    tick = lambda flag: "✓" if flag else ""  # noqa: E731
+    for eid, cls in host.evaluators.items():
+        table.add_row(eid, cls.display_name, cls.kind.value, tick("llm" in cls.compatibility),
+                      tick("rag" in cls.compatibility), tick(cls.requires_judge),
+                      *[tick(i in cls.required_inputs) for i in Input], tick(cls.supports_gpu))
+    _out.print(table)
+    for failure in host.failures:
+        _err.print(f"[red]warning:[/red] {failure.message()}")
+
+
+@cli.command("describe")
+@click.argument("evaluator_id")
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+def describe_command(evaluator_id: str, plugins) -> None:
+    """Show an evaluator's description, inputs, metrics and parameters."""
+    host = _host(plugins)
+    try:
+        cls = host.resolve(evaluator_id)
+    except SonarError as exc:
+        _fail(str(exc), exc.exit_code)
+        return
+    _out.print(f"[bold]{cls.display_name}[/bold] ([cyan]{cls.id}[/cyan], {cls.qualified_name()})")
+    if cls.tagline:
+        _out.print(cls.tagline)
+    _out.print(cls.description)
+    _out.print(f"Required inputs: {', '.join(i.value for i in cls.required_inputs) or 'none'}"
+               + (f"; optional: {', '.join(i.value for i in cls.optional_inputs)}" if cls.optional_inputs else ""))
+    _out.print(f"Result kind: {cls.kind.value}; judge: {'yes' if cls.requires_judge else 'no'}; "
+               f"GPU: {'yes' if cls.supports_gpu else 'no'}; plugin: {host.owner_of(cls.id)}")
+    metrics = RichTable(title="Metrics")
+    for column in ("Key", "Name", "Range", "Better", "Threshold", "Primary"):
+        metrics.add_column(column)
+    for m in cls.metrics:
+        metrics.add_row(m.key, m.display_name, f"[{m.value_range[0]:g}, {m.value_range[1]:g}]",
+                        "higher" if m.higher_is_better else "lower", f"{m.threshold:g}", "★" if m.is_primary else "")
+    _out.print(metrics)
+    params = RichTable(title="Parameters")
+    for column in ("Name", "Type", "Default", "Description"):
+        params.add_column(column)
+    for p in cls.all_parameters():
+        params.add_row(p.name, p.type.__name__, repr(p.default), p.description)
+    _out.print(params)
+
+
+@cli.command("plugins")
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+def plugins_command(plugins) -> None:
+    """List loaded plugins (name, version, hooks, evaluators) and plugins that failed to load."""
+    host = _host(plugins)
+    table = RichTable(title="Sonar plugins")
+    for column in ("Name", "Distribution", "Version", "Hooks", "Evaluators"):
+        table.add_column(column)
+    for info in host.plugins:
+        table.add_row(info.name, info.distribution, info.version, ", ".join(info.hooks), ", ".join(info.evaluators))
+    _out.print(table)
+    if host.failures:
+        failed = RichTable(title="Plugins that failed to load")
+        for column in ("Name", "Stage", "Error"):
+            failed.add_column(column)
+        for failure in host.failures:
+            failed.add_row(failure.name, failure.stage, failure.error)
+        _out.print(failed)
+
+
+@cli.command("catalogue")
+@click.option("--write", "target", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the catalogue to this file instead of printing it.")
+def catalogue_command(target: Path | None) -> None:
+    """Print the evaluator catalogue (markdown) generated from the installed evaluators."""
+    from .catalogue import render_catalogue
+
+    text = render_catalogue(_host())
+    if target is None:
+        click.echo(text, nl=False)
+    else:
+        target.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {target}", err=True)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,135 @@
+"""Run configuration: a YAML file and/or CLI flags, validated before anything runs.
+
+Example (configs/quickstart.yaml)::
+
+    name: quickstart
+    dataset: demo                 # the bundled demo dataset, or a path relative to this file
+    output_dir: ../reports
+    evaluators:
+      - offline                   # every installed evaluator that needs no network or judge
+      - id: factual_knowledge
+        name: factual_knowledge_and
+        params: {target_output_delimiter: "<AND>", logical_operator: AND}
+        categories: [factual_and]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+
+__all__ = ["EvaluatorSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
+
+#: ``dataset: demo`` means the dataset bundled with Sonar.
+DEMO_DATASET = "demo"
+#: In ``evaluators``, every installed evaluator that can run offline.
+ALL_OFFLINE = "offline"
+
+
+class EvaluatorSpec(BaseModel):
+    """One evaluator of a run, with its parameters and threshold overrides."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    #: Label of this job when the same evaluator runs twice with different parameters.
+    name: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    #: metric key -> threshold, overriding the metric's default.
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    #: Only rows with at least one of these categories are scored (empty: all rows).
+    categories: list[str] = Field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+class RunConfig(BaseModel):
+    """Everything a run needs; every field has a CLI flag too (``sonar run --help``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "run"
+    dataset: str
+    output_dir: str = "reports"
+    run_id: str | None = None
+    evaluators: list[Union[str, EvaluatorSpec]] = Field(default_factory=lambda: [ALL_OFFLINE])
+    #: Threshold overrides for every evaluator: metric key -> threshold.
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    strict: bool = False
+    fail_on_problems: Literal["HIGH", "MEDIUM", "LOW"] | None = None
+    #: Extra plugin modules to load, as with ``sonar run -p module``.
+    plugins: list[str] = Field(default_factory=list)
+    batch_size: int = Field(default=512, ge=1)
+    #: Base directory for relative paths (the config file's folder).
+    base_dir: str | None = None
+
+    @field_validator("fail_on_problems", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    def specs(self) -> list[EvaluatorSpec]:
+        return [EvaluatorSpec(id=e) if isinstance(e, str) else e for e in self.evaluators]
+
+    def resolve_path(self, value: str) -> Path:
+        path = Path(value).expanduser()
+        if not path.is_absolute() and self.base_dir:
+            path = Path(self.base_dir) / path
+        return path
+
+
+def _describe(error: ValidationError, source: str) -> str:
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"]) or "<root>"
+    if first["type"] == "extra_forbidden":
+        return f"{source}: unknown configuration key '{location}'"
+    if first["type"] == "missing":
+        return f"{source}: missing required configuration key '{location}'"
+    return f"{source}: configuration key '{location}': {first['msg']}"
+
+
+def build_config(data: dict[str, Any], source: str = "<config>") -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None
+
+
+def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """Read a YAML config (optional), apply overrides (CLI flags), validate."""
+    data: dict[str, Any] = {}
+    source = "<command line>"
+    if path is not None:
+        path = Path(path)
+        source = str(path)
+        if not path.is_file():
+            raise ConfigError(f"{path}: configuration file not found")
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            raise ConfigError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: configuration file is not UTF-8") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the configuration must be a mapping of keys to values")
+        data = loaded
+        data.setdefault("base_dir", str(path.parent.resolve()))
+    for key, value in (overrides or {}).items():
+        if value is None or value == () or value == []:
+            continue
+        if key == "thresholds":
+            data["thresholds"] = {**data.get("thresholds", {}), **value}
+        else:
+            data[key] = list(value) if isinstance(value, tuple) else value
+    return build_config(data, source)

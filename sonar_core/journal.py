@@ -1,0 +1,61 @@
+"""The run journal: ``journal.jsonl``, one JSON object per line, appended as the run goes.
+
+Each event has ``timestamp`` (ISO 8601, UTC), ``message``, ``class`` and ``method`` (where in
+Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` and
+``evaluator``. Messages follow ModelBench's journal where the meaning is the same:
+``starting journal``, ``starting run``, ``queuing item``, ``measured item quality``,
+``evaluator scored``, ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``,
+``plugin failed``, ``loaded dataset``, ``resuming run``, ``skipping finished evaluator``,
+``evaluator skipped``, ``evaluator failed``, ``rows skipped``, ``wrote artifacts``.
+
+Every write is flushed, so a killed run leaves a journal that ends at its last event.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = ["Journal", "JOURNAL_SCHEMA_VERSION"]
+
+JOURNAL_SCHEMA_VERSION = "1.0"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+class Journal:
+    """Appends events to a JSONL file (or nowhere, when ``path`` is None)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._file = open(path, "a", encoding="utf-8") if path is not None else None
+        self.event("starting journal", "Journal", "__init__", schema_version=JOURNAL_SCHEMA_VERSION, pid=os.getpid())
+
+    def _line(self, message: str, cls: str, method: str, fields: dict[str, Any]) -> str:
+        record = {"timestamp": _now(), "message": message, "class": cls, "method": method}
+        record.update({k: v for k, v in fields.items() if v is not None})
+        return json.dumps(record, ensure_ascii=False, default=str)
+
+    def event(self, message: str, cls: str, method: str, **fields: Any) -> None:
+        """Write one event and flush it."""
+        if self._file is None:
+            return
+        self._file.write(self._line(message, cls, method, fields) + "\n")
+        self._file.flush()
+
+    def events(self, message: str, cls: str, method: str, items: Iterable[dict[str, Any]]) -> None:
+        """Write one event per item (e.g. per scored row) with a single flush."""
+        if self._file is None:
+            return
+        self._file.write("".join(self._line(message, cls, method, item) + "\n" for item in items))
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,133 @@
+"""Leaderboards: heatmap (score evaluators) and bool (pass/fail evaluators).
+
+A leaderboard ranks models by the primary metric (best first; ties by model name). The JSON
+index maps ``ALL_METRICS`` and each metric key to a ``leaderboard_<N>.json`` file; each file
+holds ``data`` (model -> metric -> mean) and ``metadata`` (metric meta incl. threshold). A
+bool leaderboard's rows also carry pass / fail / retrieval-failure / generation-failure /
+parse-failure counts and the model's total time and cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .aggregate import ScoredEvaluator, model_stats
+from .contract import MetricRole, ResultKind
+
+__all__ = ["build_leaderboard", "leaderboard_markdown", "metric_meta", "LEADERBOARD_SCHEMA_VERSION"]
+
+LEADERBOARD_SCHEMA_VERSION = "1.0"
+
+
+def metric_meta(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+    """``metrics_meta`` entries (H2O Sonar's shape) with the thresholds in force."""
+    return [
+        {
+            "key": m.key,
+            "display_name": m.display_name,
+            "data_type": m.data_type,
+            "display_value": m.display_format,
+            "description": m.description,
+            "value_range": list(m.value_range),
+            "higher_is_better": m.higher_is_better,
+            "threshold": ev.thresholds[m.key],
+            "is_primary_metric": m.is_primary or m is ev.primary,
+            "parent_metric": "",
+            "exclude": False,
+            "role": m.role.value if m.role else None,
+        }
+        for m in ev.cls.metrics
+    ]
+
+
+def _ranking(ev: ScoredEvaluator, aggregates: dict[str, dict[str, float | None]]) -> list[str]:
+    primary = ev.primary
+
+    def key(model: str):
+        value = aggregates[model].get(primary.key)
+        if value is None:
+            return (1, 0.0, model)
+        return (0, -value if primary.higher_is_better else value, model)
+
+    return sorted(aggregates, key=key)
+
+
+def build_leaderboard(ev: ScoredEvaluator) -> dict[str, Any]:
+    """The leaderboard of one evaluator: kind, ranking, per-model rows, and metric meta."""
+    aggregates = ev.aggregates()
+    stats = model_stats([row for row, _ in ev.scored])
+    ranking = _ranking(ev, aggregates)
+    counts: dict[str, dict[str, int]] = {}
+    if ev.cls.kind is ResultKind.BOOL:
+        role_keys = {m.role: m.key for m in ev.cls.metrics if m.role is not None}
+        for model in ranking:
+            per_role = {role.value: 0 for role in MetricRole}
+            for row, result in ev.scored:
+                if row.model_key != model:
+                    continue
+                for role, key in role_keys.items():
+                    if result.values.get(key):
+                        per_role[role.value] += 1
+            counts[model] = per_role
+    rows = []
+    for rank, model in enumerate(ranking, start=1):
+        entry: dict[str, Any] = {
+            "rank": rank,
+            "model": model,
+            "metrics": aggregates[model],
+            "rows": stats[model]["rows"],
+            "total_time": stats[model]["total_time"],
+            "total_cost": stats[model]["total_cost"],
+        }
+        if model in counts:
+            entry["counts"] = counts[model]
+        rows.append(entry)
+    return {
+        "schema_version": LEADERBOARD_SCHEMA_VERSION,
+        "kind": "bool" if ev.cls.kind is ResultKind.BOOL else "heatmap",
+        "primary_metric": ev.primary.key,
+        "ranking": ranking,
+        "rows": rows,
+        "metrics_meta": metric_meta(ev),
+    }
+
+
+def _fmt(value: float | None, spec: str = ".4f") -> str:
+    return "" if value is None else format(value, spec)
+
+
+def _md_cell(text: str) -> str:
+    # A pipe or newline in a model name would break the table.
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
+    """Markdown table: Rank, LLM, (Pass, Fail,) metrics, Time, Cost."""
+    primary = ev.primary
+    lines = [f"# {ev.cls.display_name} leaderboard", ""]
+    if board["kind"] == "bool":
+        header = ["Rank", "LLM", "Pass", "Fail", primary.display_name]
+        header += [m.display_name for m in ev.cls.metrics if m.key != primary.key and m.role in (
+            MetricRole.RETRIEVAL_FAILURE, MetricRole.PARSE_FAILURE)]
+    else:
+        header = ["Rank", "LLM", primary.display_name]
+        header += [m.display_name for m in ev.cls.metrics if m.key != primary.key]
+    header += ["Time (s)", "Cost (USD)"]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    for row in board["rows"]:
+        values = row["metrics"]
+        cells = [str(row["rank"]), _md_cell(row["model"])]
+        if board["kind"] == "bool":
+            cells += [str(row["counts"]["pass"]), str(row["counts"]["fail"]), _fmt(values[primary.key])]
+            cells += [_fmt(values[m.key]) for m in ev.cls.metrics if m.key != primary.key and m.role in (
+                MetricRole.RETRIEVAL_FAILURE, MetricRole.PARSE_FAILURE)]
+        else:
+            cells += [_fmt(values[primary.key])]
+            cells += [_fmt(values[m.key]) for m in ev.cls.metrics if m.key != primary.key]
+        cells += [_fmt(row["total_time"], ".2f"), _fmt(row["total_cost"], ".4f")]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    direction = "higher" if primary.higher_is_better else "lower"
+    lines.append(f"Ranked by {primary.display_name} ({direction} is better, threshold {ev.thresholds[primary.key]:g}).")
+    return "\n".join(lines) + "\n"

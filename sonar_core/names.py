@@ -1,0 +1,66 @@
+"""Every file and folder name of the result directory, and the schema versions.
+
+docs/result-directory.md documents each of them; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+RUN_JSON = "run.json"
+INDEX_HTML = "index.html"
+JOURNAL = "journal.jsonl"
+
+RESULT_DESCRIPTOR = "result_descriptor.json"
+PROBLEMS_DIR = "problems"
+PROBLEMS_FILE = "problems_and_actions.json"
+INSIGHTS_DIR = "insights"
+INSIGHTS_FILE = "insights_and_actions.json"
+LOG_DIR = "log"
+WORK_DIR = "work"
+REPORT_MD = "report.md"
+#: What run.json and index.html need from a finished evaluator (read again on resume).
+EVALUATOR_SUMMARY = "evaluator_summary.json"
+DONE_MARKER = "EXPLAINER_DONE"
+FAILED_MARKER = "EXPLAINER_FAILED"
+EXPLANATION_STEM = "explanation"
+
+EVAL_RESULTS = "global_llm_eval_results"
+HEATMAP_LEADERBOARD = "global_llm_heatmap_leaderboard"
+BOOL_LEADERBOARD = "global_llm_bool_leaderboard"
+HTML_FRAGMENT = "global_html_fragment"
+WORK_ARCHIVE = "global_work_dir_archive"
+
+MIME_JSON = "application/json"
+MIME_CSV = "text/csv"
+MIME_JAY = "application/vnd.h2oai.datatable.jay"
+MIME_MARKDOWN = "text/markdown"
+MIME_LEADERBOARD_MARKDOWN = "application/vnd.h2oai-evalstudio-leaderboard.markdown"
+MIME_HTML = "text/html"
+MIME_ZIP = "application/zip"
+
+#: Schema version of run.json, result_descriptor.json and the explanation JSON files.
+SCHEMA_VERSION = "1.0"
+
+# A fixed namespace so a run's evaluator job ids are reproducible: resuming a run finds the
+# same folders, and an uninterrupted run of the same configuration names them alike.
+_JOB_NAMESPACE = uuid.UUID("6f1c3f0e-5c1b-4b8e-9f0a-7d2f3a1b9c11")
+
+
+def mime_dir(mime: str) -> str:
+    """The folder a MIME type's files live in: '/', '.', '-', '+' become '_'."""
+    return "".join("_" if c in "/.-+" else c for c in mime)
+
+
+def job_uuid(run_id: str, evaluator_id: str, position: int) -> str:
+    """Deterministic job id of one evaluator in one run."""
+    return str(uuid.uuid5(_JOB_NAMESPACE, f"{run_id}/{position}/{evaluator_id}"))
+
+
+def evaluator_dir_name(qualified_name: str, job_id: str) -> str:
+    """``explainer_<module path and class, dots as _>_<job uuid>``."""
+    return f"explainer_{qualified_name.replace('.', '_')}_{job_id}"
+
+
+def log_file(job_id: str) -> str:
+    return f"explainer_run_{job_id}.log"

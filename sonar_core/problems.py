@@ -1,0 +1,210 @@
+"""Problems the core derives for every evaluator: thresholds, perturbation flips, dataset gaps.
+
+Severity of a threshold problem (RESULT_FORMAT.md's reference rule): for a higher-is-better
+metric with threshold t on range [lo, hi], a model mean s < t is HIGH when
+s <= lo + (t - lo) / 2 (at or below half the threshold on [0, 1]) and MEDIUM otherwise. For
+a lower-is-better metric the rule is mirrored: s > t is HIGH when s >= t + (hi - t) / 2.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .aggregate import ScoredEvaluator
+from .contract import Metric
+
+__all__ = [
+    "SEVERITIES",
+    "threshold_severity",
+    "threshold_problems",
+    "flip_problems",
+    "dataset_problems",
+    "make_problem",
+    "PROBLEMS_SCHEMA_VERSION",
+]
+
+PROBLEMS_SCHEMA_VERSION = "1.0"
+SEVERITIES = ("HIGH", "MEDIUM", "LOW")
+
+# AVID taxonomy codes for the problem types Sonar raises.
+_AVID = {
+    "accuracy": ("P0204", "Accuracy: model performance is below the acceptable level"),
+    "robustness": ("P0201", "Resilience/stability: output changes under small input perturbations"),
+    "privacy": ("S0301", "Information leak: personal data disclosed"),
+    "security": ("S0301", "Information leak: credentials or secrets disclosed"),
+    "dataset": ("P0101", "Data issues: the evaluation data is incomplete"),
+    "fairness": ("E0100", "Bias/discrimination"),
+}
+
+
+def threshold_severity(metric: Metric, score: float, threshold: float) -> str:
+    """HIGH or MEDIUM for a score already on the wrong side of ``threshold``."""
+    lo, hi = metric.value_range
+    if metric.higher_is_better:
+        return "HIGH" if score <= lo + (threshold - lo) / 2 else "MEDIUM"
+    return "HIGH" if score >= threshold + (hi - threshold) / 2 else "MEDIUM"
+
+
+def make_problem(
+    ev: ScoredEvaluator,
+    *,
+    description: str,
+    severity: str,
+    problem_type: str,
+    actions: str,
+    attrs: dict[str, Any],
+) -> dict[str, Any]:
+    """A problem dict in the problems_and_actions.json shape."""
+    code, code_description = _AVID.get(problem_type, ("", ""))
+    return {
+        "schema_version": PROBLEMS_SCHEMA_VERSION,
+        "description": description,
+        "description_html": html.escape(description),
+        "actions_description": actions,
+        "actions_codes": [],
+        "explainer_id": ev.cls.qualified_name(),
+        "explainer_name": ev.cls.display_name,
+        "evaluator_id": ev.cls.id,
+        "explanation_type": "global-html-fragment",
+        "resources": [],
+        "severity": severity,
+        "problem_type": problem_type,
+        "problem_attrs": {
+            "evaluator_name": ev.cls.display_name,
+            "avid_problem_code": code,
+            "avid_problem_code_description": code_description,
+            **attrs,
+        },
+    }
+
+
+def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+    """One problem per model and metric whose mean is on the wrong side of its threshold."""
+    problems = []
+    aggregates = ev.aggregates()
+    for model, values in aggregates.items():
+        for metric in ev.cls.metrics:
+            if not (metric.raises_problems or metric.is_primary):
+                continue
+            score = values.get(metric.key)
+            threshold = ev.thresholds[metric.key]
+            if score is None or not metric.fails(score, threshold):
+                continue
+            failing = [
+                (row, result)
+                for row, result in ev.scored
+                if row.model_key == model and metric.fails(result.values.get(metric.key), threshold)
+            ]
+            side = "below" if metric.higher_is_better else "above"
+            problems.append(
+                make_problem(
+                    ev,
+                    description=(
+                        f"Model {model}: {metric.display_name} is {score:.4f}, {side} the threshold "
+                        f"{threshold:g} ({len(failing)} of {sum(1 for r, _ in ev.scored if r.model_key == model)} "
+                        f"test cases on the wrong side)."
+                    ),
+                    severity=threshold_severity(metric, score, threshold),
+                    problem_type=ev.cls.problem_type,
+                    actions=(
+                        f"Inspect the failing test cases of {model} in the evaluation results and improve the "
+                        f"model, prompt or retrieval where {metric.display_name} is weakest."
+                    ),
+                    attrs={
+                        "model_name": model,
+                        "metric_id": metric.key,
+                        "metric_name": metric.display_name,
+                        "metric_threshold": threshold,
+                        "metric_score": score,
+                        "dataset_row_keys": [[row.test_case_key, row.model_key] for row, _ in failing],
+                        "test_case_keys": [row.test_case_key for row, _ in failing],
+                    },
+                )
+            )
+    return problems
+
+
+def flip_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+    """A problem for each perturbed row whose primary metric crossed the threshold.
+
+    Pass -> fail after perturbation is MEDIUM (the model is not robust); fail -> pass is LOW
+    (inconsistent, but not a regression).
+    """
+    metric = ev.primary
+    threshold = ev.thresholds[metric.key]
+    by_case_model = {(row.test_case_key, row.model_key): result for row, result in ev.scored}
+    problems = []
+    for row, result in ev.scored:
+        if not row.original_test_case_key:
+            continue
+        original = by_case_model.get((row.original_test_case_key, row.model_key))
+        if original is None:
+            continue
+        before, after = original.values.get(metric.key), result.values.get(metric.key)
+        if before is None or after is None:
+            continue
+        failed_before, failed_after = metric.fails(before, threshold), metric.fails(after, threshold)
+        if failed_before == failed_after:
+            continue
+        how = row.perturbation or "a perturbation"
+        direction = "from passing to failing" if failed_after else "from failing to passing"
+        problems.append(
+            make_problem(
+                ev,
+                description=(
+                    f"Model {row.model_key}: {metric.display_name} flipped {direction} after {how} of test case "
+                    f"{row.original_test_case_key} ({before:.4f} -> {after:.4f}, threshold {threshold:g})."
+                ),
+                severity="MEDIUM" if failed_after else "LOW",
+                problem_type="robustness",
+                actions="Make the model robust to this kind of input change (augment prompts, add guardrails).",
+                attrs={
+                    "model_name": row.model_key,
+                    "metric_id": metric.key,
+                    "metric_name": metric.display_name,
+                    "metric_threshold": threshold,
+                    "metric_score": after,
+                    "original_metric_score": before,
+                    "perturbation": row.perturbation,
+                    "original_test_case_key": row.original_test_case_key,
+                    "dataset_row_keys": [[row.test_case_key, row.model_key]],
+                    "test_case_keys": [row.test_case_key],
+                },
+            )
+        )
+    return problems
+
+
+def dataset_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+    """HIGH ``dataset`` problems for rows skipped for an empty required value.
+
+    H2O Sonar raises one problem per row; Sonar groups the rows of one model and one missing
+    input into one problem listing every row key, so a report reads as a list of causes.
+    """
+    groups: dict[tuple[str, str], list] = {}
+    for skipped in ev.skipped:
+        groups.setdefault((skipped.row.model_key, skipped.missing.value), []).append(skipped.row)
+    problems = []
+    for (model, missing), rows in sorted(groups.items()):
+        label = missing.replace("_", " ")
+        problems.append(
+            make_problem(
+                ev,
+                description=(
+                    f"Model {model}: {len(rows)} row(s) have an empty {label}, which {ev.cls.display_name} needs; "
+                    f"they were skipped: {', '.join(r.test_case_key for r in rows[:10])}"
+                    + (" ..." if len(rows) > 10 else "")
+                ),
+                severity="HIGH",
+                problem_type="dataset",
+                actions=f"Provide the {label} for these rows (for RAG, check why retrieval returned nothing).",
+                attrs={
+                    "model_name": model,
+                    "missing_input": missing,
+                    "dataset_row_keys": [[r.test_case_key, r.model_key] for r in rows],
+                    "test_case_keys": [r.test_case_key for r in rows],
+                },
+            )
+        )
+    return problems

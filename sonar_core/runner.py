@@ -1,0 +1,418 @@
+"""One run: load, resolve evaluators, score, write every artifact, exit with a clear status.
+
+The run folder is written as the run goes: each evaluator's folder is complete (done marker
+last) before the next evaluator starts, so a run killed at any point resumes with
+``--resume`` and recomputes only folders without the marker.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import shutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from . import names
+from .aggregate import ScoredEvaluator, SkippedRow
+from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
+from .artifacts.formats import write_json
+from .artifacts.html import render_index
+from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
+from .context import EvaluationContext
+from .contract import Evaluator, ParameterError
+from .dataset import LLMDataset, Row, load_dataset
+from .errors import (
+    EXIT_EVALUATOR_FAILED,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    ConfigError,
+    PluginError,
+    SonarError,
+)
+from .journal import Journal
+from .plugins import PluginHost, get_host
+
+__all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path"]
+
+SEVERITY_ORDER = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
+
+
+def demo_dataset_path() -> Path:
+    return Path(__file__).parent / "demo" / "demo_llm_dataset.json"
+
+
+@dataclass
+class Job:
+    """One evaluator to run: class, validated parameters, thresholds and its folder."""
+
+    spec: EvaluatorSpec
+    cls: type[Evaluator]
+    params: dict[str, Any]
+    thresholds: dict[str, float]
+    job_id: str
+    folder: Path
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+
+@dataclass
+class RunResult:
+    """What a run produced; ``exit_code`` follows docs/cli.md."""
+
+    run_dir: Path
+    status: str
+    exit_code: int
+    executed: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    insights: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    message: str = ""
+
+
+def _thresholds(cls: type[Evaluator], params: dict[str, Any], spec: EvaluatorSpec, global_overrides: dict[str, float]) -> dict[str, float]:
+    thresholds = {m.key: m.threshold for m in cls.metrics}
+    if params.get("metric_threshold") is not None:
+        thresholds[cls.primary_metric().key] = params["metric_threshold"]
+    for source in (global_overrides, spec.thresholds):
+        for key, value in source.items():
+            if key in thresholds:
+                thresholds[key] = float(value)
+    unknown = sorted(set(spec.thresholds) - set(thresholds))
+    if unknown:
+        raise ConfigError(f"evaluator '{spec.label}': threshold for unknown metric '{unknown[0]}' "
+                          f"(metrics: {', '.join(thresholds)})")
+    return thresholds
+
+
+def resolve_jobs(config: RunConfig, host: PluginHost, run_id: str, run_dir: Path) -> list[Job]:
+    """Evaluator specs -> jobs, with every id and parameter checked before anything runs."""
+    specs: list[EvaluatorSpec] = []
+    for spec in config.specs():
+        if spec.id == ALL_OFFLINE:
+            explicit = {s.id for s in config.specs() if s.id != ALL_OFFLINE}
+            specs += [EvaluatorSpec(id=eid) for eid, cls in host.evaluators.items()
+                      if cls.offline and not cls.requires_judge and eid not in explicit]
+        else:
+            specs.append(spec)
+    known_metrics = {m.key for cls in host.evaluators.values() for m in cls.metrics}
+    stray = sorted(set(config.thresholds) - known_metrics)
+    if stray:
+        raise ConfigError(f"threshold for unknown metric '{stray[0]}'")
+    jobs, labels = [], set()
+    for position, spec in enumerate(specs):
+        cls = host.resolve(spec.id)
+        if spec.label in labels:
+            raise ConfigError(f"evaluator '{spec.label}' is listed twice; give one a distinct 'name'")
+        labels.add(spec.label)
+        try:
+            params = cls.validate_params(spec.params)
+        except ParameterError as exc:
+            raise ConfigError(str(exc)) from None
+        thresholds = _thresholds(cls, params, spec, config.thresholds)
+        job_id = names.job_uuid(run_id, spec.label, position)
+        jobs.append(Job(spec, cls, params, thresholds, job_id,
+                        run_dir / names.evaluator_dir_name(cls.qualified_name(), job_id)))
+    return jobs
+
+
+class _ProgressSink:
+    """Adapter so the runner can report progress with or without rich."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.progress = None
+        if enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), transient=False)
+
+    def __enter__(self):
+        if self.progress:
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress:
+            self.progress.__exit__(*exc)
+
+    def task(self, label: str, total: int) -> Callable[[int], None]:
+        if not self.progress:
+            return lambda n: None
+        task_id = self.progress.add_task(label, total=total)
+        return lambda n: self.progress.advance(task_id, n)
+
+
+def _job_logger(job: Job) -> tuple[logging.Logger, logging.Handler]:
+    log_dir = job.folder / names.LOG_DIR
+    log_dir.mkdir(parents=True, exist_ok=True)
+    logger = logging.getLogger(f"sonar.evaluator.{job.job_id}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.FileHandler(log_dir / names.log_file(job.job_id), encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    return logger, handler
+
+
+def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int, advance: Callable[[int], None],
+              logger: logging.Logger) -> ScoredEvaluator:
+    """Run one evaluator over the dataset's eligible rows; problems of the data are recorded."""
+    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds)
+    wanted = set(job.spec.categories)
+    eligible: list[Row] = []
+    for row in dataset.rows:
+        if wanted and not wanted.intersection(row.categories):
+            continue
+        missing = next((needed for needed in job.cls.required_inputs if not row.has_input(needed)), None)
+        if missing is not None:
+            scored.skipped.append(SkippedRow(row, missing))
+            continue
+        eligible.append(row)
+    if scored.skipped:
+        journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
+                      reason="empty required input")
+    logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
+    ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger)
+    evaluator = job.cls(job.params, ctx)
+    # Some evaluators (e.g. classification's per-model precision) need every row at once.
+    size = (len(eligible) or 1) if getattr(job.cls, "needs_all_rows", False) else batch_size
+    primary = job.cls.primary_metric().key
+    for start in range(0, len(eligible), size):
+        batch = eligible[start:start + size]
+        results = list(evaluator.evaluate(batch))
+        if len(results) != len(batch):
+            raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
+        scored.scored.extend(zip(batch, results))
+        journal.events("measured item quality", "Runner", "score_job", (
+            {"evaluator": job.label, "test_case_key": row.test_case_key, "model_key": row.model_key,
+             "metric": primary, "value": result.values.get(primary)}
+            for row, result in zip(batch, results)))
+        advance(len(batch))
+    scored.tables = list(evaluator.tables(scored.scored))
+    scored.extra_problems = list(evaluator.extra_problems(scored.scored))
+    return scored
+
+
+def _load_summary(folder: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((folder / names.EVALUATOR_SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _best_model(views: list[dict[str, Any]]) -> tuple[str | None, int]:
+    """The model with the lowest mean rank over evaluators that ranked more than one model."""
+    ranks: dict[str, list[int]] = {}
+    counted = 0
+    for view in views:
+        ranking = view["board"]["ranking"]
+        if len(ranking) < 2:
+            continue
+        counted += 1
+        for position, model in enumerate(ranking, start=1):
+            ranks.setdefault(model, []).append(position)
+    if not ranks:
+        return None, 0
+    return min(ranks, key=lambda m: (sum(ranks[m]) / len(ranks[m]), m)), counted
+
+
+def _versions(host: PluginHost) -> dict[str, Any]:
+    from . import __version__
+
+    return {"sonar": __version__, "python": platform.python_version(),
+            "plugins": {p.name: p.version for p in host.plugins}}
+
+
+def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
+                host: PluginHost | None = None) -> RunResult:
+    """Execute a run described by ``config``; see the module docstring."""
+    started = time.time()
+    host = host or get_host(config.plugins)
+    host.load()
+    if config.strict:
+        host.raise_for_failures()
+
+    dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
+    dataset = load_dataset(dataset_path)
+
+    if resume_dir is not None:
+        run_dir = Path(resume_dir)
+        previous = run_dir / names.RUN_JSON
+        if not run_dir.is_dir():
+            raise ConfigError(f"{run_dir}: no such run directory to resume")
+        run_id = run_dir.name
+        if previous.is_file():
+            recorded = json.loads(previous.read_text(encoding="utf-8")).get("result", {}).get("dataset", {})
+            if recorded.get("fingerprint") not in (None, dataset.fingerprint):
+                raise ConfigError(f"{run_dir}: the dataset changed since this run started; start a new run instead")
+    else:
+        run_id = config.run_id or f"{config.name}-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
+        run_dir = config.resolve_path(config.output_dir) / run_id
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
+    jobs = resolve_jobs(config, host, run_id, run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    journal = Journal(run_dir / names.JOURNAL)
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    journal.event("resuming run" if resume_dir else "starting run", "Runner", "execute_run", run_id=run_id,
+                  evaluators=[j.label for j in jobs], dataset=str(dataset_path))
+    journal.event("loaded plugins", "Runner", "execute_run", plugins=[p.name for p in host.plugins])
+    for failure in host.failures:
+        journal.event("plugin failed", "Runner", "execute_run", plugin=failure.name, stage=failure.stage,
+                      error=failure.error)
+    journal.event("loaded dataset", "Runner", "execute_run", rows=len(dataset), models=dataset.models,
+                  fingerprint=dataset.fingerprint)
+
+    result = RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK)
+    summaries: list[dict[str, Any]] = []
+    executed: list[dict[str, Any]] = []
+    base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
+            "host": host, "started": started}
+    _write_run_json(run_dir, base, executed, result, summaries, status="running")
+
+    with _ProgressSink(progress) as sink:
+        for job in jobs:
+            entry = {"key": job.job_id, "evaluator_id": job.cls.id, "name": job.label,
+                     "explainer_id": job.cls.qualified_name(), "job_location": job.folder.name}
+            if (job.folder / names.DONE_MARKER).is_file() and (summary := _load_summary(job.folder)):
+                journal.event("skipping finished evaluator", "Runner", "execute_run", evaluator=job.label)
+                summaries.append(summary)
+                executed.append({**entry, "status": "success", "error": "", "duration": None, "resumed": True})
+                continue
+            if job.folder.exists():
+                shutil.rmtree(job.folder)  # an unfinished folder from a killed run
+            missing = [needed.value for needed in job.cls.required_inputs if not dataset.has_column_for(needed)]
+            if missing:
+                reason = f"the dataset has no column for required input(s): {', '.join(missing)}"
+                journal.event("evaluator skipped", "Runner", "execute_run", evaluator=job.label, reason=reason)
+                if config.strict:
+                    journal.close()
+                    raise PluginError(f"evaluator '{job.label}' cannot run: {reason}")
+                result.skipped.append({"evaluator": job.label, "reason": reason})
+                continue
+            job_started = time.time()
+            logger, handler = _job_logger(job)
+            journal.event("queuing item", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
+            try:
+                advance = sink.task(job.cls.display_name, total=len(dataset))
+                scored = score_job(job, dataset, journal, config.batch_size, advance, logger)
+                summary = write_evaluator_dir(scored, job.folder)
+            except Exception as exc:  # one evaluator's failure must not end the run
+                error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                logger.error("evaluator failed: %s\n%s", error, traceback.format_exc())
+                write_failed_marker(job.folder, error)
+                journal.event("evaluator failed", "Runner", "execute_run", evaluator=job.label, error=error)
+                result.failed.append({"evaluator": job.label, "error": error})
+                executed.append({**entry, "status": "failed", "error": error,
+                                 "duration": round(time.time() - job_started, 3)})
+                continue
+            finally:
+                logger.removeHandler(handler)
+                handler.close()
+            journal.event("evaluator scored", "Runner", "execute_run", evaluator=job.label, rows=len(scored.scored),
+                          skipped_rows=len(scored.skipped), problems=len(summary["problems"]))
+            summaries.append(summary)
+            executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})
+            _write_run_json(run_dir, base, executed, result, summaries, status="running")
+        journal.event("finished pipeline", "Runner", "execute_run")
+
+    result.problems = [p for s in summaries for p in s["problems"]]
+    result.insights = [i for s in summaries for i in s["insights"]]
+    result.executed = executed
+    result.status = "failed" if result.failed else "success"
+    if result.failed:
+        result.exit_code = EXIT_EVALUATOR_FAILED
+        result.message = f"{len(result.failed)} evaluator(s) failed: " + "; ".join(
+            f"{f['evaluator']}: {f['error']}" for f in result.failed)
+    if config.fail_on_problems:
+        limit = SEVERITY_ORDER[config.fail_on_problems]
+        gating = [p for p in result.problems if SEVERITY_ORDER.get(p["severity"], 9) <= limit]
+        if gating and result.exit_code == EXIT_OK:
+            result.exit_code = EXIT_PROBLEMS
+            result.message = (f"{len(gating)} problem(s) at or above severity {config.fail_on_problems} "
+                              f"(--fail-on-problems)")
+    _write_run_json(run_dir, base, executed, result, summaries, status=result.status)
+    (run_dir / names.INDEX_HTML).write_text(_render_index(base, result, summaries), encoding="utf-8")
+    journal.event("finished run", "Runner", "execute_run", status=result.status, exit_code=result.exit_code,
+                  seconds=round(time.time() - started, 3))
+    journal.close()
+    return result
+
+
+def _problem_counts(problems: list[dict[str, Any]]) -> dict[str, int]:
+    counts = {"HIGH": 0, "MEDIUM": 0, "LOW": 0}
+    for p in problems:
+        counts[p["severity"]] = counts.get(p["severity"], 0) + 1
+    return counts
+
+
+def _render_index(base: dict[str, Any], result: RunResult, summaries: list[dict[str, Any]]) -> str:
+    from . import __version__
+
+    views = [s["view"] for s in summaries]
+    best, counted = _best_model(views)
+    dataset: LLMDataset = base["dataset"]
+    run = {
+        "run_id": base["run_id"], "created": base["created"], "status": result.status,
+        "dataset": dataset.summary(), "models": dataset.models, "best_model": best, "ranked_evaluators": counted,
+        "failed": result.failed, "skipped": result.skipped, "problem_counts": _problem_counts(result.problems),
+        "sonar_version": __version__,
+    }
+    return render_index(run, views)
+
+
+def _write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str, Any]], result: RunResult,
+                    summaries: list[dict[str, Any]], status: str) -> None:
+    config: RunConfig = base["config"]
+    dataset: LLMDataset = base["dataset"]
+    jobs: list[Job] = base["jobs"]
+    problems = [p for s in summaries for p in s["problems"]]
+    best, _ = _best_model([s["view"] for s in summaries])
+    counts = _problem_counts(problems)
+    write_json(run_dir / names.RUN_JSON, {
+        "schema_version": names.SCHEMA_VERSION,
+        "run_id": base["run_id"],
+        "created": base["created"],
+        "status": status,
+        "progress": 1.0 if status != "running" else round(len(executed) / max(len(jobs), 1), 4),
+        "error": result.message,
+        "interpretation_parameters": config.model_dump(mode="json"),
+        "explainers": [j.label for j in jobs],
+        "versions": _versions(base["host"]),
+        "timings": {"seconds": round(time.time() - base["started"], 3)},
+        "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
+        "result": {
+            "dataset": dataset.summary(),
+            "models": dataset.models,
+            "all_explainer_ids": sorted(base["host"].evaluators),
+            "incompatible_explainer_ids": [s["evaluator"] for s in result.skipped],
+            "incompatible_explainers": result.skipped,
+            "scheduled_explainers": [j.label for j in jobs],
+            "explainers_parameters": {j.label: j.params for j in jobs},
+            "explainers_thresholds": {j.label: j.thresholds for j in jobs},
+            "executed_explainers": executed,
+            "problems": problems,
+            "insights": [i for s in summaries for i in s["insights"]],
+            "overall_result": {
+                "high_severity_problems": counts["HIGH"],
+                "medium_severity_problems": counts["MEDIUM"],
+                "low_severity_problems": counts["LOW"],
+                "best_model": best,
+                "failed_explainers": [f["evaluator"] for f in result.failed],
+            },
+        },
+    })
+
+
+def describe_error(exc: SonarError) -> str:
+    return str(exc).splitlines()[0]
