@@ -41,9 +41,12 @@ _AVID = {
 def threshold_severity(metric: Metric, score: float, threshold: float) -> str:
     """HIGH or MEDIUM for a score already on the wrong side of ``threshold``."""
     lo, hi = metric.value_range
+    # The tolerance keeps a score exactly on the boundary HIGH despite float rounding
+    # (0.2 + 0.8 / 2 is 0.6000000000000001).
+    eps = 1e-9 * max(1.0, abs(hi - lo))
     if metric.higher_is_better:
-        return "HIGH" if score <= lo + (threshold - lo) / 2 else "MEDIUM"
-    return "HIGH" if score >= threshold + (hi - threshold) / 2 else "MEDIUM"
+        return "HIGH" if score <= lo + (threshold - lo) / 2 + eps else "MEDIUM"
+    return "HIGH" if score >= threshold + (hi - threshold) / 2 - eps else "MEDIUM"
 
 
 def make_problem(

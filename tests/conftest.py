@@ -1,0 +1,43 @@
+"""Shared fixtures: a small LLM dataset with several models, and a plugin host with the toy plugin."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from sonar_core.plugins import PluginHost
+
+TESTS = Path(__file__).parent
+REPO = TESTS.parent
+CORE_TESTS = TESTS / "core"
+
+
+@pytest.fixture
+def toy_host(monkeypatch) -> PluginHost:
+    """A host that loads only the toy plugin (no entry points)."""
+    monkeypatch.syspath_prepend(str(CORE_TESTS))
+    return PluginHost(extra_modules=["toy_plugin"], autoload=False).load()
+
+
+@pytest.fixture
+def toy_env(monkeypatch) -> dict:
+    """Environment for a subprocess that should find the toy plugin with -p toy_plugin."""
+    import os
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(CORE_TESTS) + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def write_json(path: Path, rows) -> Path:
+    path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def sonar_cli():
+    """The installed console script next to this interpreter."""
+    return str(Path(sys.executable).parent / "sonar")

@@ -1,0 +1,184 @@
+"""Aggregates, problems, flips, insights and both leaderboard kinds, computed by hand.
+
+The dataset: models A, B, C; test cases t1, t2, t3, and t4 = t1 with typos. ``toy_score``
+scores each row with the number in its answer; ``toy_passfail`` passes answers with "ok".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sonar_core import names
+from sonar_core.config import build_config
+from sonar_core.contract import Metric
+from sonar_core.problems import threshold_severity
+from sonar_core.runner import execute_run
+
+SCORES = {  # model -> (t1, t2, t3, t4)
+    "A": ("0.9", "0.8", "0.1", "0.2"),
+    "B": ("0.4", "0.3", "0.2", "0.7"),
+    "C": ("0.1", "0.2", "0.0", "0.1"),
+}
+ERROR_RATE = {"A": "0.1", "B": "0.3", "C": "0.9"}
+DURATION = {"A": 1.0, "B": 2.0, "C": 0.5}
+COST = {"A": 0.01, "B": 0.02, "C": 0.005}
+PASSFAIL = {  # model -> [(answer, context)] for t1..t4
+    "A": [("ok fine", ["ok ctx"]), ("nope", ["bad"]), ("??", []), ("ok", [])],
+    "B": [("nope", []), ("nope", []), ("nope", []), ("nope", [])],
+    "C": [("ok", []), ("ok", []), ("ok", []), ("ok", [])],
+}
+
+
+def _rows(kind: str) -> list[dict]:
+    rows = []
+    for model in ("A", "B", "C"):
+        for i, case in enumerate(("t1", "t2", "t3", "t4")):
+            row = {"test_case_key": case, "model_key": model, "input": f"question {case}",
+                   "actual_duration": DURATION[model], "cost": COST[model]}
+            if case == "t4":
+                row.update(original_test_case_key="t1", perturbation="typos")
+            if kind == "score":
+                row.update(actual_output=SCORES[model][i], expected_output=ERROR_RATE[model])
+            else:
+                answer, context = PASSFAIL[model][i]
+                row.update(actual_output=answer, context=context)
+            rows.append(row)
+    return rows
+
+
+def _run(tmp_path: Path, host, kind: str, evaluator: str):
+    dataset = tmp_path / f"{kind}.json"
+    dataset.write_text(json.dumps(_rows(kind)), encoding="utf-8")
+    config = build_config({"dataset": str(dataset), "evaluators": [evaluator], "output_dir": str(tmp_path),
+                           "run_id": kind})
+    result = execute_run(config, host=host)
+    folder = next(p for p in result.run_dir.iterdir() if p.is_dir())
+    return result, folder
+
+
+def _load(folder: Path, *parts: str):
+    return json.loads(folder.joinpath(*parts).read_text(encoding="utf-8"))
+
+
+def test_threshold_severity_rule():
+    up = Metric("m", "M", "", threshold=0.5)
+    assert threshold_severity(up, 0.25, 0.5) == "HIGH"  # at half the threshold
+    assert threshold_severity(up, 0.26, 0.5) == "MEDIUM"
+    down = Metric("d", "D", "", higher_is_better=False, threshold=0.2)
+    # Mirrored: HIGH at or above 0.2 + (1 - 0.2) / 2 = 0.6.
+    assert threshold_severity(down, 0.6, 0.2) == "HIGH"
+    assert threshold_severity(down, 0.59, 0.2) == "MEDIUM"
+    ranged = Metric("r", "R", "", value_range=(0.0, 10.0), threshold=6.0)
+    assert threshold_severity(ranged, 3.0, 6.0) == "HIGH"  # 0 + (6 - 0) / 2 = 3
+    assert threshold_severity(ranged, 3.5, 6.0) == "MEDIUM"
+
+
+def test_score_evaluator_aggregates_problems_flips_insights(tmp_path, toy_host):
+    result, folder = _run(tmp_path, toy_host, "score", "toy_score")
+    assert result.exit_code == 0 and result.status == "success"
+
+    board_dir = folder / names.HEATMAP_LEADERBOARD / "application_json"
+    index = _load(board_dir, "explanation.json")
+    assert index["files"]["ALL_METRICS"] == "leaderboard_0.json"
+    board = _load(board_dir, index["files"]["ALL_METRICS"])
+    # A: (0.9+0.8+0.1+0.2)/4 = 0.5; B: (0.4+0.3+0.2+0.7)/4 = 0.4; C: (0.1+0.2+0.0+0.1)/4 = 0.1
+    assert board["data"]["A"]["score"] == pytest.approx(0.5)
+    assert board["data"]["B"]["score"] == pytest.approx(0.4)
+    assert board["data"]["C"]["score"] == pytest.approx(0.1)
+    assert board["data"]["C"]["error_rate"] == pytest.approx(0.9)
+    assert board["ranking"] == ["A", "B", "C"]
+    assert board["models"]["B"]["total_time"] == pytest.approx(8.0)  # 4 rows x 2.0 s
+    assert board["metadata"]["score"]["threshold"] == 0.5
+
+    problems = _load(folder, names.PROBLEMS_DIR, names.PROBLEMS_FILE)
+    summary = {(p["problem_attrs"]["model_name"], p["problem_attrs"]["metric_id"], p["problem_type"]): p
+               for p in problems}
+    assert set(summary) == {
+        ("B", "score", "accuracy"),       # 0.4 < 0.5, above 0.25 -> MEDIUM
+        ("C", "score", "accuracy"),       # 0.1 <= 0.25 -> HIGH
+        ("B", "error_rate", "accuracy"),  # 0.3 > 0.2, below 0.6 -> MEDIUM
+        ("C", "error_rate", "accuracy"),  # 0.9 >= 0.6 -> HIGH
+        ("A", "score", "robustness"),     # t1 0.9 passes, t4 0.2 fails -> MEDIUM flip
+        ("B", "score", "robustness"),     # t1 0.4 fails, t4 0.7 passes -> LOW flip
+    }
+    assert summary[("B", "score", "accuracy")]["severity"] == "MEDIUM"
+    assert summary[("C", "score", "accuracy")]["severity"] == "HIGH"
+    assert summary[("B", "error_rate", "accuracy")]["severity"] == "MEDIUM"
+    assert summary[("C", "error_rate", "accuracy")]["severity"] == "HIGH"
+    b_score = summary[("B", "score", "accuracy")]["problem_attrs"]
+    assert b_score["metric_score"] == pytest.approx(0.4)
+    assert b_score["dataset_row_keys"] == [["t1", "B"], ["t2", "B"], ["t3", "B"]]  # t4 = 0.7 passes
+    flip_a = summary[("A", "score", "robustness")]
+    assert flip_a["severity"] == "MEDIUM"
+    assert flip_a["problem_attrs"]["original_metric_score"] == pytest.approx(0.9)
+    assert flip_a["problem_attrs"]["metric_score"] == pytest.approx(0.2)
+    assert flip_a["problem_attrs"]["dataset_row_keys"] == [["t4", "A"]]
+    assert "after typos of test case t1" in flip_a["description"]
+    assert summary[("B", "score", "robustness")]["severity"] == "LOW"
+    assert all(p["schema_version"] for p in problems)
+
+    insights = _load(folder, names.INSIGHTS_DIR, names.INSIGHTS_FILE)
+    by_type = {}
+    for insight in insights:
+        by_type.setdefault(insight["insight_type"], []).append(insight["insight_attrs"])
+    assert [(a["model_name"], a["rank"]) for a in by_type["accuracy"]] == [("A", "best"), ("C", "worst")]
+    # Failures (< 0.5) per case: t1 B,C; t2 B,C; t3 A,B,C; t4 A,C -> t3 is failed by all three.
+    weak = by_type["weak-point"][0]
+    assert weak["test_case_key"] == "t3" and weak["failed_models"] == ["A", "B", "C"]
+    assert weak["mean_score"] == pytest.approx(0.1)  # (0.1 + 0.2 + 0.0) / 3
+    assert [(a["model_name"], a["value"]) for a in by_type["performance"]] == [("C", 0.5), ("B", 2.0)]
+    costs = [(a["model_name"], round(a["value"], 6)) for a in by_type["cost"]]
+    assert costs == [("C", 0.02), ("B", 0.08)]  # 4 x 0.005 and 4 x 0.02
+
+    markdown = (folder / names.HEATMAP_LEADERBOARD / "text_markdown" / "explanation.md").read_text()
+    assert "| 1 | A | 0.5000 | 0.1000 | 4.00 | 0.0400 |" in markdown
+    assert "| 3 | C | 0.1000 | 0.9000 | 2.00 | 0.0200 |" in markdown
+
+
+def test_bool_evaluator_leaderboard_counts_and_problems(tmp_path, toy_host):
+    result, folder = _run(tmp_path, toy_host, "passfail", "toy_passfail")
+    assert result.exit_code == 0
+    board_dir = folder / names.BOOL_LEADERBOARD / "application_json"
+    board = _load(board_dir, "leaderboard_0.json")
+    assert board["kind"] == "bool"
+    assert board["ranking"] == ["C", "A", "B"]  # passes: C 4/4, A 2/4, B 0/4
+    # A: t1 pass, t2 fail with a failing context, t3 parse failure, t4 pass.
+    assert board["models"]["A"]["counts"] == {"pass": 2, "fail": 1, "retrieval_failure": 1,
+                                              "generation_failure": 1, "parse_failure": 1}
+    assert board["data"]["A"] == {"passes": 0.5, "failures": 0.25, "retrieval_failures": 0.25,
+                                  "generation_failures": 0.25, "parse_failures": 0.25}
+    assert board["models"]["B"]["counts"]["fail"] == 4
+    problems = _load(folder, names.PROBLEMS_DIR, names.PROBLEMS_FILE)
+    # Only B's pass rate (0.0 <= 0.25) is a problem: mirrored metrics raise none, A's 0.5 is not below 0.5.
+    assert [(p["problem_attrs"]["model_name"], p["problem_attrs"]["metric_id"], p["severity"])
+            for p in problems] == [("B", "passes", "HIGH")]
+    # The flip of B? B fails t1 and t4; A passes t1 and t4; C passes both: no flips.
+    insights = _load(folder, names.INSIGHTS_DIR, names.INSIGHTS_FILE)
+    retrieval = [i["insight_attrs"] for i in insights if i["insight_type"] == "retrieval"]
+    # retrieval failures: A 0.25, B 0.0, C 0.0 -> best B (name order among ties), worst A
+    assert [(a["model_name"], a["rank"]) for a in retrieval] == [("B", "best"), ("A", "worst")]
+    markdown = (folder / names.BOOL_LEADERBOARD / "text_markdown" / "explanation.md").read_text()
+    assert markdown.splitlines()[2] == ("| Rank | LLM | Pass | Fail | Passes | Retrieval failures | Parse failures "
+                                        "| Time (s) | Cost (USD) |")
+    assert "| 2 | A | 2 | 1 | 0.5000 | 0.2500 | 0.2500 | 4.00 | 0.0400 |" in markdown
+    results = _load(folder, names.EVAL_RESULTS, "application_json", "explanation.json")["results"]
+    t2a = next(r for r in results if r["test_case_key"] == "t2" and r["model_key"] == "A")
+    assert t2a["result_error_message"] == "no 'ok' in the answer"
+    t3a = next(r for r in results if r["test_case_key"] == "t3" and r["model_key"] == "A")
+    assert t3a["result_error_message"] == "cannot parse '??'" and t3a["parse_failures"] == 1.0
+
+
+def test_threshold_overrides_and_metric_threshold(tmp_path, toy_host):
+    dataset = tmp_path / "d.json"
+    dataset.write_text(json.dumps(_rows("score")), encoding="utf-8")
+    config = build_config({"dataset": str(dataset), "output_dir": str(tmp_path), "run_id": "t",
+                           "evaluators": [{"id": "toy_score", "params": {"metric_threshold": 0.35}}],
+                           "thresholds": {"error_rate": 0.95}})
+    result = execute_run(config, host=toy_host)
+    # score threshold 0.35: only C (0.1) fails; error_rate threshold 0.95: nobody fails.
+    # Flips at 0.35: A 0.9 -> 0.2 flips; B 0.4 -> 0.7 both pass; C 0.1 -> 0.1 no.
+    kinds = sorted((p["problem_attrs"]["model_name"], p["problem_type"]) for p in result.problems)
+    assert kinds == [("A", "robustness"), ("C", "accuracy")]
