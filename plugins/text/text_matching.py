@@ -1,0 +1,164 @@
+"""Text Matching: does the answer (and the retrieved context) satisfy the row's condition?
+
+The condition comes from the row: its ``output_condition`` (the boolean language of
+:mod:`.conditions`), its ``output_constraints`` (strings that must all appear), or both, in
+which case both must hold. Each row gets a verdict; :class:`PassFailEvaluator` turns it into
+0/1 values of the five pass/fail metrics, whose per-model means are shares of rows.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from sonar_core.contract import Input, Metric, MetricRole, Param
+from sonar_core.dataset import Row
+from sonar_core.passfail import PassFailEvaluator, Verdict
+
+from .conditions import (
+    Condition,
+    ConditionSyntaxError,
+    RegexTimeout,
+    all_of,
+    constraints_condition,
+    parse_condition,
+)
+
+__all__ = ["TextMatchingEvaluator"]
+
+#: Retrieved-context chunks are checked as one text, one chunk per line.
+CONTEXT_SEPARATOR = "\n"
+
+
+class TextMatchingEvaluator(PassFailEvaluator):
+    """Checks each row's condition on the actual answer and, optionally, the retrieved context."""
+
+    id: ClassVar[str] = "text_matching"
+    display_name: ClassVar[str] = "Text Matching"
+    tagline: ClassVar[str] = "Check that answers contain, or avoid, the strings and patterns a test case asks for."
+    description: ClassVar[str] = (
+        "Checks every answer against the test case's condition: a boolean expression whose "
+        'operands are quoted strings (`"15,969"`, a case-sensitive substring test) and regular '
+        'expressions (`regexp("15,?969")`, searched anywhere in the text), combined with `AND`, '
+        "`OR`, `NOT` and parentheses. A test case may instead list `output_constraints`, strings "
+        "that must all appear; when it has both, both must hold.\n\n"
+        "A row passes when its actual answer satisfies the condition. When retrieved context is "
+        "present (and `evaluate_retrieved_context` is on), the condition is also checked on the "
+        "context, and a context that fails counts as a retrieval failure. A malformed condition or "
+        "a regular expression that runs out of time is a parse failure for that row, with the "
+        "reason in its error message. Models are ranked by the share of rows that pass."
+    )
+    required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER, Input.CONDITIONS)
+    optional_inputs: ClassVar[tuple[Input, ...]] = (Input.RETRIEVED_CONTEXT,)
+    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
+    problem_type: ClassVar[str] = "accuracy"
+    category: ClassVar[str] = "Generation"
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "evaluate_retrieved_context",
+            bool,
+            True,
+            "Also check the condition on the retrieved context (its chunks joined one per line) "
+            "where a row has one; a context that fails the condition is a retrieval failure.",
+        ),
+    )
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        Metric(
+            "model_passes",
+            "Model passes",
+            "Share of rows whose actual answer satisfies the condition (1 per passing row, else 0).",
+            higher_is_better=True,
+            threshold=0.5,
+            is_primary=True,
+            role=MetricRole.PASS,
+        ),
+        Metric(
+            "model_failures",
+            "Model failures",
+            "Share of rows whose actual answer does not satisfy the condition.",
+            higher_is_better=False,
+            threshold=0.5,
+            role=MetricRole.FAIL,
+            # Fails exactly when model_passes fails (both count the same rows): no extra problems.
+            raises_problems=False,
+        ),
+        Metric(
+            "model_retrieval_failures",
+            "Model retrieval failures",
+            "Share of rows whose retrieved context does not satisfy the condition "
+            "(0 for rows without context or when context checking is off).",
+            higher_is_better=False,
+            threshold=0.5,
+            role=MetricRole.RETRIEVAL_FAILURE,
+        ),
+        Metric(
+            "model_generation_failures",
+            "Model generation failures",
+            "Share of rows whose generated answer does not satisfy the condition "
+            "(the same rows as model failures).",
+            higher_is_better=False,
+            threshold=0.5,
+            role=MetricRole.GENERATION_FAILURE,
+            raises_problems=False,
+        ),
+        Metric(
+            "model_parse_failures",
+            "Model parse failures",
+            "Share of rows that could not be checked: malformed condition, invalid or "
+            "timed-out regular expression, or no condition at all.",
+            higher_is_better=False,
+            threshold=0.5,
+            role=MetricRole.PARSE_FAILURE,
+        ),
+    )
+
+    def row_condition(self, row: Row) -> Condition:
+        """The condition a row asks for (its output_condition AND its output_constraints).
+
+        Raises:
+            ConditionSyntaxError: malformed condition or constraint, or the row has neither.
+        """
+        parts: list[Condition] = []
+        if row.output_condition.strip():
+            parts.append(parse_condition(row.output_condition))
+        if row.output_constraints:
+            parts.append(constraints_condition(row.output_constraints))
+        if not parts:
+            raise ConditionSyntaxError("row has neither output_condition nor output_constraints")
+        return all_of(*parts)
+
+    def check(self, row: Row) -> Verdict:
+        # The same detail keys on every row, so they line up as columns of the results.
+        details = {"condition": row.output_condition or None, "failed_part": None, "context_failed_part": None}
+        try:
+            condition = self.row_condition(row)
+        except ConditionSyntaxError as exc:
+            return Verdict(parse_error=f"malformed condition: {exc}", details=details)
+        details["condition"] = condition.source
+        details["parse_error"] = None  # PassFailEvaluator fills it in on parse failures
+        timeout_s = self.ctx.regex_timeout_s
+        try:
+            answer = condition.evaluate(row.actual_output or "", timeout_s)
+        except RegexTimeout as exc:
+            return Verdict(parse_error=f"{exc} on the actual answer", details=details)
+        messages: list[str] = []
+        if not answer.ok:
+            details["failed_part"] = answer.failed_part
+            messages.append(f"condition part '{answer.failed_part}' did not match the actual answer")
+
+        context_ok: bool | None = None
+        if self.params.get("evaluate_retrieved_context", True) and row.has_input(Input.RETRIEVED_CONTEXT):
+            try:
+                context = condition.evaluate(CONTEXT_SEPARATOR.join(row.context), timeout_s)
+            except RegexTimeout as exc:
+                return Verdict(parse_error=f"{exc} on the retrieved context", details=details)
+            context_ok = context.ok
+            if not context.ok:
+                details["context_failed_part"] = context.failed_part
+                messages.append(f"condition part '{context.failed_part}' did not match the retrieved context")
+
+        return Verdict(
+            answer_ok=answer.ok,
+            context_ok=context_ok,
+            error_message="; ".join(messages) or None,
+            details=details,
+        )
