@@ -19,8 +19,8 @@ from .errors import EXIT_OK, EXIT_USAGE, SonarError
 
 __all__ = ["main", "cli"]
 
-_err = Console(stderr=True, highlight=False)
-_out = Console(highlight=False)
+# Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
+_out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
 def _fail(message: str, code: int) -> None:
@@ -122,12 +122,13 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     counts = {"HIGH": 0, "MEDIUM": 0, "LOW": 0}
     for problem in result.problems:
         counts[problem["severity"]] = counts.get(problem["severity"], 0) + 1
-    _err.print(f"[bold]Run {result.status}[/bold]: {result.run_dir}")
-    _err.print(f"  evaluators: {len(result.executed)} run, {len(result.failed)} failed, {len(result.skipped)} skipped; "
-               f"problems: {counts['HIGH']} high, {counts['MEDIUM']} medium, {counts['LOW']} low")
+    say = lambda text: click.echo(text, err=True)  # noqa: E731
+    say(f"Run {result.status}: {result.run_dir}")
+    say(f"  evaluators: {len(result.executed)} run, {len(result.failed)} failed, {len(result.skipped)} skipped; "
+        f"problems: {counts['HIGH']} high, {counts['MEDIUM']} medium, {counts['LOW']} low")
     for skipped in result.skipped:
-        _err.print(f"  skipped {skipped['evaluator']}: {skipped['reason']}")
-    _err.print(f"  open {result.run_dir / 'index.html'}")
+        say(f"  skipped {skipped['evaluator']}: {skipped['reason']}")
+    say(f"  open {result.run_dir / 'index.html'}")
     if result.exit_code != EXIT_OK:
         click.echo(f"error: {result.message}", err=True)
     sys.exit(result.exit_code)
@@ -154,7 +155,7 @@ def evaluators_command(plugins) -> None:
                       *[tick(i in cls.required_inputs) for i in Input], tick(cls.supports_gpu))
     _out.print(table)
     for failure in host.failures:
-        _err.print(f"[red]warning:[/red] {failure.message()}")
+        click.echo(f"warning: {failure.message()}", err=True)
 
 
 @cli.command("describe")

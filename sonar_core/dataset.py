@@ -241,7 +241,9 @@ def _read_csv(path: Path) -> Iterable[tuple[str, Any]]:
     import datatable as dt  # imported here: only CSV needs it
 
     try:
-        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False)
+        # Every column as text: type inference would turn a key like "007" into 7;
+        # numbers are converted field by field, with the row named on error.
+        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32)
     except Exception as exc:  # datatable raises its own IOError/ValueError subclasses
         raise DatasetError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from None
     names = list(frame.names)
