@@ -48,7 +48,9 @@ def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str 
             "name": format_class,
             "full_name": f"sonar_core.formats.{format_class}",
             "mime": mime,
-            "explanation_type": explanation_dir.name.removeprefix("global_").replace("_", "-"),
+            # The same spelling as the descriptor's ``explanations[].explanation_type`` and the
+            # problems' ``explanation_type`` (``global-llm-eval-results``), so the three join.
+            "explanation_type": explanation_dir.name.replace("_", "-"),
             "files": sorted(files),
         },
     )

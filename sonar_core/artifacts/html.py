@@ -2,7 +2,7 @@
 
 Both are self-contained (inline CSS, no scripts, no external resources) so they open offline.
 Templates render with Jinja2's autoescaping on: every string that came from a dataset, a
-model or a judge is HTML-escaped; nothing is marked safe.
+model or a judge is HTML-escaped; only Sonar's own stylesheet is marked safe.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ def _environment() -> jinja2.Environment:
 
 @lru_cache(maxsize=1)
 def _style() -> str:
+    # The templates insert this with `|safe`: it is Sonar's own stylesheet, not data, and
+    # autoescaping it would turn `"` and `>` into entities, which CSS does not decode inside
+    # <style>, so the rules holding them (the body font, `details > summary`) would be dropped.
     return resources.files("sonar_core").joinpath("templates/_style.css").read_text(encoding="utf-8")
 
 
