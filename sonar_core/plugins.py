@@ -60,7 +60,11 @@ class PluginFailure:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if isinstance(exc, pluggy.PluginValidationError):
+        # pluggy puts the reason (e.g. "Argument(s) {'reg'} ... can not be found in the
+        # hookspec") on its last line; keeping only the first would drop it.
+        return f"{type(exc).__name__}: {'; '.join(text)}"
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
@@ -105,6 +109,13 @@ class PluginHost:
         only = os.environ.get(ENV_ONLY)
         if only is not None:
             wanted = {name.strip() for name in only.split(",") if name.strip()}
+            installed = sorted({ep.name for ep in points})
+            # A misspelt name must not silently load nothing: report it like a plugin that failed.
+            for missing in sorted(wanted.difference(installed)):
+                self.failures.append(PluginFailure(
+                    missing, "import",
+                    f"{ENV_ONLY} names '{missing}', but no installed distribution has a '{ENTRY_POINT_GROUP}' "
+                    f"entry point of that name (installed: {', '.join(installed) or 'none'})"))
             points = [ep for ep in points if ep.name in wanted]
         # Deduplicate: an editable install can expose the same distribution twice.
         unique: dict[str, metadata.EntryPoint] = {}
