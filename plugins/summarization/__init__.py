@@ -6,4 +6,8 @@ from sonar_core import hookimpl
 @hookimpl
 def register_evaluators(register):
     # Evaluator modules are imported here, on registration, not when the package loads.
-    pass
+    from .bleu import BleuEvaluator
+    from .rouge import RougeEvaluator
+
+    register(BleuEvaluator)
+    register(RougeEvaluator)

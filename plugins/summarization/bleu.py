@@ -1,0 +1,151 @@
+"""BLEU evaluator: cumulative BLEU-1 to BLEU-4 of the actual answer against the expected answer.
+
+Scores are NLTK's ``sentence_bleu`` with one reference (the expected answer), computed in one
+call for the four weight vectors below, and this smoothing:
+
+* BLEU-n is the *cumulative* score: brevity penalty x geometric mean of the modified
+  (clipped) 1..n-gram precisions with uniform weights 1/n: BLEU-1 = (1,), BLEU-2 =
+  (1/2, 1/2), BLEU-3 = (1/3, 1/3, 1/3), BLEU-4 = (1/4, 1/4, 1/4, 1/4).
+* An answer of c < n tokens has no n-grams of order above c, so its BLEU-n uses the weights
+  of BLEU-c (NLTK's ``auto_reweigh`` idea, applied to every n): a one-word answer equal to a
+  one-word expected answer scores 1.0 on all four metrics instead of being punished for
+  n-grams it cannot have.
+* Smoothing is NLTK's ``SmoothingFunction(epsilon=0.1).method1``: an n-gram order with no
+  match counts as 0.1 matches over its n-gram total. Orders with matches are left exactly
+  as they are, so a score with every order matched is the unsmoothed BLEU of Papineni et
+  al. (2002), and a fluent answer that shares no 4-gram still gets a small, ordered BLEU-4
+  instead of 0 (method 0) while the other orders keep their exact precisions (unlike
+  add-one smoothing, method 2, which shifts every order).
+* When no unigram matches at all, every BLEU-n is 0 (NLTK's rule, before smoothing).
+* An empty or whitespace-only answer or expected answer (no tokens) scores 0.0 everywhere.
+
+Tokens are those of NLTK's ``word_tokenize`` except for the sentence splitter: sentences
+come from the run's untrained Punkt splitter (no NLTK data download), and each sentence is
+split by ``NLTKWordTokenizer`` (Treebank rules: punctuation and clitics like ``n't`` are
+tokens). Matching is case-sensitive unless the ``lowercase`` parameter is set.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import ClassVar, Iterable, Sequence
+
+from nltk.tokenize import NLTKWordTokenizer
+from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+from sonar_core import Evaluator, Input, Metric, Param, ResultKind, Row, RowResult
+
+__all__ = ["BleuEvaluator", "BLEU_WEIGHTS", "SMOOTHING_EPSILON"]
+
+#: Cumulative uniform weights of BLEU-1 .. BLEU-4, in that order.
+BLEU_WEIGHTS: tuple[tuple[float, ...], ...] = (
+    (1.0,),
+    (1 / 2, 1 / 2),
+    (1 / 3, 1 / 3, 1 / 3),
+    (1 / 4, 1 / 4, 1 / 4, 1 / 4),
+)
+#: Matches counted for an n-gram order that has none (NLTK smoothing method 1).
+SMOOTHING_EPSILON = 0.1
+_KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4")
+# Tokenised expected answers kept between evaluate() calls (batches).
+_REFERENCE_CACHE_SIZE = 4096
+
+
+def _metric(n: int, primary: bool = False) -> Metric:
+    orders = "unigram" if n == 1 else f"1- to {n}-gram"
+    return Metric(
+        f"bleu_{n}",
+        f"BLEU-{n}",
+        f"Cumulative BLEU-{n}: brevity penalty times the geometric mean of the clipped {orders} "
+        "precisions of the actual answer against the expected answer.",
+        threshold=0.75,
+        is_primary=primary,
+    )
+
+
+class BleuEvaluator(Evaluator):
+    """Cumulative BLEU-1..BLEU-4 per row, each in [0, 1] (1 = the answer equals the expected answer)."""
+
+    id: ClassVar[str] = "bleu"
+    display_name: ClassVar[str] = "BLEU"
+    tagline: ClassVar[str] = "N-gram precision (BLEU-1 to BLEU-4) of the answer against the expected answer."
+    description: ClassVar[str] = (
+        "BLEU scores how many of the actual answer's n-grams (runs of n tokens) also occur in "
+        "the expected answer, each n-gram counted at most as often as the expected answer has "
+        "it, and multiplies by a brevity penalty `exp(1 - r/c)` when the answer (c tokens) is "
+        "shorter than the expected answer (r tokens). **BLEU-n** is cumulative: the geometric "
+        "mean of the 1- to n-gram precisions with equal weights 1/n (BLEU-2 uses (0.5, 0.5)); "
+        "an answer shorter than n tokens gets its BLEU-(length) instead. "
+        "An n-gram order with no match counts as 0.1 matches (NLTK smoothing method 1, "
+        "epsilon 0.1), so one missing order does not zero the score; with no matching word at "
+        "all the score is 0. Tokens are NLTK's Treebank word tokens of each sentence "
+        "(untrained Punkt sentence split, no data download); case-sensitive unless "
+        "`lowercase` is set. An empty answer or expected answer scores 0. Computed with "
+        "NLTK's `sentence_bleu`."
+    )
+    required_inputs: ClassVar[tuple[Input, ...]] = (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
+    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
+    kind: ClassVar[ResultKind] = ResultKind.SCORE
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "lowercase",
+            bool,
+            False,
+            "Lower-case both texts before matching (BLEU is case-sensitive by default).",
+        ),
+    )
+    metrics: ClassVar[tuple[Metric, ...]] = (_metric(1, primary=True), _metric(2), _metric(3), _metric(4))
+    problem_type: ClassVar[str] = "accuracy"
+    category: ClassVar[str] = "Summarization"
+
+    def __init__(self, params, ctx) -> None:
+        super().__init__(params, ctx)
+        self._lowercase = bool(self.params.get("lowercase"))
+        self._words = NLTKWordTokenizer()
+        self._smoothing = SmoothingFunction(epsilon=SMOOTHING_EPSILON).method1
+        self._references: OrderedDict[str, list[str]] = OrderedDict()
+
+    def tokenize(self, text: str) -> list[str]:
+        """Word tokens of ``text``: Treebank tokens of each (untrained Punkt) sentence."""
+        if self._lowercase:
+            text = text.lower()
+        words = self._words.tokenize
+        return [token for sentence in self.ctx.split_sentences(text) for token in words(sentence)]
+
+    def _reference(self, text: str) -> list[str]:
+        cached = self._references.get(text)
+        if cached is not None:
+            self._references.move_to_end(text)
+            return cached
+        tokens = self.tokenize(text)
+        self._references[text] = tokens
+        if len(self._references) > _REFERENCE_CACHE_SIZE:
+            self._references.popitem(last=False)
+        return tokens
+
+    def score_tokens(self, reference: list[str], candidate: list[str]) -> dict[str, float]:
+        """BLEU-1..4 of tokenised ``candidate`` against tokenised ``reference``."""
+        if not reference or not candidate:
+            return dict.fromkeys(_KEYS, 0.0)
+        # BLEU-n of an answer shorter than n tokens uses BLEU-len(answer)'s weights.
+        longest = len(candidate)
+        weights = [BLEU_WEIGHTS[min(n, longest) - 1] for n in range(1, len(BLEU_WEIGHTS) + 1)]
+        scores = sentence_bleu([reference], candidate, weights=weights, smoothing_function=self._smoothing)
+        return {key: float(value) for key, value in zip(_KEYS, scores)}
+
+    def score_texts(self, reference: str, candidate: str) -> dict[str, float]:
+        """BLEU-1..4 of ``candidate`` (actual answer) against ``reference`` (expected answer)."""
+        return self.score_tokens(self._reference(reference or ""), self.tokenize(candidate or ""))
+
+    def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
+        # Rows are grouped by expected answer so each is tokenised once per batch.
+        groups: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            groups.setdefault(row.expected_output or "", []).append(i)
+        results: list[RowResult | None] = [None] * len(rows)
+        for reference, indices in groups.items():
+            ref_tokens = self._reference(reference)
+            for i in indices:
+                cand_tokens = self.tokenize(rows[i].actual_output or "")
+                results[i] = RowResult(values=self.score_tokens(ref_tokens, cand_tokens))
+        return results

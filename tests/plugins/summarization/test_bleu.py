@@ -1,0 +1,156 @@
+"""Tests of the BLEU evaluator: hand-computed BLEU-1..4, equality with NLTK, edge cases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+from sonar_core import EvaluationContext, Input, ParameterError, ResultKind
+from sonar_core.testing import make_row, score_rows
+from sonar_plugins.summarization.bleu import BLEU_WEIGHTS, BleuEvaluator
+
+ZEROS = {"bleu_1": 0.0, "bleu_2": 0.0, "bleu_3": 0.0, "bleu_4": 0.0}
+
+
+def row(expected: str, actual: str, model: str = "m1", case: str = "tc1"):
+    return make_row(
+        key=f"{case}-{model}", expected_output=expected, actual_output=actual, model_key=model, test_case_key=case
+    )
+
+
+def evaluator(**params) -> BleuEvaluator:
+    return BleuEvaluator(BleuEvaluator.validate_params(params), EvaluationContext())
+
+
+def nltk_bleu(reference: list[str], candidate: list[str]) -> dict[str, float]:
+    """NLTK's sentence_bleu, called directly, with the documented weights and smoothing."""
+    smoothing = SmoothingFunction(epsilon=0.1).method1
+    return {
+        f"bleu_{n}": sentence_bleu([reference], candidate, weights=weights, smoothing_function=smoothing)
+        for n, weights in enumerate(BLEU_WEIGHTS, start=1)
+    }
+
+
+def test_declaration_follows_the_catalogue():
+    assert BleuEvaluator.id == "bleu"
+    assert BleuEvaluator.category == "Summarization"
+    assert BleuEvaluator.kind is ResultKind.SCORE
+    assert BleuEvaluator.required_inputs == (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
+    assert [m.key for m in BleuEvaluator.metrics] == ["bleu_1", "bleu_2", "bleu_3", "bleu_4"]
+    assert BleuEvaluator.primary_metric().key == "bleu_1"
+    assert sum(m.is_primary for m in BleuEvaluator.metrics) == 1
+    assert all(m.threshold == 0.75 and m.higher_is_better for m in BleuEvaluator.metrics)
+    assert BLEU_WEIGHTS == ((1.0,), (0.5, 0.5), (1 / 3, 1 / 3, 1 / 3), (0.25, 0.25, 0.25, 0.25))
+    assert BleuEvaluator.validate_params({})["lowercase"] is False
+    with pytest.raises(ParameterError, match="unknown parameter 'smoothing' for evaluator 'bleu'"):
+        BleuEvaluator.validate_params({"smoothing": 1})
+
+
+def test_hand_computed_equal_lengths_no_smoothing_needed():
+    # reference: the cat sat on the mat (r = 6); candidate: the cat sat on a mat (c = 6)
+    # p1: the(1, clipped to ref's 2 -> 1) cat sat on mat = 5 of 6          -> 5/6
+    # p2: {the cat, cat sat, sat on} of {the cat, cat sat, sat on, on a, a mat} -> 3/5
+    # p3: {the cat sat, cat sat on} of 4 trigrams                            -> 2/4
+    # p4: {the cat sat on} of 3 4-grams                                      -> 1/3
+    # BP: c = r -> exp(1 - 6/6) = 1
+    # BLEU-1 = 5/6 = 0.83333; BLEU-2 = (5/6 * 3/5)^(1/2) = 0.5^(1/2) = 0.70711
+    # BLEU-3 = (5/6 * 3/5 * 1/2)^(1/3) = 0.25^(1/3) = 0.62996
+    # BLEU-4 = (5/6 * 3/5 * 1/2 * 1/3)^(1/4) = (1/12)^(1/4) = 0.53728
+    [result] = score_rows(BleuEvaluator, [row("the cat sat on the mat", "the cat sat on a mat")])
+    assert result.values == pytest.approx(
+        {"bleu_1": 5 / 6, "bleu_2": 0.5**0.5, "bleu_3": 0.25 ** (1 / 3), "bleu_4": (1 / 12) ** 0.25}, rel=1e-12
+    )
+    tokens = "the cat sat on the mat".split(), "the cat sat on a mat".split()
+    assert result.values == nltk_bleu(*tokens)
+
+
+def test_hand_computed_short_answer_with_brevity_penalty_and_smoothing():
+    # reference: the quick brown fox jumps over the lazy dog (r = 9); candidate: the quick fox jumps (c = 4)
+    # p1: the quick fox jumps all in the reference                 -> 4/4 = 1
+    # p2: {the quick, fox jumps} of {the quick, quick fox, fox jumps} -> 2/3
+    # p3: none of {the quick fox, quick fox jumps} -> 0, smoothed (0 + 0.1)/2 = 0.05
+    # p4: none of {the quick fox jumps}            -> 0, smoothed (0 + 0.1)/1 = 0.1
+    # BP: c < r -> exp(1 - 9/4) = exp(-1.25) = 0.286505
+    # BLEU-1 = 0.286505 * 1 = 0.286505
+    # BLEU-2 = 0.286505 * (1 * 2/3)^(1/2) = 0.286505 * 0.816497 = 0.233930
+    # BLEU-3 = 0.286505 * (1 * 2/3 * 0.05)^(1/3) = 0.286505 * 0.321829 = 0.092206
+    # BLEU-4 = 0.286505 * (1 * 2/3 * 0.05 * 0.1)^(1/4) = 0.286505 * 0.240281 = 0.068842
+    reference, candidate = "the quick brown fox jumps over the lazy dog", "the quick fox jumps"
+    [result] = score_rows(BleuEvaluator, [row(reference, candidate)])
+    bp = math.exp(-1.25)
+    assert result.values == pytest.approx(
+        {
+            "bleu_1": bp,
+            "bleu_2": bp * (2 / 3) ** 0.5,
+            "bleu_3": bp * (2 / 3 * 0.05) ** (1 / 3),
+            "bleu_4": bp * (2 / 3 * 0.05 * 0.1) ** 0.25,
+        },
+        rel=1e-12,
+    )
+    assert result.values == pytest.approx(
+        {"bleu_1": 0.286505, "bleu_2": 0.233930, "bleu_3": 0.092206, "bleu_4": 0.068842}, abs=1e-6
+    )
+    assert result.values == nltk_bleu(reference.split(), candidate.split())
+
+
+def test_answer_shorter_than_n_uses_its_own_length_as_the_order():
+    # candidate "a b" (c = 2) vs reference "a b c" (r = 3): p1 = 2/2, p2 = 1/1, BP = exp(1 - 3/2)
+    # BLEU-3 and BLEU-4 use BLEU-2's weights (no trigram can exist), so all four = exp(-0.5).
+    [result] = score_rows(BleuEvaluator, [row("a b c", "a b")])
+    assert result.values == pytest.approx(dict.fromkeys(result.values, math.exp(-0.5)), rel=1e-12)
+    # A one-word exact answer is a perfect answer.
+    [exact] = score_rows(BleuEvaluator, [row("Yes", "Yes")])
+    assert exact.values == {"bleu_1": 1.0, "bleu_2": 1.0, "bleu_3": 1.0, "bleu_4": 1.0}
+
+
+def test_empty_answer_reference_and_no_shared_word_score_zero():
+    rows = [row("The cat sat.", ""), row("The cat sat.", "  \n "), row("The cat sat", "dogs run")]
+    for result in score_rows(BleuEvaluator, rows):
+        assert result.values == ZEROS
+    assert evaluator().score_texts("", "some answer") == ZEROS
+
+
+def test_tokens_are_treebank_words_of_each_sentence():
+    ours = evaluator()
+    # Punctuation and clitics are tokens; the period ending each sentence is split off.
+    assert ours.tokenize("Hello, world! Don't stop. It ends.") == [
+        "Hello", ",", "world", "!", "Do", "n't", "stop", ".", "It", "ends", ".",
+    ]
+    assert ours.tokenize("Line one\nline two") == ["Line", "one", "line", "two"]
+    assert ours.tokenize("日本語 のテキスト。 Café") == ["日本語", "のテキスト。", "Café"]
+    assert ours.tokenize("") == []
+
+
+def test_case_sensitive_unless_lowercase():
+    rows = [row("The Cat sat", "the cat sat")]
+    # Case-sensitive: only "sat" matches -> p1 = 1/3; p2 = 0 -> 0.1/2; p3 = 0 -> 0.1/1; BP = 1.
+    [plain] = score_rows(BleuEvaluator, rows)
+    assert plain.values["bleu_1"] == pytest.approx(1 / 3, rel=1e-12)
+    assert plain.values["bleu_2"] == pytest.approx((1 / 3 * 0.05) ** 0.5, rel=1e-12)
+    [lowered] = score_rows(BleuEvaluator, rows, lowercase=True)
+    assert lowered.values == {"bleu_1": 1.0, "bleu_2": 1.0, "bleu_3": 1.0, "bleu_4": 1.0}
+
+
+def test_several_models_keep_row_order_and_rank_sensibly():
+    reference = "The committee approved the annual budget after a long debate."
+    answers = {
+        "exact": reference,
+        "close": "After a long debate, the committee approved the budget.",
+        "off": "Nobody knows what happened.",
+    }
+    rows = [row(reference, text, model, "tc1") for model, text in answers.items()]
+    rows.insert(1, row("Rain is expected tomorrow.", "Rain is expected tomorrow.", "close", "tc2"))
+    ours = evaluator()
+    results = [r.values for r in ours.evaluate(rows)]
+    again = [r.values for r in ours.evaluate(list(reversed(rows)))]
+    assert again == list(reversed(results))
+    assert results[0] == results[1] == {"bleu_1": 1.0, "bleu_2": 1.0, "bleu_3": 1.0, "bleu_4": 1.0}
+    close, off = results[2], results[3]
+    assert close == nltk_bleu(ours.tokenize(reference), ours.tokenize(answers["close"]))
+    assert 1.0 > close["bleu_1"] > close["bleu_4"] > 0.0
+    # "off" (Nobody knows what happened ., c = 5) shares only the final "." with the
+    # reference (11 tokens): p1 = 1/5, BP = exp(1 - 11/5) -> BLEU-1 = 0.2 * exp(-1.2) = 0.060239
+    assert off["bleu_1"] == pytest.approx(0.2 * math.exp(-1.2), rel=1e-12)
+    assert close["bleu_1"] > off["bleu_1"]
