@@ -17,7 +17,9 @@ Operands:
 * ``"text"`` holds when the text contains ``text`` (case-sensitive substring).
 * ``regexp("pattern")`` holds when ``pattern`` matches anywhere in the text (a search, not a
   full match; anchor with ``^``/``$`` for an exact match). Patterns run on the ``regex``
-  package with a time bound, so a catastrophic pattern cannot hang a run.
+  package with a time bound, so a catastrophic pattern cannot hang a run. The package
+  counts that bound in CPU time of the whole process: with other busy threads it fires
+  sooner, on an overloaded machine the wall clock may run past it.
 
 Inside double quotes ``\\"`` is a quote and ``\\\\`` one backslash; any other backslash is kept
 as written, so regular-expression escapes such as ``\\d`` or ``\\b`` need no doubling.

@@ -111,30 +111,39 @@ class TextMatchingEvaluator(PassFailEvaluator):
         ),
     )
 
-    def row_condition(self, row: Row) -> Condition:
+    @staticmethod
+    def row_condition(row: Row) -> Condition | None:
         """The condition a row asks for (its output_condition AND its output_constraints).
 
-        Raises:
-            ConditionSyntaxError: malformed condition or constraint, or the row has neither.
+        None when the row has neither. Raises ConditionSyntaxError for a malformed one.
         """
         parts: list[Condition] = []
         if row.output_condition.strip():
             parts.append(parse_condition(row.output_condition))
         if row.output_constraints:
             parts.append(constraints_condition(row.output_constraints))
-        if not parts:
-            raise ConditionSyntaxError("row has neither output_condition nor output_constraints")
-        return all_of(*parts)
+        return all_of(*parts) if parts else None
 
     def check(self, row: Row) -> Verdict:
         # The same detail keys on every row, so they line up as columns of the results.
-        details = {"condition": row.output_condition or None, "failed_part": None, "context_failed_part": None}
+        # (PassFailEvaluator fills parse_error in on parse failures.)
+        details = {
+            "condition": row.output_condition or None,
+            "failed_part": None,
+            "context_failed_part": None,
+            "parse_error": None,
+        }
         try:
             condition = self.row_condition(row)
         except ConditionSyntaxError as exc:
             return Verdict(parse_error=f"malformed condition: {exc}", details=details)
+        if condition is None:
+            # The core skips rows without conditions; one that gets here is still not checkable.
+            return Verdict(
+                parse_error="no condition to check: the row has neither output_condition nor output_constraints",
+                details=details,
+            )
         details["condition"] = condition.source
-        details["parse_error"] = None  # PassFailEvaluator fills it in on parse failures
         timeout_s = self.ctx.regex_timeout_s
         try:
             answer = condition.evaluate(row.actual_output or "", timeout_s)
