@@ -60,12 +60,12 @@ class LoopingDetectionEvaluator(Evaluator):
         "- **Compression ratio** (higher is better): zlib (level 9) compressed size over original "
         "size in UTF-8 bytes, capped at 1; repetitive text compresses well and scores low.\n\n"
         "An empty answer scores 1, 0 and 1: nothing in it loops. The repeated substring is found "
-        "with a suffix array, so long answers are scored in about a second per megabyte."
+        "with a suffix array, so even a megabyte-long answer is scored in seconds."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER,)
     compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
     kind: ClassVar[ResultKind] = ResultKind.SCORE
-    problem_type: ClassVar[str] = "robustness"
+    problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Generation"
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric(
