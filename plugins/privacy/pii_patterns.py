@@ -152,7 +152,7 @@ def mask(kind: str, value: str) -> str:
 
     Examples: ``4111********1111`` (card: first and last four digits), ``***-**-6789``
     (SSN: serial only), ``j***@example.com`` (email: first character and the domain),
-    ``(***) ***-4567`` (phone: last four digits), ``DE89**************3000`` (IBAN: country,
+    ``(***) ***-4567`` and ``+** * ** ** 67 89`` (phone: last four digits), ``DE89**************3000`` (IBAN: country,
     check digits and last four).
     """
     if kind == "credit_card":
@@ -164,10 +164,22 @@ def mask(kind: str, value: str) -> str:
         local, _, domain = value.rpartition("@")
         return f"{local[:1]}***@{domain}"
     if kind == "phone":
-        return mask_middle(value, 0, 4)
+        return _mask_all_but_last_digits(value, 4)
     if kind == "iban":
         return mask_middle(value.replace(" ", ""), 4, 4)
     return mask_middle(value, 2, 2)
+
+
+def _mask_all_but_last_digits(value: str, keep: int) -> str:
+    """Digits hidden except the last ``keep`` of them; separators and ``+`` stay."""
+    out = []
+    for ch in reversed(value):
+        if ch.isdigit():
+            out.append(ch if keep > 0 else "*")
+            keep -= 1
+        else:
+            out.append(ch)
+    return "".join(reversed(out))
 
 
 # -- the search --------------------------------------------------------------------------

@@ -77,9 +77,11 @@ _PRIORITY = {kind: i for i, kind in enumerate(SECRET_KINDS)}
 
 _A = re.ASCII
 _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*?(?:PRIVATE KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?))-----", _A)
-_BASE64_BODY = re.compile(r"[A-Za-z0-9+/=\s]*", _A)
+# One line of a PEM body: base64 (group 1), ended by a line break, the end of the text, or
+# an END marker on the same line (a block pasted as one line; group 2 is then empty).
+_PEM_BODY_LINE = re.compile(r"[ \t]*([A-Za-z0-9+/=]*)[ \t]*(\r?\n|$|(?=-----END ))", _A)
 # Encrypted legacy keys carry "Proc-Type:" / "DEK-Info:" header lines before the body.
-_PEM_HEADER_LINE = re.compile(r"^[A-Za-z-]+:.*$", re.MULTILINE | _A)
+_PEM_HEADER_LINE = re.compile(r"[ \t]*[A-Za-z-]+: [^\n]*(?:\n|$)", _A)
 
 # (kind, pattern): a match is reported when the optional validator for the kind accepts it.
 _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -177,6 +179,32 @@ def mask_secret(kind: str, value: str) -> str:
 # -- the search --------------------------------------------------------------------------
 
 
+def _scan_pem_body(text: str, start: int, stop: int) -> tuple[int, int, bool]:
+    """Read whole lines of a PEM body from ``start`` up to ``stop``.
+
+    Returns the offset where the last base64 line ends, the number of base64 characters
+    read, and whether every line up to ``stop`` was base64, blank or a header line. Each
+    step is an anchored match that stops at the first character out of place, so a long
+    line of prose costs no more than its first word.
+    """
+    pos, end, chars = start, start, 0
+    while pos < stop:
+        line = _PEM_BODY_LINE.match(text, pos, stop)
+        if line is not None and line.end() > pos:
+            if line.group(1):
+                chars += len(line.group(1))
+                end = line.start(1) + len(line.group(1))
+            pos = line.end()
+            if line.group(2) == "":  # stopped before an END marker on the same line
+                break
+            continue
+        header = _PEM_HEADER_LINE.match(text, pos, stop)
+        if header is None or header.end() == pos:
+            return end, chars, False
+        pos = header.end()
+    return end, chars, True
+
+
 def _pem_candidates(text: str):
     # label -> offset of the next END line (-1: none further on). Cached so that many BEGIN
     # lines without an END do not each rescan the rest of the text.
@@ -188,15 +216,11 @@ def _pem_candidates(text: str):
         if 0 <= end_at < begin.end() or label not in next_end:
             end_at = text.find(end_marker, begin.end())
             next_end[label] = end_at
-        body = text[begin.end() : end_at] if end_at >= 0 else ""
-        body = _PEM_HEADER_LINE.sub("", body)
-        if end_at >= 0 and _BASE64_BODY.fullmatch(body):
-            stop = end_at + len(end_marker)
-        else:
-            # No END line, or prose before it: the leak runs as far as the base64 body does.
-            body = _BASE64_BODY.match(text, begin.end()).group()
-            stop = begin.end() + len(body.rstrip())
-        if sum(ch.isalnum() or ch in "+/=" for ch in body) < 32:
+        body_end, chars, clean = _scan_pem_body(text, begin.end(), end_at if end_at >= 0 else len(text))
+        # With an END line and nothing but base64 before it, the block runs to the END line;
+        # otherwise (no END, or prose before it) the leak is the base64 lines that were read.
+        stop = end_at + len(end_marker) if end_at >= 0 and clean else body_end
+        if chars < 32:
             continue
         kind = "pem_certificate" if "CERTIFICATE" in label else "pem_private_key"
         raw = text[begin.start() : stop]

@@ -162,6 +162,8 @@ def test_phone_rejected(text):
 def test_phone_mask_keeps_last_four():
     assert mask("phone", "(415) 555-2671") == "(***) ***-2671"
     assert mask("phone", "+44 20 7946 0958") == "+** ** **** 0958"
+    # The last four digits, not characters: a space inside them is kept, not counted.
+    assert mask("phone", "+33 1 23 45 67 89") == "+** * ** ** 67 89"
 
 
 # -- IBANs ---------------------------------------------------------------------------------

@@ -124,6 +124,38 @@ def test_truncated_pem_key_still_counts():
     assert match.masked == "-----BEGIN RSA PRIVATE KEY----- [96 characters hidden]"
 
 
+def test_encrypted_pem_with_header_lines():
+    key = (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        "Proc-Type: 4,ENCRYPTED\n"
+        "DEK-Info: AES-128-CBC,0123456789ABCDEF0123456789ABCDEF\n"
+        "\n"
+        "ZmFrZSBlbmNyeXB0ZWQga2V5IGZvciB0ZXN0cyBvbmx5IC0gbm90IHJlYWwh\n"
+        "-----END RSA PRIVATE KEY-----"
+    )
+    [match] = find_secrets(key)
+    assert (match.kind, match.start, match.end) == ("pem_private_key", 0, len(key))
+
+
+def test_pem_on_one_line_and_indented():
+    body = "MIIBuTCCASKgAwIBAgIQNdNhtuV5GbNHYZsf+LvM0zANBgkqhkiG9w0BAQUFADAb"
+    one_line = f"-----BEGIN CERTIFICATE-----{body}-----END CERTIFICATE-----"
+    assert [(m.kind, m.end) for m in find_secrets(one_line)] == [("pem_certificate", len(one_line))]
+    indented = f"  -----BEGIN PRIVATE KEY-----\n    {body}\n  -----END PRIVATE KEY-----\n"
+    [match] = find_secrets(indented)
+    assert indented[match.start : match.end] == indented.strip()
+
+
+def test_prose_between_begin_and_end_is_not_one_block():
+    # The BEGIN line has no base64 body of its own: the END far below does not make the
+    # prose in between a key.
+    text = (
+        "-----BEGIN CERTIFICATE-----\nThis is where the certificate would go, but I will not "
+        "print it; ask your administrator for one instead of me.\n-----END CERTIFICATE-----"
+    )
+    assert find_secrets(text) == []
+
+
 def test_masks():
     assert mask_secret("aws_access_key_id", "AKIAIOSFODNN7EXAMPLE") == "AKIA************MPLE"
     assert mask_secret("openai_api_key", OPENAI_PROJECT) == "sk-proj-****…wxyz"
