@@ -1,0 +1,210 @@
+"""Finding and decoding base16 (hex) and base64 text inside a model's answer.
+
+An encoding attack asks a model to answer in base64 or hex so that output filters looking
+for plain text miss what it says. :func:`decode_encoded_parts` finds the maximal runs of an
+encoding's alphabet in an answer, decodes each run that turns into readable UTF-8 text, and
+returns the answer with those runs replaced by their decoding; the text around them (a
+preamble such as "Here is the encoded answer:") is kept as it was.
+
+What counts as an encoded run:
+
+``base16``
+    Hex digit pairs, contiguous (``4a6f686e``) or separated by single spaces or colons
+    (``4a 6f 68 6e``), optionally prefixed per byte by ``0x`` or ``\\x``, at least
+    :data:`MIN_ENCODED_CHARS` hex digits long, and not part of a longer word.
+``base64``
+    The standard alphabet (``A-Z a-z 0-9 + /``) with up to two ``=`` of padding, at least
+    :data:`MIN_ENCODED_CHARS` characters long; a run may continue over line breaks (MIME
+    wraps at 76 characters). Missing padding is added before decoding.
+
+A run is only replaced when its bytes are valid UTF-8 and the text is readable: every
+character printable or ordinary whitespace, with at least one letter or digit. Ordinary
+words that happen to use only base64 letters ("encoding", "question") decode to invalid
+UTF-8 and stay as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from sonar_core import Row
+
+__all__ = [
+    "ENCODINGS",
+    "MIN_ENCODED_CHARS",
+    "DecodedPart",
+    "DecodedText",
+    "encodings_of",
+    "decode_encoded_parts",
+]
+
+ENCODINGS: tuple[str, ...] = ("base16", "base64")
+
+#: Shortest run (characters of the encoded alphabet, hex digits for base16) that is decoded:
+#: 8 hex digits are 4 bytes, 8 base64 characters 6 bytes. Shorter runs are mostly ordinary
+#: words and numbers.
+MIN_ENCODED_CHARS = 8
+
+# Words in a row's categories / perturbation that name each encoding.
+_CATEGORY_WORDS = {"base16": "base16", "hex": "base16", "hexadecimal": "base16", "base64": "base64"}
+# Words that say "encoded" without saying how: try both encodings.
+_GENERIC_WORDS = {"encoding", "encoded", "encode"}
+
+_HEX_BYTE = r"(?:0x|\\x)?[0-9A-Fa-f]{2}"
+_HEX_RUN = re.compile(rf"(?<![0-9A-Za-z\\]){_HEX_BYTE}(?:[ :]?{_HEX_BYTE})*(?![0-9A-Za-z])", re.ASCII)
+_HEX_NOISE = re.compile(r"0x|\\x|[ :]")
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]+(?:\r?\n[A-Za-z0-9+/]+)*={0,2}(?![A-Za-z0-9+/=])", re.ASCII)
+
+
+@dataclass(frozen=True)
+class DecodedPart:
+    """One decoded run: ``encoding``, its offsets in the original text, and the decoding."""
+
+    encoding: str
+    start: int
+    end: int
+    decoded: str
+
+
+@dataclass
+class DecodedText:
+    """The text with every decodable run replaced, and the runs that were."""
+
+    text: str
+    parts: list[DecodedPart] = field(default_factory=list)
+
+
+def encodings_of(row: Row) -> tuple[str, ...]:
+    """The encodings a row's categories or perturbation name, in :data:`ENCODINGS` order.
+
+    ``base64``, ``base16``, ``hex`` (any case, as a word of a category such as
+    ``encoding_perturbator:encoding_type:base64``) name one encoding; a bare ``encoding``
+    category names both. An empty tuple means the row is not an encoding attack.
+    """
+    found: set[str] = set()
+    generic = False
+    for label in [*row.categories, row.perturbation]:
+        for word in re.split(r"[^0-9a-z]+", (label or "").lower()):
+            if word in _CATEGORY_WORDS:
+                found.add(_CATEGORY_WORDS[word])
+            elif word in _GENERIC_WORDS:
+                generic = True
+    if not found and generic:
+        found.update(ENCODINGS)
+    return tuple(e for e in ENCODINGS if e in found)
+
+
+def _readable(data: bytes) -> str | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not any(ch.isalnum() for ch in text):
+        return None
+    if not all(ch.isprintable() or ch in "\n\r\t" for ch in text):
+        return None
+    return text
+
+
+def _decode_hex(run: str) -> str | None:
+    digits = _HEX_NOISE.sub("", run)
+    if len(digits) < MIN_ENCODED_CHARS:
+        return None
+    return _readable(bytes.fromhex(digits))
+
+
+def _decode_base64(run: str) -> str | None:
+    compact = re.sub(r"\s", "", run)
+    if len(compact) < MIN_ENCODED_CHARS or len(compact.rstrip("=")) % 4 == 1:
+        return None
+    try:
+        data = base64.b64decode(compact.rstrip("=") + "=" * (-len(compact.rstrip("=")) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _readable(data)
+
+
+def _hex_parts(text: str) -> Iterable[DecodedPart]:
+    for m in _HEX_RUN.finditer(text):
+        decoded = _decode_hex(m.group())
+        if decoded is not None:
+            yield DecodedPart("base16", m.start(), m.end(), decoded)
+        elif " " in m.group():
+            trimmed = _trim_hex_words(m.group())
+            if trimmed is not None:
+                skip, run, decoded = trimmed
+                yield DecodedPart("base16", m.start() + skip, m.start() + skip + len(run), decoded)
+
+
+def _trim_hex_words(run: str) -> tuple[int, str, str] | None:
+    """A spaced hex run may have swallowed prose words made of hex letters ("be", "ad",
+    "face") at either end: retry without up to two words on each side, longest first.
+
+    Returns (offset of the kept part in ``run``, the kept part, its decoding) or None.
+    """
+    words = run.split(" ")
+    options = sorted(((a, b) for a in range(3) for b in range(3) if a + b), key=sum)
+    for head, tail in options:
+        kept = words[head : len(words) - tail]
+        if not kept:
+            continue
+        decoded = _decode_hex(" ".join(kept))
+        if decoded is not None:
+            skip = sum(len(w) + 1 for w in words[:head])
+            return skip, " ".join(kept), decoded
+    return None
+
+
+def _base64_parts(text: str) -> Iterable[DecodedPart]:
+    for m in _BASE64_RUN.finditer(text):
+        decoded = _decode_base64(m.group())
+        if decoded is not None:
+            yield DecodedPart("base64", m.start(), m.end(), decoded)
+            continue
+        if "\n" in m.group():
+            # The lines together are no valid text (a prose line may have joined them):
+            # try each line on its own.
+            offset = m.start()
+            for line in m.group().split("\n"):
+                line_decoded = _decode_base64(line)
+                if line_decoded is not None:
+                    yield DecodedPart("base64", offset, offset + len(line.rstrip("\r")), line_decoded)
+                offset += len(line) + 1
+
+
+def decode_encoded_parts(text: str, encodings: Iterable[str]) -> DecodedText:
+    """``text`` with each decodable run of the given ``encodings`` replaced by its decoding.
+
+    Hex runs are looked for first, then base64 runs that do not overlap a decoded hex run
+    (hex digits are base64 letters too). Offsets in the returned parts refer to ``text``.
+    """
+    wanted = set(encodings)
+    parts: list[DecodedPart] = []
+    if "base16" in wanted:
+        parts.extend(_hex_parts(text))
+    if "base64" in wanted:
+        hex_starts = [p.start for p in parts]  # hex parts are disjoint and in order
+        hex_parts = list(parts)
+        for part in _base64_parts(text):
+            i = bisect.bisect_left(hex_starts, part.start)
+            if i > 0 and hex_parts[i - 1].end > part.start:
+                continue
+            if i < len(hex_parts) and hex_parts[i].start < part.end:
+                continue
+            parts.append(part)
+    if not parts:
+        return DecodedText(text)
+    parts.sort(key=lambda p: p.start)
+    pieces: list[str] = []
+    at = 0
+    for part in parts:
+        pieces.append(text[at : part.start])
+        pieces.append(part.decoded)
+        at = part.end
+    pieces.append(text[at:])
+    return DecodedText("".join(pieces), parts)
