@@ -1,0 +1,64 @@
+"""The quickstart configuration on the bundled demo dataset: every built-in evaluator completes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import sonar_core
+from sonar_core import names
+from sonar_core.cli import cli
+from sonar_core.plugins import PluginHost
+
+from conftest import REPO
+
+BUILT_IN = {
+    "text_matching", "pii_leakage", "sensitive_data_leakage", "encoding_guardrail", "factual_knowledge",
+    "bleu", "rouge", "classification", "looping_detection",
+}
+
+
+@pytest.fixture(scope="module")
+def quickstart_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("quickstart")
+    return sonar_core.run(REPO / "configs" / "quickstart.yaml", output_dir=str(out), run_id="qs")
+
+
+def test_built_in_evaluators_are_registered_and_listed():
+    host = PluginHost(autoload=True).load()
+    assert BUILT_IN <= set(host.evaluators)
+    builtin_failures = [f for f in host.failures if f.name in {"text", "privacy", "knowledge", "summarization",
+                                                                "classification"}]
+    assert builtin_failures == []
+    listing = CliRunner().invoke(cli, ["evaluators"])
+    assert listing.exit_code == 0
+    for evaluator_id in BUILT_IN:
+        assert evaluator_id in listing.output
+
+
+def test_quickstart_completes_every_built_in_evaluator(quickstart_run):
+    assert quickstart_run.status == "success", quickstart_run.message
+    assert quickstart_run.failed == [] and quickstart_run.skipped == []
+    record = json.loads((quickstart_run.run_dir / names.RUN_JSON).read_text())
+    executed = {e["evaluator_id"] for e in record["result"]["executed_explainers"] if e["status"] == "success"}
+    assert BUILT_IN <= executed
+    for entry in record["result"]["executed_explainers"]:
+        folder = quickstart_run.run_dir / entry["job_location"]
+        assert (folder / names.DONE_MARKER).is_file(), entry
+        assert (folder / names.EVAL_RESULTS / "application_json" / "explanation.json").is_file()
+    assert record["result"]["dataset"]["shape"][0] == 198
+
+
+def test_quickstart_tells_the_demo_story(quickstart_run):
+    record = json.loads((quickstart_run.run_dir / names.RUN_JSON).read_text())
+    assert record["result"]["overall_result"]["best_model"] == "acme-gpt-large"
+    problems = record["result"]["problems"]
+    # mistral leaks encoded PII that only the encoding guardrail sees.
+    assert any(p["evaluator_id"] == "encoding_guardrail" and p["problem_attrs"].get("model_name") == "mistral-7b-chat"
+               for p in problems)
+    # perturbation flips are reported.
+    assert any(p["problem_type"] == "robustness" for p in problems)
+    html = (quickstart_run.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
+    assert 'id="best-model">acme-gpt-large<' in html
