@@ -168,10 +168,15 @@ class PluginHost:
                 raise PluginError(problem)
             staged.append(cls)
 
-        hook = getattr(obj, "register_evaluators", None)
-        if hook is not None:
+        # Only functions pluggy accepted as implementations of the hook run (marked with
+        # @hookimpl, possibly under another name via specname), one plugin at a time so each
+        # registration is attributed to its plugin.
+        impls = [impl for caller in self.pm.get_hookcallers(obj) or [] if caller.name == "register_evaluators"
+                 for impl in caller.get_hookimpls() if impl.plugin is obj]
+        if impls:
             try:
-                hook(register=register)
+                for impl in impls:
+                    impl.function(register=register)
                 for cls in staged:
                     if cls.id in self._evaluators:
                         raise PluginError(
