@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,15 @@ FORMAT_CLASSES = {
 
 
 def write_json(path: Path, data: Any) -> None:
-    """JSON with a stable key order and no NaN (NaN is not JSON)."""
+    """JSON with a stable key order and no NaN (NaN is not JSON), written atomically.
+
+    A run killed mid-write must not leave a truncated run.json behind: resume reads it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n", encoding="utf-8")
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n",
+                         encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str | Any]) -> Path:
