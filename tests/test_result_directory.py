@@ -22,7 +22,7 @@ import pytest
 
 from hostile_run import HOSTILE_ANSWER, MODELS, QUESTION_PARIS, hostile_rows, run_hostile
 from sonar_core import names
-from sonar_core.plugins import get_host
+from sonar_core.plugins import PluginHost
 
 # What each MIME type's .meta must name (H2O Sonar's format classes).
 FORMAT_CLASS = {
@@ -73,9 +73,13 @@ def _leaderboard_dir(folder: Path) -> Path:
     return found[0]
 
 
+def _installed():
+    """A fresh host (not the process-wide one, which other tests may reset or extend)."""
+    return PluginHost(autoload=True).load()
+
+
 def test_every_installed_offline_evaluator_ran(run):
-    host = get_host()
-    host.load()
+    host = _installed()
     offline = sorted(eid for eid, cls in host.evaluators.items() if cls.offline and not cls.requires_judge)
     assert offline, "no offline evaluator installed"
     dirs = _evaluator_dirs(run)
@@ -134,8 +138,7 @@ def test_every_json_parses_and_has_a_schema_version(run):
 
 
 def test_descriptor_matches_the_evaluator(run):
-    host = get_host()
-    host.load()
+    host = _installed()
     for evaluator_id, folder in _evaluator_dirs(run).items():
         cls = host.evaluators[evaluator_id]
         d = _load(folder / names.RESULT_DESCRIPTOR)
@@ -441,3 +444,17 @@ def test_journal(run):
     assert sorted(measured) == sorted(expected)  # one per scored row, no duplicates
     scored = [e["evaluator"] for e in events if e["message"] == "evaluator scored"]
     assert scored == list(dirs)
+
+
+def test_docs_name_every_file_and_journal_message(run):
+    """docs/result-directory.md stays in step with names.py and the journal."""
+    doc = (Path(__file__).parent.parent / "docs" / "result-directory.md").read_text(encoding="utf-8")
+    constants = [value for key, value in vars(names).items() if key.isupper() and isinstance(value, str)
+                 and key not in ("SCHEMA_VERSION",)]
+    for value in constants:
+        documented = names.mime_dir(value) if "/" in value else value
+        assert documented in doc, value
+    messages = {json.loads(line)["message"] for line in
+                (run.run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()}
+    for message in messages:
+        assert f"`{message}`" in doc, message
