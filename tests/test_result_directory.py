@@ -458,3 +458,40 @@ def test_docs_name_every_file_and_journal_message(run):
                 (run.run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()}
     for message in messages:
         assert f"`{message}`" in doc, message
+
+
+def test_leader_marked_only_when_strictly_ahead(run):
+    """The fragment's bold leader row: the rank-1 model, unless the top two tie on the primary metric."""
+    import re
+    from markupsafe import escape
+
+    ties = 0
+    for evaluator_id, folder in _evaluator_dirs(run).items():
+        board_dir = _leaderboard_dir(folder)
+        index = _load(board_dir / "application_json" / "explanation.json")
+        board = _load(board_dir / "application_json" / "leaderboard_0.json")
+        first, second = (board["data"][m][index["primary_metric"]] for m in board["ranking"][:2])
+        html = (folder / names.HTML_FRAGMENT / "text_html" / "explanation.html").read_text(encoding="utf-8")
+        leader_rows = re.findall(r'<tr class="leader">\s*<td class="num">1</td><td>(.*?)</td>', html)
+        if first == second:
+            ties += 1
+            assert leader_rows == [], evaluator_id
+        else:
+            assert leader_rows == [str(escape(board["ranking"][0]))], evaluator_id
+    assert ties < len(_evaluator_dirs(run))  # at least one evaluator has a clear leader
+
+
+def test_save_llm_result_off_writes_and_lists_no_eval_results(tmp_path):
+    from hostile_run import write_hostile_dataset
+    import sonar_core
+
+    result = sonar_core.run(dataset=str(write_hostile_dataset(tmp_path)), output_dir=str(tmp_path / "reports"),
+                            run_id="no-results",
+                            evaluators=[{"id": "factual_knowledge", "params": {"save_llm_result": False}}])
+    assert result.status == "success"
+    (folder,) = [p for p in result.run_dir.iterdir() if p.is_dir()]
+    assert not (folder / names.EVAL_RESULTS).exists()
+    descriptor = _load(folder / names.RESULT_DESCRIPTOR)
+    assert [e["explanation_type"] for e in descriptor["explanations"]] == [
+        "global-llm-heatmap-leaderboard", "global-html-fragment", "global-work-dir-archive"]
+    assert (folder / names.DONE_MARKER).is_file()

@@ -42,11 +42,13 @@ def parameter_entries(cls: type[Evaluator], params: dict[str, Any] | None = None
     return entries
 
 
-def _explanations(cls: type[Evaluator]) -> list[dict[str, Any]]:
+def _explanations(cls: type[Evaluator], params: dict[str, Any] | None) -> list[dict[str, Any]]:
     leaderboard = "global-llm-bool-leaderboard" if cls.kind is ResultKind.BOOL else "global-llm-heatmap-leaderboard"
-    return [
+    # With save_llm_result off the eval results are not written, so they are not listed either.
+    results = [] if params is not None and params.get("save_llm_result") is False else [
         {"explanation_type": "global-llm-eval-results", "name": "LLM evaluation results", "category": "LLM",
-         "scope": "global", "formats": [names.MIME_JSON, names.MIME_CSV, names.MIME_JAY]},
+         "scope": "global", "formats": [names.MIME_JSON, names.MIME_CSV, names.MIME_JAY]}]
+    return results + [
         {"explanation_type": leaderboard, "name": "Leaderboard", "category": "LLM", "scope": "global",
          "formats": [names.MIME_JSON, names.MIME_MARKDOWN, names.MIME_LEADERBOARD_MARKDOWN]},
         {"explanation_type": "global-html-fragment", "name": "Report", "category": "LLM", "scope": "global",
@@ -79,7 +81,7 @@ def descriptor(cls: type[Evaluator], params: dict[str, Any] | None = None,
         "result_kind": cls.kind.value,
         "model_types": list(cls.compatibility),
         "explanation_scopes": ["global_scope"],
-        "explanations": _explanations(cls),
+        "explanations": _explanations(cls, params),
         "keywords": keywords,
         "required_inputs": [i.value for i in cls.required_inputs],
         "optional_inputs": [i.value for i in cls.optional_inputs],

@@ -76,6 +76,11 @@ def evaluator_view(
                 "input": row.input, "actual_output": row.actual_output, "why": why,
             })
     worst.sort(key=lambda w: (w["score"] if ev.primary.higher_is_better else -w["score"], w["test_case_key"], w["model_key"]))
+    # The leader gets a star and a bold row only when it is strictly ahead: with a tie at the
+    # top, the ranking's order is only the model names' order.
+    ranking = board["ranking"]
+    top = [aggregates[model].get(ev.primary.key) for model in ranking[:2]]
+    leader = ranking[0] if len(top) == 2 and top[0] is not None and top[0] != top[1] else None
     return {
         "id": ev.cls.id,
         "display_name": ev.cls.display_name,
@@ -84,6 +89,7 @@ def evaluator_view(
         "dir_name": dir_name,
         "fragment_href": f"{dir_name}/{names.HTML_FRAGMENT}/{names.mime_dir(names.MIME_HTML)}/{names.EXPLANATION_STEM}.html",
         "board": board,
+        "leader": leader,
         "metrics": metrics,
         "primary": primary,
         "primary_by_model": {model: values.get(ev.primary.key) for model, values in aggregates.items()},
