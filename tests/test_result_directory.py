@@ -298,12 +298,13 @@ def test_problems_and_severity_rule(run):
                 meta = metas[attrs["metric_id"]]
                 lo, hi = meta["value_range"]
                 t, s = attrs["metric_threshold"], attrs["metric_score"]
+                eps = 1e-9 * max(1.0, hi - lo)  # keeps a score exactly on the bound HIGH
                 if meta["higher_is_better"]:
                     assert s < t
-                    expected = "HIGH" if s <= lo + (t - lo) / 2 else "MEDIUM"
+                    expected = "HIGH" if s <= lo + (t - lo) / 2 + eps else "MEDIUM"
                 else:
                     assert s > t
-                    expected = "HIGH" if s >= t + (hi - t) / 2 else "MEDIUM"
+                    expected = "HIGH" if s >= t + (hi - t) / 2 - eps else "MEDIUM"
                 assert p["severity"] == expected, p["description"]
         order = [{"HIGH": 0, "MEDIUM": 1, "LOW": 2}[p["severity"]] for p in problems]
         assert order == sorted(order), evaluator_id
