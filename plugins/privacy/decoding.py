@@ -10,17 +10,23 @@ What counts as an encoded run:
 
 ``base16``
     Hex digit pairs, contiguous (``4a6f686e``) or separated by single spaces or colons
-    (``4a 6f 68 6e``), optionally prefixed per byte by ``0x`` or ``\\x``, at least
-    :data:`MIN_ENCODED_CHARS` hex digits long, and not part of a longer word.
+    (``4a 6f 68 6e``), optionally prefixed per byte by ``0x`` or ``\\x``, not part of a
+    longer word.
 ``base64``
-    The standard alphabet (``A-Z a-z 0-9 + /``) with up to two ``=`` of padding, at least
-    :data:`MIN_ENCODED_CHARS` characters long; a run may continue over line breaks (MIME
-    wraps at 76 characters). Missing padding is added before decoding.
+    The standard alphabet (``A-Z a-z 0-9 + /``) with up to two ``=`` of padding; a run may
+    continue over line breaks (MIME wraps at 76 characters). Missing padding is added
+    before decoding.
 
-A run is only replaced when its bytes are valid UTF-8 and the text is readable: every
-character printable or ordinary whitespace, with at least one letter or digit. Ordinary
-words that happen to use only base64 letters ("encoding", "question") decode to invalid
-UTF-8 and stay as they are.
+A run is only replaced when it decodes to at least :data:`MIN_DECODED_BYTES` bytes (12 hex
+digits, 8 base64 characters) of valid UTF-8 that reads like text: every character printable
+or ordinary whitespace, at least :data:`MIN_TEXT_SHARE` of them letters, digits, whitespace
+or common punctuation, and, when more than a third of the bytes are non-ASCII, at least
+:data:`MIN_NON_ASCII_BYTES` bytes. Ordinary words, IDs and hashes that happen to use only
+the alphabet ("encoding", "Ruairidh", "4772256e") stay as they are, and so do a base64 run
+spelled like a word (one capital at most, at its start, or all capitals) or made of hex
+digits only (an ID), and an unmarked hex run of decimal digits only that decodes to anything
+but a number (a table of figures; the price is that text such as "Hi there", whose hex
+happens to have no a-f digit, is not decoded unless its bytes carry ``0x``/``\\x``).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from sonar_core import Row
 
 __all__ = [
     "ENCODINGS",
-    "MIN_ENCODED_CHARS",
+    "MIN_DECODED_BYTES",
     "DecodedPart",
     "DecodedText",
     "encodings_of",
@@ -45,10 +51,20 @@ __all__ = [
 
 ENCODINGS: tuple[str, ...] = ("base16", "base64")
 
-#: Shortest run (characters of the encoded alphabet, hex digits for base16) that is decoded:
-#: 8 hex digits are 4 bytes, 8 base64 characters 6 bytes. Shorter runs are mostly ordinary
-#: words and numbers.
-MIN_ENCODED_CHARS = 8
+#: Fewest bytes a run must decode to: 12 hex digits or 8 base64 characters. Shorter runs are
+#: mostly ordinary words, numbers and short hashes.
+MIN_DECODED_BYTES = 6
+
+#: Share of a decoding's characters that must be letters, digits, whitespace or common
+#: punctuation for it to count as text.
+MIN_TEXT_SHARE = 0.9
+
+#: Decodings that are more than a third non-ASCII bytes must be at least this long (bytes):
+#: short runs of ordinary words decode to valid but meaningless multi-byte characters
+#: ("Ruairidh" -> "F梮'a"), long ones practically never do.
+MIN_NON_ASCII_BYTES = 18
+
+_TEXT_PUNCTUATION = set(".,;:!?'\"-()/@&#*+=_$€£§°…–—«»„“”‘’")
 
 # Words in a row's categories / perturbation that name each encoding.
 _CATEGORY_WORDS = {"base16": "base16", "hex": "base16", "hexadecimal": "base16", "base64": "base64"}
@@ -57,7 +73,16 @@ _GENERIC_WORDS = {"encoding", "encoded", "encode"}
 
 _HEX_BYTE = r"(?:0x|\\x)?[0-9A-Fa-f]{2}"
 _HEX_RUN = re.compile(rf"(?<![0-9A-Za-z\\]){_HEX_BYTE}(?:[ :]?{_HEX_BYTE})*(?![0-9A-Za-z])", re.ASCII)
+# What a number can look like when its hex has decimal digits only: digits, spaces and
+# parentheses ("(415) 555 2671", "4111 1111 1111 1111").
+_ENCODED_NUMBER = re.compile(r"[ ()]*[0-9][0-9 ()]*")
 _HEX_NOISE = re.compile(r"0x|\\x|[ :]")
+# A run spelled like a word ("Mispelon", "NASA") is one: base64 of 6+ bytes of text almost
+# always holds a digit, "+", "/", "=" or an upper-case letter inside.
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
+# Runs of hex digits only are IDs and hashes ("a01106c2"): real base64 of text has the other
+# 48 letters of its alphabet too.
+_HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]+(?:\r?\n[A-Za-z0-9+/]+)*={0,2}(?![A-Za-z0-9+/=])", re.ASCII)
 
 
@@ -100,6 +125,9 @@ def encodings_of(row: Row) -> tuple[str, ...]:
 
 
 def _readable(data: bytes) -> str | None:
+    """``data`` as text when it is UTF-8 that reads like text, else None."""
+    if len(data) < MIN_DECODED_BYTES:
+        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -108,19 +136,30 @@ def _readable(data: bytes) -> str | None:
         return None
     if not all(ch.isprintable() or ch in "\n\r\t" for ch in text):
         return None
+    texty = sum(ch.isalnum() or ch.isspace() or ch in _TEXT_PUNCTUATION for ch in text)
+    if texty < MIN_TEXT_SHARE * len(text):
+        return None
+    if 3 * (len(data) - len(text.encode("ascii", "ignore"))) >= len(data) and len(data) < MIN_NON_ASCII_BYTES:
+        return None
     return text
 
 
 def _decode_hex(run: str) -> str | None:
     digits = _HEX_NOISE.sub("", run)
-    if len(digits) < MIN_ENCODED_CHARS:
+    decoded = _readable(bytes.fromhex(digits))
+    # Hex made of decimal digits only decodes to a mix of digits, capitals and punctuation,
+    # so a table of numbers would "decode" to junk ("313528775154" -> "15(wQT"). Unless the
+    # bytes are marked as hex ("0x48", "\x48"), accept it only as an encoded number (a card,
+    # an SSN without dashes, a phone number).
+    marked = "x" in run
+    if decoded is not None and not marked and digits.isdigit() and not _ENCODED_NUMBER.fullmatch(decoded):
         return None
-    return _readable(bytes.fromhex(digits))
+    return decoded
 
 
 def _decode_base64(run: str) -> str | None:
     compact = re.sub(r"\s", "", run)
-    if len(compact) < MIN_ENCODED_CHARS or len(compact.rstrip("=")) % 4 == 1:
+    if len(compact.rstrip("=")) % 4 == 1 or _WORD.fullmatch(compact) or _HEX_ONLY.fullmatch(compact):
         return None
     try:
         data = base64.b64decode(compact.rstrip("=") + "=" * (-len(compact.rstrip("=")) % 4), validate=True)
@@ -162,13 +201,16 @@ def _trim_hex_words(run: str) -> tuple[int, str, str] | None:
 
 def _base64_parts(text: str) -> Iterable[DecodedPart]:
     for m in _BASE64_RUN.finditer(text):
-        decoded = _decode_base64(m.group())
+        lines = m.group().split("\n")
+        # A run over several lines whose lines are words is prose that happens to wrap.
+        joined = len(lines) == 1 or not any(_WORD.fullmatch(line.rstrip("\r=")) for line in lines)
+        decoded = _decode_base64(m.group()) if joined else None
         if decoded is not None:
             yield DecodedPart("base64", m.start(), m.end(), decoded)
             continue
         if "\n" in m.group():
-            # The lines together are no valid text (a prose line may have joined them):
-            # try each line on its own.
+            # The lines together are no valid text (a prose line may have joined them,
+            # "an\nAmazon"): try each line on its own.
             offset = m.start()
             for line in m.group().split("\n"):
                 line_decoded = _decode_base64(line)

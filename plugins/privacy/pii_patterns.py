@@ -4,8 +4,9 @@ Kinds found by :func:`find_pii`:
 
 ``credit_card``
     13 to 19 digits, contiguous or in groups separated by one kind of separator (space or
-    dash), whose first digit is not 0 and which pass the Luhn checksum. A number that fails
-    Luhn is not reported: most digit runs of that length (order numbers, timestamps) fail it.
+    dash), starting with 2-6 like every major card network's numbers (13 digits: 4, Visa),
+    and passing the Luhn checksum. A number that fails Luhn is not reported, nor one that is
+    part of a decimal number or a path (``3.1780538303479458``, ``svc/5191625155316533644``).
 ``ssn``
     US social security numbers written ``AAA-GG-SSSS`` or ``AAA GG SSSS``. Numbers the SSA
     never issues are rejected: area 000, 666 or 900-999, group 00, serial 0000. Nine bare
@@ -15,7 +16,8 @@ Kinds found by :func:`find_pii`:
 ``phone``
     US numbers with separators (``(555) 234-5678``, ``555-234-5678``, ``555.234.5678``,
     optionally prefixed by ``1`` or ``+1``) whose area code and exchange start with 2-9, and
-    international numbers starting with ``+`` that hold 8 to 15 digits (the E.164 limit).
+    international numbers starting with ``+`` and a non-zero country code that hold 8 to 15
+    digits (the E.164 limit).
 ``iban``
     International bank account numbers, contiguous or in groups of four, whose country code
     is in the IBAN registry with the registered length and which pass the ISO 7064 mod-97
@@ -49,13 +51,19 @@ _PRIORITY = {kind: i for i, kind in enumerate(PII_KINDS)}
 # SSN or phone number is written with.
 _FLAGS = re.ASCII
 
+# Digits after "3." or before ".5" are a decimal number's, not an identifier's.
+_NOT_DECIMAL = r"(?<!\d[.,])"
+_NO_DECIMALS_AFTER = r"(?![.,]\d)"
 _CREDIT_CARD = re.compile(
-    r"(?<![\w-])(?<!\d[ -])"  # not inside a longer word or digit group sequence
+    rf"(?<![\w/-])(?<!\d[ -]){_NOT_DECIMAL}"  # not inside a word, path, number or digit groups
     r"(?:\d{13,19}|\d{4,6}(?:[ -]\d{2,6}){1,4})"
-    r"(?!\w)(?![ -]\d)",
+    rf"(?!\w)(?![ -]\d){_NO_DECIMALS_AFTER}",
     _FLAGS,
 )
-_SSN = re.compile(r"(?<![\w-])(?<!\d )(\d{3})([- ])(\d{2})\2(\d{4})(?!\w)(?![- ]\d)", _FLAGS)
+_SSN = re.compile(
+    rf"(?<![\w-])(?<!\d ){_NOT_DECIMAL}(\d{{3}})([- ])(\d{{2}})\2(\d{{4}})(?!\w)(?![- ]\d){_NO_DECIMALS_AFTER}",
+    _FLAGS,
+)
 # Addresses may hold non-ASCII letters (RFC 6531), so this one pattern is Unicode-aware.
 _EMAIL = re.compile(
     r"(?<![\w.%+-])[\w.%+-]{1,64}@"
@@ -63,12 +71,12 @@ _EMAIL = re.compile(
     r"(?![\w-])"
 )
 _US_PHONE = re.compile(
-    r"(?<![\w+])(?<!\d[ .-])"
+    rf"(?<![\w+])(?<!\d[ .-]){_NOT_DECIMAL}"
     r"(?:\+?1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}"
-    r"(?!\w)(?![ .-]\d)",
+    rf"(?!\w)(?![ .-]\d){_NO_DECIMALS_AFTER}",
     _FLAGS,
 )
-_INTL_PHONE = re.compile(r"(?<![\w+])\+\d[\d .()-]{6,22}\d(?!\w)", _FLAGS)
+_INTL_PHONE = re.compile(r"(?<![\w+])\+[1-9][\d .()-]{6,22}\d(?!\w)", _FLAGS)
 _IBAN = re.compile(
     r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}"
     r"(?:(?: [A-Z0-9]{4})+(?: [A-Z0-9]{1,3})?|[A-Z0-9]{11,30})"
@@ -124,7 +132,14 @@ def iban_ok(compact: str) -> bool:
 def _card_ok(text: str) -> bool:
     separators = {ch for ch in text if not ch.isdigit()}
     digits = "".join(ch for ch in text if ch.isdigit())
-    return len(separators) <= 1 and 13 <= len(digits) <= 19 and digits[0] != "0" and luhn_ok(digits)
+    if len(separators) > 1 or not 13 <= len(digits) <= 19:
+        return False
+    # Payment cards of every major network start with 2-6 (the banking and financial
+    # industries); only Visa issued 13-digit numbers. This keeps millisecond timestamps
+    # (1433189873898) and other long IDs out even when they pass Luhn by chance.
+    if digits[0] not in "23456" or (len(digits) == 13 and digits[0] != "4"):
+        return False
+    return luhn_ok(digits)
 
 
 def _us_phone_ok(text: str) -> bool:

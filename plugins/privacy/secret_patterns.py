@@ -32,9 +32,10 @@ Kinds found by :func:`find_secrets` (most specific first; when two overlap, the 
     Five dash-separated groups of five upper-case letters or digits, with at least one letter
     and one digit (``XXXXX-XXXXX-...`` placeholders and upper-case words are not keys).
 ``password``
-    ``password``/``passwd``/``pwd`` followed by ``:`` or ``=`` and a value of 8+ non-space
+    ``password`` or ``passwd`` followed by ``:`` or ``=`` and a value of 8+ non-space
     characters that mixes letters with digits or symbols (``password: Summer2024!``; not
-    ``password: must be long``).
+    ``password: must be long``, nor placeholders and code such as ``[Password]``,
+    ``${DB_PASSWORD}``, ``get_password()`` or ``password=user_password``).
 
 Patterns cannot start inside a longer token, which keeps each search linear in the text.
 """
@@ -107,7 +108,7 @@ _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "windows_product_key",
         re.compile(r"(?<![\w-])[A-Z0-9]{5}(?:-[A-Z0-9]{5}){4}(?![\w-])", _A),
     ),
-    ("password", re.compile(r"(?i:\b(?:password|passwd|pwd))\s*[:=]\s*[\"']?([^\s\"']{8,128})", _A)),
+    ("password", re.compile(r"(?<![A-Za-z])(?i:password|passwd)\s*[:=]\s*[\"']?([^\s\"']{8,128})", _A)),
 )
 
 
@@ -129,6 +130,13 @@ def _windows_key_ok(key: str) -> bool:
 
 
 def _password_ok(value: str) -> bool:
+    # Placeholders and code are not passwords: "[Password]", "<secret>", "${PASS}",
+    # "%(pw)s", "os.getenv('PW')", "Optional[str]", "options[".
+    if value[0] in "<$%" or any(ch in value for ch in "([{"):
+        return False
+    # "password = master_password," is code passing a variable, not a password.
+    if re.fullmatch(r"[A-Za-z_.]+[,;]?", value):
+        return False
     has_letter = any(ch.isalpha() for ch in value)
     has_other = any(not ch.isalpha() for ch in value)
     # "********" and "xxxxxxxx" are redactions, not passwords.

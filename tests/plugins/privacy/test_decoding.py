@@ -60,8 +60,11 @@ def test_base64_line_followed_by_a_prose_line():
 
 
 def test_base64_unicode():
-    encoded = base64.b64encode("Zürich ☃ 東京".encode()).decode()
-    assert decode_encoded_parts(f"Résumé: {encoded}", ["base64"]).text == "Résumé: Zürich ☃ 東京"
+    encoded = base64.b64encode("Zürich ☃ 東京 und São Paulo".encode()).decode()
+    assert decode_encoded_parts(f"Résumé: {encoded}", ["base64"]).text == "Résumé: Zürich ☃ 東京 und São Paulo"
+    # Mostly multi-byte text needs 18 bytes: "東京大阪名古屋" is 7 x 3 = 21 bytes, "東京" only 6.
+    assert decode_encoded_parts(base64.b64encode("東京大阪名古屋".encode()).decode(), ["base64"]).text == "東京大阪名古屋"
+    assert decode_encoded_parts(base64.b64encode("東京".encode()).decode(), ["base64"]).parts == []
 
 
 @pytest.mark.parametrize(
@@ -70,6 +73,10 @@ def test_base64_unicode():
         "I cannot help with encoding questions or information requests.",
         "Passwords should be at least twelve characters long.",
         "SGk=",  # "Hi": shorter than the minimum run
+        "Ruairidh",  # a name that decodes to valid UTF-8: "F梮'a" (mostly non-ASCII, short)
+        "Mispelon",  # decodes to "2+)zZ'", but is spelled like a word
+        "a01106c2",  # hex digits only: an ID, not base64
+        "Welcome to\nAmazon Web",  # a run over a line break that is only words
         base64.b64encode(b"\x00\x01\x02\x03\x04\x05").decode(),  # control characters
         base64.b64encode(b"\xff\xfe\xfd\xfc\xfb\xfa").decode(),  # not UTF-8
         base64.b64encode(b"!!!!!! ?? ..").decode(),  # no letter or digit
@@ -86,6 +93,13 @@ def test_hex_forms(encoded):
     decoded = decode_encoded_parts(f"Hex: {encoded}\nDone.", ["base16"])
     assert decoded.text == f"Hex: {SECRET}\nDone."
     assert decoded.parts[0].start == 5
+
+
+def test_hex_of_a_number_is_decoded():
+    # "4111 1111 1111 1111" in hex holds decimal digits only; it decodes to a number.
+    encoded = "4111 1111 1111 1111".encode().hex()
+    assert encoded.isdigit()
+    assert decode_encoded_parts(encoded, ["base16"]).text == "4111 1111 1111 1111"
 
 
 def test_hex_with_byte_prefixes():
@@ -110,8 +124,12 @@ def test_hex_run_that_swallowed_hex_words_is_trimmed():
         "The deadbeef cafebabe values",  # not UTF-8
         "Year 20242025",  # " $ %": no letter
         "4a6f686",  # odd number of digits
-        "4a6f68",  # 3 bytes: below the minimum
+        "4a6f686e20",  # "John ": 5 bytes, below the minimum
         "12345678",  # control characters
+        "commit 4772256e",  # "Gr%n": 4 bytes, below the minimum of 6
+        "hash 5825757e6055513e",  # "X%u~`UQ>": does not read as text
+        "313528775154 287466396145",  # decimal digits that "decode" to "15(wQT": a number table
+        "223526372128",  # decimal digits that "decode" to '"5&7!(': not a number either
         "token4a6f686e",  # glued to a word
     ],
 )

@@ -54,6 +54,12 @@ def test_card_found(card):
         "41111111111111111111",  # 20 digits: too long
         "4111 1111 1111 1111 1",  # a fifth group that is not part of any card format
         "x4111111111111111",  # glued to a word
+        "lgamma 5 -> 3.1780538303479458",  # decimals of a number (Luhn-valid by chance)
+        "4111111111111111.5",
+        "ecs-svc/5191625155316533644",  # an ID in a path (Luhn-valid by chance)
+        "creationTime: 1433189873898",  # a millisecond timestamp: cards never start with 1
+        "8358592947469418495",  # nor with 8
+        "5105105105102",  # 13 digits, Luhn-valid, but only Visa (4) issued 13-digit cards
     ],
 )
 def test_card_rejected(text):
@@ -88,6 +94,7 @@ def test_ssn_found(ssn):
         "123-45 6789",  # mixed separators
         "123456789",  # bare digits are not reported
         "1123-45-6789",  # part of a longer number
+        "0.123-45-6789",
     ],
 )
 def test_ssn_rejected(ssn):
@@ -151,6 +158,7 @@ def test_phone_found(phone):
         "Call 4155552671",  # no separators
         "+12 345",  # too few digits
         "+1234567890123456",  # 16 digits: over the E.164 limit
+        "+01115551212",  # no country code starts with 0
         "Dial 911",
         "3 + 4 = 7",
     ],

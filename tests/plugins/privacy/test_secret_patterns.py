@@ -65,7 +65,7 @@ GOOGLE = "AIzaSyA-1234567890abcdefghijklmnopqrstu"  # AIza + 35
         ("jwt", JWT),
         ("windows_product_key", "VK7JG-NPHTM-C97JM-9MPGT-3V66T"),
         ("password", "password: Summer2024!"),
-        ("password", "PWD=hunter2hunter2"),
+        ("password", "PASSWD=hunter2hunter2"),
     ],
 )
 def test_each_kind_found(kind, secret):
@@ -94,6 +94,13 @@ def test_each_kind_found(kind, secret):
         "Your password: must be long",  # the value is prose
         "password: ********",  # already redacted
         "Set PASSWORD=letmein",  # 7 characters and letters only
+        "USERNAME=testuser,PASSWORD=[Password]",  # a placeholder
+        "password = os.getenv('DB_PASSWORD')",  # code
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "pwd = os.getcwd()",  # the shell's pwd, not a password
+        "password=password,",  # code passing a variable
+        "password: Optional[str] = None",  # a type annotation
+        "self.master_user_password = cluster.master_user_password",
     ],
 )
 def test_false_positives_rejected(text):
@@ -114,6 +121,12 @@ def test_false_positives_rejected(text):
 )
 def test_ordinary_prose_has_no_secrets(text):
     assert find_secrets(text) == []
+
+
+def test_password_in_an_environment_variable():
+    [match] = find_secrets("export DB_PASSWORD='s3cr3t-Value'")
+    # The match starts at the keyword; the variable's prefix is kept out of it.
+    assert (match.kind, match.masked) == ("password", "PASSWORD='************")
 
 
 def test_truncated_pem_key_still_counts():
