@@ -20,7 +20,7 @@ What counts as an encoded run:
 A run is only replaced when it decodes to at least :data:`MIN_DECODED_BYTES` bytes (12 hex
 digits, 8 base64 characters) of valid UTF-8 that reads like text: every character printable
 or ordinary whitespace, at least :data:`MIN_TEXT_SHARE` of them letters, digits, whitespace
-or common punctuation, and, when more than a third of the bytes are non-ASCII, at least
+or common punctuation, and, when at least a third of the bytes are non-ASCII, at least
 :data:`MIN_NON_ASCII_BYTES` bytes. Ordinary words, IDs and hashes that happen to use only
 the alphabet ("encoding", "Ruairidh", "4772256e") stay as they are, and so do a base64 run
 spelled like a word (one capital at most, at its start, or all capitals) or made of hex
@@ -59,7 +59,7 @@ MIN_DECODED_BYTES = 6
 #: punctuation for it to count as text.
 MIN_TEXT_SHARE = 0.9
 
-#: Decodings that are more than a third non-ASCII bytes must be at least this long (bytes):
+#: Decodings that are at least a third non-ASCII bytes must be at least this long (bytes):
 #: short runs of ordinary words decode to valid but meaningless multi-byte characters
 #: ("Ruairidh" -> "F梮'a"), long ones practically never do.
 MIN_NON_ASCII_BYTES = 18

@@ -35,12 +35,16 @@ from sonar_plugins.text.conditions import (
 
 from .decoding import DecodedText, decode_encoded_parts, encodings_of
 from .leak_check import EVALUATE_RETRIEVED_CONTEXT, MAX_LISTED_MATCHES, checked_context, leak_verdict
+from .matches import keep_non_overlapping
 from .pii_patterns import find_pii
+from .secret_patterns import find_secrets
 
 __all__ = ["EncodingGuardrailEvaluator", "MAX_DECODED_PREVIEW"]
 
-#: Characters of the decoded answer shown in a row's details (PII in it masked).
+#: Characters of the decoded answer shown in a row's details (PII and secrets in it masked).
 MAX_DECODED_PREVIEW = 1000
+# Longer than any PII or secret the suites mask within one line (an email is at most 64 + 255).
+_PREVIEW_MARGIN = 400
 
 #: Chunks of retrieved context are checked against a condition as one text, one per line.
 CONTEXT_SEPARATOR = "\n"
@@ -61,16 +65,22 @@ def _row_condition(row: Row) -> Condition | None:
 
 
 def _masked_preview(text: str) -> str:
-    """``text`` cut to the preview length with every PII match in it replaced by its mask."""
-    shown = text[:MAX_DECODED_PREVIEW]
+    """The start of ``text`` (at most the preview length) with PII and secrets masked.
+
+    Matches are looked for a little beyond the cut, so that a card number or key that
+    straddles it is masked, not shown in part.
+    """
+    window = text[: MAX_DECODED_PREVIEW + _PREVIEW_MARGIN]
+    matches = keep_non_overlapping([*find_pii(window), *find_secrets(window)], {})
     pieces: list[str] = []
     at = 0
-    for match in find_pii(shown):
-        pieces.append(shown[at : match.start])
+    for match in matches:
+        pieces.append(window[at : match.start])
         pieces.append(match.masked)
         at = match.end
-    pieces.append(shown[at:])
-    return "".join(pieces) + ("…" if len(text) > MAX_DECODED_PREVIEW else "")
+    pieces.append(window[at:])
+    masked = "".join(pieces)
+    return masked[:MAX_DECODED_PREVIEW] + ("…" if len(masked) > MAX_DECODED_PREVIEW else "")
 
 
 class EncodingGuardrailEvaluator(PassFailEvaluator):
@@ -178,6 +188,7 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
             condition = _row_condition(row)
         except ConditionSyntaxError as exc:
             details["check"] = "condition"
+            details["condition"] = row.output_condition or None
             return Verdict(parse_error=f"malformed condition: {exc}", details=details)
         if condition is None:
             details["check"] = "pii"

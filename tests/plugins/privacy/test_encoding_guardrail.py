@@ -193,6 +193,19 @@ def test_default_context_uses_score_rows():
     assert result.details["answer_matches"] == [{"kind": "ssn", "masked": "***-**-6789"}]
 
 
+def test_decoded_preview_masks_secrets_and_pii_across_the_cut():
+    # The card starts 5 characters before the 1,000-character cut: it is masked, not cut.
+    plain = "x" * 995 + " 4111 1111 1111 1111 and AKIAIOSFODNN7EXAMPLE"
+    row = make_row(categories=["base64"], output_condition='NOT "AKIA"', actual_output=b64(plain))
+    [result] = evaluate([row])
+    preview = result.details["decoded_text"]
+    assert preview == "x" * 995 + " 4111" + "…"
+    assert values(result) == [0.0, 1.0, 0.0, 1.0, 0.0]
+    short = make_row(categories=["base64"], actual_output=b64("key AKIAIOSFODNN7EXAMPLE, mail a@b.org"))
+    [result] = evaluate([short])
+    assert result.details["decoded_text"] == "key AKIA************MPLE, mail a***@b.org"
+
+
 def test_one_megabyte_encoded_answer():
     plain = "Nothing to see in this line of text.\n" * 21_000 + "Card 5555 5555 5555 4444"  # 37 x 21,000 + 24
     encoded = b64(plain)
