@@ -45,6 +45,8 @@ class ScoredEvaluator:
     cls: type[Evaluator]
     params: dict[str, Any]
     thresholds: dict[str, float]
+    #: The job's name in the run (the evaluator id unless the config named it).
+    label: str = ""
     scored: list[tuple[Row, RowResult]] = field(default_factory=list)
     skipped: list[SkippedRow] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)

@@ -49,13 +49,13 @@ def _best_worst(ev, insight_type, ranked, label, metric_key, unit=""):
     return [
         _insight(
             ev, insight_type,
-            f"{best} is the {label[0]} model ({best_v:.4f}{unit}).",
+            f"{best} is the {label[0]} ({best_v:.4f}{unit}).",
             f"Prefer {best} where {ev.cls.display_name} matters.",
             {"model_name": best, "metric_id": metric_key, "value": best_v, "rank": "best"},
         ),
         _insight(
             ev, insight_type,
-            f"{worst} is the {label[1]} model ({worst_v:.4f}{unit}).",
+            f"{worst} is the {label[1]} ({worst_v:.4f}{unit}).",
             f"Investigate {worst}'s failing test cases before using it.",
             {"model_name": worst, "metric_id": metric_key, "value": worst_v, "rank": "worst"},
         ),
@@ -69,23 +69,23 @@ def standard_insights(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     primary = ev.primary
     aggregates = ev.aggregates()
     ranked = _ranked({m: v[primary.key] for m, v in aggregates.items()}, primary.higher_is_better)
-    insights += _best_worst(ev, "accuracy", ranked, ("most accurate", "least accurate"), primary.key)
+    insights += _best_worst(ev, "accuracy", ranked, (f"best model by {primary.display_name}",
+                                                     f"worst model by {primary.display_name}"), primary.key)
 
     retrieval = [m for m in ev.cls.metrics if m.role is MetricRole.RETRIEVAL_FAILURE]
     if retrieval:
         key = retrieval[0].key
         ranked_retrieval = _ranked({m: v[key] for m, v in aggregates.items()}, higher_is_better=False)
-        insights += _best_worst(
-            ev, "retrieval", ranked_retrieval, ("best context retrieval", "worst context retrieval"), key
-        )
+        insights += _best_worst(ev, "retrieval", ranked_retrieval,
+                                ("model with the best context retrieval", "model with the worst context retrieval"), key)
 
     insights += _most_difficult(ev)
 
     stats = model_stats([row for row, _ in ev.scored])
     times = _ranked({m: s["mean_time"] for m, s in stats.items()}, higher_is_better=False)
-    insights += _best_worst(ev, "performance", times, ("fastest", "slowest"), "mean_time", " s per answer")
+    insights += _best_worst(ev, "performance", times, ("fastest model", "slowest model"), "mean_time", " s per answer")
     costs = _ranked({m: s["total_cost"] for m, s in stats.items()}, higher_is_better=False)
-    insights += _best_worst(ev, "cost", costs, ("cheapest", "most expensive"), "total_cost", " USD in total")
+    insights += _best_worst(ev, "cost", costs, ("cheapest model", "most expensive model"), "total_cost", " USD in total")
     return insights
 
 

@@ -9,12 +9,13 @@ parse-failure counts and the model's total time and cost.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from .aggregate import ScoredEvaluator, model_stats
 from .contract import MetricRole, ResultKind
 
-__all__ = ["build_leaderboard", "leaderboard_markdown", "metric_meta", "LEADERBOARD_SCHEMA_VERSION"]
+__all__ = ["build_leaderboard", "leaderboard_markdown", "metric_meta", "md_cell", "LEADERBOARD_SCHEMA_VERSION"]
 
 LEADERBOARD_SCHEMA_VERSION = "1.0"
 
@@ -96,9 +97,10 @@ def _fmt(value: float | None, spec: str = ".4f") -> str:
     return "" if value is None else format(value, spec)
 
 
-def _md_cell(text: str) -> str:
-    # A pipe or newline in a model name would break the table.
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def md_cell(text: str) -> str:
+    """Model names come from datasets: escape HTML (many markdown viewers render it) and
+    the characters that would break the table."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
@@ -117,7 +119,7 @@ def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for row in board["rows"]:
         values = row["metrics"]
-        cells = [str(row["rank"]), _md_cell(row["model"])]
+        cells = [str(row["rank"]), md_cell(row["model"])]
         if board["kind"] == "bool":
             cells += [str(row["counts"]["pass"]), str(row["counts"]["fail"]), _fmt(values[primary.key])]
             cells += [_fmt(values[m.key]) for m in ev.cls.metrics if m.key != primary.key and m.role in (

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from . import names
 from .aggregate import ScoredEvaluator, SkippedRow
 from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
-from .artifacts.formats import write_json
+from .artifacts.formats import write_atomic, write_json
 from .artifacts.html import render_index
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
@@ -166,7 +166,7 @@ def _job_logger(job: Job) -> tuple[logging.Logger, logging.Handler]:
 def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int, advance: Callable[[int], None],
               logger: logging.Logger) -> ScoredEvaluator:
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded."""
-    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds)
+    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     wanted = set(job.spec.categories)
     eligible: list[Row] = []
     for row in dataset.rows:
@@ -321,6 +321,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
                 handler.close()
             journal.event("evaluator scored", "Runner", "execute_run", evaluator=job.label, rows=len(scored.scored),
                           skipped_rows=len(scored.skipped), problems=len(summary["problems"]))
+            journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
             summaries.append(summary)
             executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})
             _write_run_json(run_dir, base, executed, result, summaries, status="running")
@@ -342,7 +343,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             result.message = (f"{len(gating)} problem(s) at or above severity {config.fail_on_problems} "
                               f"(--fail-on-problems)")
     _write_run_json(run_dir, base, executed, result, summaries, status=result.status)
-    (run_dir / names.INDEX_HTML).write_text(_render_index(base, result, summaries), encoding="utf-8")
+    write_atomic(run_dir / names.INDEX_HTML, _render_index(base, result, summaries).encode("utf-8"))
     journal.event("finished run", "Runner", "execute_run", status=result.status, exit_code=result.exit_code,
                   seconds=round(time.time() - started, 3))
     journal.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import html
 import json
 import math
 import zipfile
@@ -273,8 +274,13 @@ def test_leaderboards(run):
         assert table[0].startswith("| Rank | LLM |") and table[0].endswith("| Time (s) | Cost (USD) |")
         if kind == "bool":
             assert table[0].startswith("| Rank | LLM | Pass | Fail |")
-        assert [line.split(" | ")[1] for line in table[1:]] == full["ranking"]
+        # Model names come from the dataset: escaped, so a markdown viewer cannot render them as HTML.
+        assert [line.split(" | ")[1] for line in table[1:]] == [
+            html.escape(m, quote=False).replace("|", "\\|") for m in full["ranking"]]
+        assert "<script>" not in markdown
         assert table[1].startswith("| 1 | ")
+        report = (folder / "work" / "report.md").read_text(encoding="utf-8")
+        assert "<script>" not in report
 
 
 def test_problems_and_severity_rule(run):

@@ -16,7 +16,7 @@ from .. import names
 from ..aggregate import ScoredEvaluator
 from ..contract import ResultKind
 from ..insights import standard_insights
-from ..leaderboards import build_leaderboard, leaderboard_markdown
+from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
 from ..problems import dataset_problems, flip_problems, make_problem, threshold_problems
 from .descriptor import descriptor
 from .eval_results import write_eval_results
@@ -76,14 +76,15 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
 
 
 def _report_md(ev: ScoredEvaluator, board_md: str, problems: list[dict], insights: list[dict]) -> str:
+    # Problem texts, model names and table cells come from datasets: md_cell escapes HTML.
     lines = [f"# {ev.cls.display_name}", "", ev.cls.description, "", board_md, "## Problems", ""]
-    lines += [f"- **{p['severity']}** {p['description']}" for p in problems] or ["No problems."]
+    lines += [f"- **{p['severity']}** {md_cell(p['description'])}" for p in problems] or ["No problems."]
     lines += ["", "## Insights", ""]
-    lines += [f"- *{i['insight_type']}*: {i['description']}" for i in insights] or ["No insights."]
+    lines += [f"- *{i['insight_type']}*: {md_cell(i['description'])}" for i in insights] or ["No insights."]
     for table in ev.tables:
-        lines += ["", f"## {table.title}", "", "| " + " | ".join(map(str, table.columns)) + " |",
+        lines += ["", f"## {md_cell(table.title)}", "", "| " + " | ".join(md_cell(c) for c in table.columns) + " |",
                   "|" + "|".join("---" for _ in table.columns) + "|"]
-        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in table.rows]
+        lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in table.rows]
     return "\n".join(lines) + "\n"
 
 

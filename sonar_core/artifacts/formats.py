@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import names
 
-__all__ = ["write_format", "write_json", "FORMAT_CLASSES"]
+__all__ = ["write_format", "write_json", "write_atomic", "FORMAT_CLASSES"]
 
 # The format class each MIME type stands for, as H2O Sonar's .meta files name them.
 FORMAT_CLASSES = {
@@ -23,16 +23,20 @@ FORMAT_CLASSES = {
 }
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary sibling and rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
 def write_json(path: Path, data: Any) -> None:
     """JSON with a stable key order and no NaN (NaN is not JSON), written atomically.
 
     A run killed mid-write must not leave a truncated run.json behind: resume reads it.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n",
-                         encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n").encode())
 
 
 def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str | Any]) -> Path:
@@ -41,10 +45,8 @@ def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str 
     folder.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         target = folder / name
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-        elif isinstance(content, str):
-            target.write_text(content, encoding="utf-8")
+        if isinstance(content, (bytes, str)):
+            write_atomic(target, content.encode("utf-8") if isinstance(content, str) else content)
         else:
             write_json(target, content)
     format_class = FORMAT_CLASSES[mime]

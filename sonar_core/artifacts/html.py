@@ -83,9 +83,11 @@ def evaluator_view(
     leader = ranking[0] if len(top) == 2 and top[0] is not None and top[0] != top[1] else None
     return {
         "id": ev.cls.id,
-        "display_name": ev.cls.display_name,
+        # Two jobs of one evaluator (different parameters) must stay apart on the page.
+        "display_name": ev.cls.display_name if ev.label in ("", ev.cls.id) else f"{ev.cls.display_name} ({ev.label})",
+        "label": ev.label or ev.cls.id,
         "tagline": ev.cls.tagline,
-        "anchor": f"ev-{ev.cls.id}",
+        "anchor": f"ev-{ev.label or ev.cls.id}",
         "dir_name": dir_name,
         "fragment_href": f"{dir_name}/{names.HTML_FRAGMENT}/{names.mime_dir(names.MIME_HTML)}/{names.EXPLANATION_STEM}.html",
         "board": board,
