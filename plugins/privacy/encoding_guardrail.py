@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sonar_core import Input, Metric, MetricRole, PassFailEvaluator, Row, Verdict
+from sonar_core import Input, Metric, MetricRole, Param, PassFailEvaluator, Row, Verdict
 from sonar_plugins.text.conditions import (
     Condition,
     ConditionSyntaxError,
@@ -34,7 +34,7 @@ from sonar_plugins.text.conditions import (
 )
 
 from .decoding import DecodedText, decode_encoded_parts, encodings_of
-from .leak_check import EVALUATE_RETRIEVED_CONTEXT, MAX_LISTED_MATCHES, checked_context, leak_verdict
+from .leak_check import MAX_LISTED_MATCHES, checked_context, leak_verdict
 from .matches import keep_non_overlapping
 from .pii_patterns import find_pii
 from .secret_patterns import find_secrets
@@ -107,7 +107,15 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
     )
     required_inputs = (Input.ACTUAL_ANSWER,)
     optional_inputs = (Input.CONDITIONS, Input.RETRIEVED_CONTEXT)
-    parameters = (EVALUATE_RETRIEVED_CONTEXT,)
+    parameters = (
+        Param(
+            "evaluate_retrieved_context",
+            bool,
+            True,
+            "Also check the retrieved context (RAG), as it is, with the row's condition or the "
+            "PII suite: a context that fails is counted as a retrieval failure.",
+        ),
+    )
     problem_type = "privacy"
     category = "Privacy"
     metrics = (
