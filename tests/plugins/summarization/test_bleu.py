@@ -9,7 +9,9 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
 from sonar_core import EvaluationContext, Input, ParameterError, ResultKind
 from sonar_core.testing import make_row, score_rows
-from sonar_plugins.summarization.bleu import BLEU_WEIGHTS, BleuEvaluator
+from nltk.tokenize import NLTKWordTokenizer
+
+from sonar_plugins.summarization.bleu import BLEU_WEIGHTS, BleuEvaluator, treebank_words
 
 ZEROS = {"bleu_1": 0.0, "bleu_2": 0.0, "bleu_3": 0.0, "bleu_4": 0.0}
 
@@ -154,3 +156,49 @@ def test_several_models_keep_row_order_and_rank_sensibly():
     # reference (11 tokens): p1 = 1/5, BP = exp(1 - 11/5) -> BLEU-1 = 0.2 * exp(-1.2) = 0.060239
     assert off["bleu_1"] == pytest.approx(0.2 * math.exp(-1.2), rel=1e-12)
     assert close["bleu_1"] > off["bleu_1"]
+
+
+# Pieces that exercise every NLTK tokenizer rule: quotes of all kinds, clitics and the
+# MacIntyre contractions, ellipses, dashes, brackets, symbols, numbers, unicode and whitespace.
+_PIECES = [
+    "the", "The", "cat", "sat", "on", "mat", "a", "A", "and", "fox", "Café", "naïve", "日本語", "Привет",
+    "don't", "Can't", "I'm", "we'll", "they're", "you've", "she'd", "it's", "O'Neil", "'tis", "'Twas",
+    "cannot", "Gimme", "gonna", "gotta", "lemme", "wanna", "d'ye", "more'n", "whaddya",
+    ",", ".", "...", "!", "?", ";", ":", "3:30", "1,000", "$3.88", "50%", "#tag", "@user", "a&b", "*",
+    "(x)", "[y]", "{z}", "<w>", "--", "—", "–", '"quoted"', "''", "``", "`", "'single'",
+    "«chevron»", "“curly”", "‘left’", "„low", "e.g.", "U.S.", "Mr.", "end.", "end.)", 'end."', "\n", "\t",
+    "\u00a0", "x\u0301", "🙂",
+]
+
+
+def _random_text(rng, max_words: int) -> str:
+    words = [rng.choice(_PIECES) for _ in range(rng.randint(0, max_words))]
+    return "".join(w + rng.choice([" ", " ", " ", "", "  ", ". ", "\n"]) for w in words)
+
+
+def test_fast_path_equals_nltk_word_tokenizer_and_sentence_bleu():
+    import random
+
+    rng = random.Random(2024)
+    ours = evaluator()
+    reference_tokenizer = NLTKWordTokenizer()
+    pairs = [("", ""), ("", "a"), ("a", ""), ("Yes", "Yes"), ("Yes", "No"), ("a b", "a"), ("日本語", "日本語 。")]
+    pairs += [(_random_text(rng, 30), _random_text(rng, 30)) for _ in range(150)]
+    pairs += [(_random_text(rng, 12), _random_text(rng, 3)) for _ in range(50)]  # short answers
+    smoothing = SmoothingFunction(epsilon=0.1).method1
+    for expected, actual in pairs:
+        for text in (expected, actual):
+            for sentence in ours.ctx.split_sentences(text):
+                assert treebank_words(sentence) == reference_tokenizer.tokenize(sentence), sentence
+        ref, cand = ours.tokenize(expected), ours.tokenize(actual)
+        got = ours.score_texts(expected, actual)
+        if not ref or not cand:
+            assert got == ZEROS
+            continue
+        # NLTK's auto_reweigh idea for every n: an answer of c < n tokens uses BLEU-c's weights.
+        weights = [BLEU_WEIGHTS[min(n, len(cand)) - 1] for n in range(1, 5)]
+        expected_scores = sentence_bleu([ref], cand, weights=weights, smoothing_function=smoothing)
+        assert got == dict(zip(ZEROS, map(float, expected_scores))), (expected, actual)  # bit-identical
+    scored = [r.values for r in ours.evaluate([row(e, a, case=f"tc{i}") for i, (e, a) in enumerate(pairs)])]
+    assert scored == [ours.score_texts(e, a) for e, a in pairs]
+    assert sum(v["bleu_4"] > 0 for v in scored) > 20  # the pairs are not all trivial zeros
