@@ -28,6 +28,7 @@ tokens). Matching is case-sensitive unless the ``lowercase`` parameter is set.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, OrderedDict
 from typing import ClassVar, Iterable, Sequence
 
@@ -60,23 +61,58 @@ def _unguarded(pattern):
     return getattr(pattern, "_rx", pattern).sub
 
 
+# Characters without which an NLTK pattern cannot match (by pattern source): most sentences hold
+# none of them, so most of the 33 substitutions per sentence are skipped. A pattern missing
+# here (e.g. after an NLTK upgrade) simply always runs; the tests compare with NLTK itself.
+_NEEDS = {
+    "([«“‘„]|[`]+)": "«“‘„`", r"^\"": '"', "(``)": "`", r"([ \(\[{<])(\"|\'{2})": "\"'",
+    r"(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)": "'",
+    r'([^\.])(\.)([\]\)}>"\'' "»”’ " r"]*+)\s*$": ".", r"([:,])([^\d])": ":,", r"([:,])$": ":,",
+    r"\.{2,}": ".", r"[;@#$%&]": ";@#$%&", r"[\u2012-\u2015]": "\u2012\u2013\u2014\u2015",
+    r'([^\.])(\.)([\]\)}>"\']*)\s*$': ".", r"[?!]": "?!", r"([^'])' ": "'", r"[*]": "*",
+    r"[\]\[\(\)\{\}\<\>]": "[](){}<>", r"--": "-", "([»”’])": "»”’", r"''": "'", r'"': '"',
+    r"([^' ])('[sS]|'[mM]|'[dD]|') ": "'", r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ": "'",
+}
+
+
+def _steps(pairs) -> list[tuple[frozenset[str] | None, object, str, frozenset[str]]]:
+    # NLTK wraps most patterns in ``nltk.redos.TimedPattern`` (a ``regex`` pattern run under a
+    # wall-clock timeout); the wrapper costs more than the match on short sentences. These are
+    # NLTK's own constant patterns, so we call the same compiled pattern directly: same output.
+    steps = []
+    for pattern, replacement in pairs:
+        needs = _NEEDS.get(pattern.pattern)
+        sub = getattr(pattern, "_rx", pattern).sub
+        # A substitution can only bring in characters of its replacement text (e.g. '"' -> "''").
+        steps.append((frozenset(needs) if needs else None, sub, replacement, frozenset(replacement)))
+    return steps
+
+
 _T = NLTKWordTokenizer
-# NLTKWordTokenizer.tokenize (convert_parentheses=False) as (sub, replacement) steps, in its order.
-_BEFORE_PADDING = [
-    (_unguarded(p), r) for p, r in (*_T.STARTING_QUOTES, *_T.PUNCTUATION, _T.PARENS_BRACKETS, _T.DOUBLE_DASHES)
-]
-_AFTER_PADDING = [(_unguarded(p), r) for p, r in _T.ENDING_QUOTES] + [
-    (_unguarded(p), r" \1 \2 ") for p in (*_T.CONTRACTIONS2, *_T.CONTRACTIONS3)
-]
+# NLTKWordTokenizer.tokenize (convert_parentheses=False), step by step, in its order.
+_BEFORE_PADDING = _steps((*_T.STARTING_QUOTES, *_T.PUNCTUATION, _T.PARENS_BRACKETS, _T.DOUBLE_DASHES))
+_AFTER_PADDING = _steps(_T.ENDING_QUOTES)
+_CONTRACTIONS = _steps((p, r" \1 \2 ") for p in (*_T.CONTRACTIONS2, *_T.CONTRACTIONS3))
+# Every contraction pattern's match contains its groups' letters verbatim (same engine, same
+# case-insensitivity), so when this finds nothing none of the ten can match.
+_ANY_CONTRACTION = re.compile(r"(?i)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna|'tis|'twas")
 
 
 def treebank_words(sentence: str) -> list[str]:
     """``NLTKWordTokenizer().tokenize(sentence)``, token for token, without NLTK's per-call overhead."""
-    for sub, replacement in _BEFORE_PADDING:
-        sentence = sub(replacement, sentence)
+    chars = set(sentence)  # a superset of the sentence's characters at every step
+    for needs, sub, replacement, adds in _BEFORE_PADDING:
+        if needs is None or not needs.isdisjoint(chars):
+            sentence = sub(replacement, sentence)
+            chars |= adds
     sentence = " " + sentence + " "
-    for sub, replacement in _AFTER_PADDING:
-        sentence = sub(replacement, sentence)
+    for needs, sub, replacement, adds in _AFTER_PADDING:
+        if needs is None or not needs.isdisjoint(chars):
+            sentence = sub(replacement, sentence)
+            chars |= adds
+    if _ANY_CONTRACTION.search(sentence):
+        for _, sub, replacement, _ in _CONTRACTIONS:
+            sentence = sub(replacement, sentence)
     return sentence.split()
 
 
