@@ -1,7 +1,7 @@
 """BLEU evaluator: cumulative BLEU-1 to BLEU-4 of the actual answer against the expected answer.
 
-Scores are NLTK's ``sentence_bleu`` with one reference (the expected answer), computed in one
-call for the four weight vectors below, and this smoothing:
+Scores are bit-for-bit NLTK's ``sentence_bleu`` with one reference (the expected answer), the
+four weight vectors below and this smoothing, computed here from one set of n-gram counts:
 
 * BLEU-n is the *cumulative* score: brevity penalty x geometric mean of the modified
   (clipped) 1..n-gram precisions with uniform weights 1/n: BLEU-1 = (1,), BLEU-2 =
@@ -182,7 +182,7 @@ class BleuEvaluator(Evaluator):
         "epsilon 0.1), so one missing order does not zero the score; with no matching word at "
         "all the score is 0. Tokens are NLTK's Treebank word tokens of each sentence "
         "(untrained Punkt sentence split, no data download); case-sensitive unless "
-        "`lowercase` is set. An empty answer or expected answer scores 0. Computed with "
+        "`lowercase` is set. An empty answer or expected answer scores 0. Scores equal "
         "NLTK's `sentence_bleu`."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
