@@ -106,6 +106,23 @@ class Metric:
     data_type: str = "float"
     display_format: str = ".4f"
 
+    def meta(self, threshold: float | None = None, is_primary: bool | None = None) -> dict[str, Any]:
+        """The ``metrics_meta`` entry (H2O Sonar's shape) with the threshold in force."""
+        return {
+            "key": self.key,
+            "display_name": self.display_name,
+            "data_type": self.data_type,
+            "display_value": self.display_format,
+            "description": self.description,
+            "value_range": list(self.value_range),
+            "higher_is_better": self.higher_is_better,
+            "threshold": self.threshold if threshold is None else threshold,
+            "is_primary_metric": self.is_primary if is_primary is None else is_primary,
+            "parent_metric": "",
+            "exclude": False,
+            "role": self.role.value if self.role else None,
+        }
+
     def fails(self, value: float | None, threshold: float | None = None) -> bool:
         """Whether ``value`` is on the wrong side of the threshold."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -300,6 +317,13 @@ class Evaluator:
     def qualified_name(cls) -> str:
         """``module.Class``: the descriptor id and the result folder's stem."""
         return f"{cls.__module__}.{cls.__qualname__}"
+
+    @classmethod
+    def metrics_meta(cls, thresholds: dict[str, float] | None = None) -> list[dict[str, Any]]:
+        """``metrics_meta`` of every metric; ``thresholds`` overrides the defaults."""
+        thresholds = thresholds or {}
+        primary = cls.primary_metric().key
+        return [m.meta(thresholds.get(m.key), m.key == primary) for m in cls.metrics]
 
     @classmethod
     def metric(cls, key: str) -> Metric:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .aggregate import ScoredEvaluator, mean, model_stats
 from .contract import MetricRole
+from .problems import report_item
 
 __all__ = ["standard_insights", "INSIGHTS_SCHEMA_VERSION"]
 
@@ -22,15 +23,7 @@ INSIGHTS_SCHEMA_VERSION = "1.0"
 
 def _insight(ev: ScoredEvaluator, insight_type: str, description: str, actions: str, attrs: dict) -> dict[str, Any]:
     return {
-        "schema_version": INSIGHTS_SCHEMA_VERSION,
-        "description": description,
-        "actions_description": actions,
-        "actions_codes": [],
-        "explainer_id": ev.cls.qualified_name(),
-        "explainer_name": ev.cls.display_name,
-        "evaluator_id": ev.cls.id,
-        "explanation_type": "global-html-fragment",
-        "resources": [],
+        **report_item(ev, description, actions, INSIGHTS_SCHEMA_VERSION),
         "insight_type": insight_type,
         "insight_attrs": attrs,
     }

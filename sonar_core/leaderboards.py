@@ -22,23 +22,7 @@ LEADERBOARD_SCHEMA_VERSION = "1.0"
 
 def metric_meta(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     """``metrics_meta`` entries (H2O Sonar's shape) with the thresholds in force."""
-    return [
-        {
-            "key": m.key,
-            "display_name": m.display_name,
-            "data_type": m.data_type,
-            "display_value": m.display_format,
-            "description": m.description,
-            "value_range": list(m.value_range),
-            "higher_is_better": m.higher_is_better,
-            "threshold": ev.thresholds[m.key],
-            "is_primary_metric": m.is_primary or m is ev.primary,
-            "parent_metric": "",
-            "exclude": False,
-            "role": m.role.value if m.role else None,
-        }
-        for m in ev.cls.metrics
-    ]
+    return ev.cls.metrics_meta(ev.thresholds)
 
 
 def _ranking(ev: ScoredEvaluator, aggregates: dict[str, dict[str, float | None]]) -> list[str]:

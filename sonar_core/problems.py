@@ -49,6 +49,23 @@ def threshold_severity(metric: Metric, score: float, threshold: float) -> str:
     return "HIGH" if score >= threshold + (hi - threshold) / 2 - eps else "MEDIUM"
 
 
+def report_item(ev: ScoredEvaluator, description: str, actions: str, schema_version: str) -> dict[str, Any]:
+    """Fields a problem and an insight share (H2O Sonar's base keys)."""
+    return {
+        "schema_version": schema_version,
+        "description": description,
+        "description_html": html.escape(description),
+        "actions_description": actions,
+        "actions_codes": [],
+        "explainer_id": ev.cls.qualified_name(),
+        "explainer_name": ev.cls.display_name,
+        "evaluator_id": ev.cls.id,
+        "evaluator_label": ev.label or ev.cls.id,
+        "explanation_type": "global-html-fragment",
+        "resources": [],
+    }
+
+
 def make_problem(
     ev: ScoredEvaluator,
     *,
@@ -61,16 +78,7 @@ def make_problem(
     """A problem dict in the problems_and_actions.json shape."""
     code, code_description = _AVID.get(problem_type, ("", ""))
     return {
-        "schema_version": PROBLEMS_SCHEMA_VERSION,
-        "description": description,
-        "description_html": html.escape(description),
-        "actions_description": actions,
-        "actions_codes": [],
-        "explainer_id": ev.cls.qualified_name(),
-        "explainer_name": ev.cls.display_name,
-        "evaluator_id": ev.cls.id,
-        "explanation_type": "global-html-fragment",
-        "resources": [],
+        **report_item(ev, description, actions, PROBLEMS_SCHEMA_VERSION),
         "severity": severity,
         "problem_type": problem_type,
         "problem_attrs": {

@@ -67,7 +67,6 @@ def descriptor(cls: type[Evaluator], params: dict[str, Any] | None = None,
         keywords.append("requires_llm_judge")
     if cls.supports_gpu:
         keywords.append("supports_gpu")
-    primary = cls.primary_metric()
     return {
         "schema_version": names.SCHEMA_VERSION,
         "id": cls.qualified_name(),
@@ -88,21 +87,5 @@ def descriptor(cls: type[Evaluator], params: dict[str, Any] | None = None,
         "requires_judge": cls.requires_judge,
         "supports_gpu": cls.supports_gpu,
         "parameters": parameter_entries(cls, params),
-        "metrics_meta": [
-            {
-                "key": m.key,
-                "display_name": m.display_name,
-                "data_type": m.data_type,
-                "display_value": m.display_format,
-                "description": m.description,
-                "value_range": list(m.value_range),
-                "higher_is_better": m.higher_is_better,
-                "threshold": thresholds.get(m.key, m.threshold),
-                "is_primary_metric": m.key == primary.key,
-                "parent_metric": "",
-                "exclude": False,
-                "role": m.role.value if m.role else None,
-            }
-            for m in cls.metrics
-        ],
+        "metrics_meta": cls.metrics_meta(thresholds),
     }
