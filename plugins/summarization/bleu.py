@@ -53,14 +53,6 @@ _ZEROS = dict.fromkeys(_KEYS, 0.0)
 _REFERENCE_CACHE_SIZE = 4096
 
 
-def _unguarded(pattern):
-    # NLTK wraps most of its patterns in ``nltk.redos.TimedPattern`` (a ``regex`` pattern run
-    # under a wall-clock timeout); the wrapper and timeout bookkeeping cost more than the match
-    # itself on short sentences. These are NLTK's own constant patterns, so we call the same
-    # compiled ``regex`` (or ``re``) pattern directly: same engine, same output, ~2x faster.
-    return getattr(pattern, "_rx", pattern).sub
-
-
 # Characters without which an NLTK pattern cannot match (by pattern source): most sentences hold
 # none of them, so most of the 33 substitutions per sentence are skipped. A pattern missing
 # here (e.g. after an NLTK upgrade) simply always runs; the tests compare with NLTK itself.
