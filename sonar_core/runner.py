@@ -163,9 +163,12 @@ def _job_logger(job: Job) -> tuple[logging.Logger, logging.Handler]:
     return logger, handler
 
 
-def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int, advance: Callable[[int], None],
-              logger: logging.Logger) -> ScoredEvaluator:
-    """Run one evaluator over the dataset's eligible rows; problems of the data are recorded."""
+def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
+              progress: Callable[[int], Callable[[int], None]], logger: logging.Logger) -> ScoredEvaluator:
+    """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
+
+    ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
+    """
     scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     wanted = set(job.spec.categories)
     eligible: list[Row] = []
@@ -181,6 +184,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int, 
         journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
                       reason="empty required input")
     logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
+    advance = progress(len(eligible))
     ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger)
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
@@ -304,8 +308,9 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             logger, handler = _job_logger(job)
             journal.event("queuing item", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
             try:
-                advance = sink.task(job.cls.display_name, total=len(dataset))
-                scored = score_job(job, dataset, journal, config.batch_size, advance, logger)
+                label = job.cls.display_name if job.label == job.cls.id else job.label
+                scored = score_job(job, dataset, journal, config.batch_size,
+                                   lambda total: sink.task(label, total=total), logger)
                 summary = write_evaluator_dir(scored, job.folder)
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
