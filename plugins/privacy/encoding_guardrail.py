@@ -24,14 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from sonar_core import Input, Metric, MetricRole, Param, PassFailEvaluator, Row, Verdict
-from sonar_plugins.text.conditions import (
-    Condition,
-    ConditionSyntaxError,
-    RegexTimeout,
-    all_of,
-    constraints_condition,
-    parse_condition,
-)
+from sonar_plugins.text.condition_check import condition_verdict, row_condition
+from sonar_plugins.text.conditions import ConditionSyntaxError
 
 from .decoding import DecodedText, decode_encoded_parts, encodings_of
 from .leak_check import MAX_LISTED_MATCHES, checked_context, leak_verdict
@@ -45,24 +39,6 @@ __all__ = ["EncodingGuardrailEvaluator", "MAX_DECODED_PREVIEW"]
 MAX_DECODED_PREVIEW = 1000
 # Longer than any PII or secret the suites mask within one line (an email is at most 64 + 255).
 _PREVIEW_MARGIN = 400
-
-#: Chunks of retrieved context are checked against a condition as one text, one per line.
-CONTEXT_SEPARATOR = "\n"
-
-
-def _row_condition(row: Row) -> Condition | None:
-    """The row's output_condition AND its output_constraints, or None when it has neither.
-
-    Raises:
-        ConditionSyntaxError: a malformed condition or constraint pattern.
-    """
-    parts: list[Condition] = []
-    if row.output_condition.strip():
-        parts.append(parse_condition(row.output_condition))
-    if row.output_constraints:
-        parts.append(constraints_condition(row.output_constraints))
-    return all_of(*parts) if parts else None
-
 
 def _masked_preview(text: str) -> str:
     """The start of ``text`` (at most the preview length) with PII and secrets masked.
@@ -193,7 +169,7 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
         if decoded.parts:
             where = f"the decoded actual answer ({', '.join(sorted({p.encoding for p in decoded.parts}))})"
         try:
-            condition = _row_condition(row)
+            condition = row_condition(row)
         except ConditionSyntaxError as exc:
             details["check"] = "condition"
             details["condition"] = row.output_condition or None
@@ -206,38 +182,4 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
             return verdict
         details["check"] = "condition"
         details["condition"] = condition.source
-        return self._check_condition(condition, decoded.text, context, where, details)
-
-    def _check_condition(
-        self,
-        condition: Condition,
-        text: str,
-        context: list[str] | None,
-        where: str,
-        details: dict[str, Any],
-    ) -> Verdict:
-        timeout_s = self.ctx.regex_timeout_s
-        try:
-            answer = condition.evaluate(text, timeout_s)
-        except RegexTimeout as exc:
-            return Verdict(parse_error=f"{exc} on {where}", details=details)
-        messages: list[str] = []
-        if not answer.ok:
-            details["failed_part"] = answer.failed_part
-            messages.append(f"condition part '{answer.failed_part}' did not match {where}")
-        context_ok: bool | None = None
-        if context is not None:
-            try:
-                outcome = condition.evaluate(CONTEXT_SEPARATOR.join(context), timeout_s)
-            except RegexTimeout as exc:
-                return Verdict(parse_error=f"{exc} on the retrieved context", details=details)
-            context_ok = outcome.ok
-            if not outcome.ok:
-                details["context_failed_part"] = outcome.failed_part
-                messages.append(f"condition part '{outcome.failed_part}' did not match the retrieved context")
-        return Verdict(
-            answer_ok=answer.ok,
-            context_ok=context_ok,
-            error_message="; ".join(messages) or None,
-            details=details,
-        )
+        return condition_verdict(condition, decoded.text, context, self.ctx.regex_timeout_s, details, where)

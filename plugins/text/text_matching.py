@@ -14,26 +14,17 @@ from sonar_core.contract import Input, Metric, MetricRole, Param
 from sonar_core.dataset import Row
 from sonar_core.passfail import PassFailEvaluator, Verdict
 
-from .conditions import (
-    Condition,
-    ConditionSyntaxError,
-    RegexTimeout,
-    all_of,
-    constraints_condition,
-    parse_condition,
-)
+from .condition_check import condition_verdict, row_condition
+from .conditions import ConditionSyntaxError
 
 __all__ = ["TextMatchingEvaluator"]
-
-#: Retrieved-context chunks are checked as one text, one chunk per line.
-CONTEXT_SEPARATOR = "\n"
 
 
 class TextMatchingEvaluator(PassFailEvaluator):
     """Checks each row's condition on the actual answer and, optionally, the retrieved context."""
 
     id: ClassVar[str] = "text_matching"
-    display_name: ClassVar[str] = "Text Matching"
+    display_name: ClassVar[str] = "Text matching"
     tagline: ClassVar[str] = "Check that answers contain, or avoid, the strings and patterns a test case asks for."
     description: ClassVar[str] = (
         "Checks every answer against the test case's condition: a boolean expression whose "
@@ -111,19 +102,6 @@ class TextMatchingEvaluator(PassFailEvaluator):
         ),
     )
 
-    @staticmethod
-    def row_condition(row: Row) -> Condition | None:
-        """The condition a row asks for (its output_condition AND its output_constraints).
-
-        None when the row has neither. Raises ConditionSyntaxError for a malformed one.
-        """
-        parts: list[Condition] = []
-        if row.output_condition.strip():
-            parts.append(parse_condition(row.output_condition))
-        if row.output_constraints:
-            parts.append(constraints_condition(row.output_constraints))
-        return all_of(*parts) if parts else None
-
     def check(self, row: Row) -> Verdict:
         # The same detail keys on every row, so they line up as columns of the results.
         # (PassFailEvaluator fills parse_error in on parse failures.)
@@ -134,7 +112,7 @@ class TextMatchingEvaluator(PassFailEvaluator):
             "parse_error": None,
         }
         try:
-            condition = self.row_condition(row)
+            condition = row_condition(row)
         except ConditionSyntaxError as exc:
             return Verdict(parse_error=f"malformed condition: {exc}", details=details)
         if condition is None:
@@ -144,30 +122,6 @@ class TextMatchingEvaluator(PassFailEvaluator):
                 details=details,
             )
         details["condition"] = condition.source
-        timeout_s = self.ctx.regex_timeout_s
-        try:
-            answer = condition.evaluate(row.actual_output or "", timeout_s)
-        except RegexTimeout as exc:
-            return Verdict(parse_error=f"{exc} on the actual answer", details=details)
-        messages: list[str] = []
-        if not answer.ok:
-            details["failed_part"] = answer.failed_part
-            messages.append(f"condition part '{answer.failed_part}' did not match the actual answer")
-
-        context_ok: bool | None = None
-        if self.params.get("evaluate_retrieved_context", True) and row.has_input(Input.RETRIEVED_CONTEXT):
-            try:
-                context = condition.evaluate(CONTEXT_SEPARATOR.join(row.context), timeout_s)
-            except RegexTimeout as exc:
-                return Verdict(parse_error=f"{exc} on the retrieved context", details=details)
-            context_ok = context.ok
-            if not context.ok:
-                details["context_failed_part"] = context.failed_part
-                messages.append(f"condition part '{context.failed_part}' did not match the retrieved context")
-
-        return Verdict(
-            answer_ok=answer.ok,
-            context_ok=context_ok,
-            error_message="; ".join(messages) or None,
-            details=details,
-        )
+        check_context = self.params.get("evaluate_retrieved_context", True)
+        context = row.context if check_context and row.has_input(Input.RETRIEVED_CONTEXT) else None
+        return condition_verdict(condition, row.actual_output or "", context, self.ctx.regex_timeout_s, details)
