@@ -47,7 +47,7 @@ class LoopingDetectionEvaluator(Evaluator):
     """Scores how much each answer repeats itself: sentences, substrings, compressibility."""
 
     id: ClassVar[str] = "looping_detection"
-    display_name: ClassVar[str] = "Looping Detection"
+    display_name: ClassVar[str] = "Looping detection"
     tagline: ClassVar[str] = "Detect answers in which the generation went into a loop."
     description: ClassVar[str] = (
         "Measures how much an answer repeats itself, a sign that generation got stuck in a loop. "
