@@ -87,7 +87,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     4 strict-mode failure, 5 --fail-on-problems gate.
     """
     from .api import resume
-    from .config import EvaluatorSpec, load_config
+    from .config import load_config
     from .runner import execute_run
 
     show = sys.stderr.isatty() if progress is None else progress

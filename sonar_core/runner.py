@@ -33,7 +33,6 @@ from .errors import (
     EXIT_PROBLEMS,
     ConfigError,
     PluginError,
-    SonarError,
 )
 from .journal import Journal
 from .plugins import PluginHost, get_host
@@ -419,6 +418,3 @@ def _write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str
         },
     })
 
-
-def describe_error(exc: SonarError) -> str:
-    return str(exc).splitlines()[0]

@@ -10,7 +10,6 @@ rule), insights, .meta files, the work archive, HTML escaping, run.json and the 
 from __future__ import annotations
 
 import csv
-import io
 import html
 import json
 import math
@@ -386,17 +385,17 @@ def test_html_escapes_hostile_strings(run):
     pages = {"index.html": (run.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")}
     for evaluator_id, folder in _evaluator_dirs(run).items():
         pages[evaluator_id] = (folder / names.HTML_FRAGMENT / "text_html" / "explanation.html").read_text(encoding="utf-8")
-    for name, html in pages.items():
-        lowered = html.lower()
+    for name, page in pages.items():
+        lowered = page.lower()
         assert "<script" not in lowered and "<b>bold" not in lowered, name
-        parsed = _parse(html)
+        parsed = _parse(page)
         assert "script" not in parsed.tags, name
         text = "".join(parsed.text)
         for model in MODELS:
             assert model in text, (name, model)  # shown as text, after the escaping is decoded
-        assert "gpt-&lt;script&gt;alert(" in html and "llama &amp; " in html, name
+        assert "gpt-&lt;script&gt;alert(" in page and "llama &amp; " in page, name
         # The stylesheet is not escaped (entities inside <style> would break the CSS).
-        assert "details > summary" in html and "&#34;Segoe UI&#34;" not in html, name
+        assert "details > summary" in page and "&#34;Segoe UI&#34;" not in page, name
     fragments = {k: v for k, v in pages.items() if k != "index.html"}
     # The wrong answer with markup is among the weakest answers of at least one fragment.
     with_answer = [k for k, v in fragments.items() if HOSTILE_ANSWER in "".join(_parse(v).text)]
