@@ -259,7 +259,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
                 raise ConfigError(f"{run_dir}: the dataset changed since this run started; start a new run instead")
     else:
         run_id = config.run_id or f"{config.name}-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
-        run_dir = config.resolve_path(config.output_dir) / run_id
+        run_dir = config.resolve_path(config.output_dir).resolve() / run_id
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, host, run_id, run_dir)
