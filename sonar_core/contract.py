@@ -103,6 +103,9 @@ class Metric:
     role: MetricRole | None = None
     #: False for metrics that only mirror another (fail = 1 - pass): no problems of their own.
     raises_problems: bool = True
+    #: True when the value is a property of a model's whole set of rows (e.g. macro precision),
+    #: repeated on each of its rows: problems then name no failing rows, flips are not checked.
+    model_level: bool = False
     data_type: str = "float"
     display_format: str = ".4f"
 
@@ -121,6 +124,7 @@ class Metric:
             "parent_metric": "",
             "exclude": False,
             "role": self.role.value if self.role else None,
+            "model_level": self.model_level,
         }
 
     def fails(self, value: float | None, threshold: float | None = None) -> bool:

@@ -102,20 +102,24 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
             threshold = ev.thresholds[metric.key]
             if score is None or not metric.fails(score, threshold):
                 continue
-            failing = [
-                (row, result)
-                for row, result in ev.scored
-                if row.model_key == model and metric.fails(result.values.get(metric.key), threshold)
-            ]
             side = "below" if metric.higher_is_better else "above"
+            description = f"Model {model}: {metric.display_name} is {score:.4f}, {side} the threshold {threshold:g}"
+            if metric.model_level:
+                # A value of the whole set of rows: no single row is "on the wrong side".
+                failing = []
+                description += "."
+            else:
+                failing = [
+                    (row, result)
+                    for row, result in ev.scored
+                    if row.model_key == model and metric.fails(result.values.get(metric.key), threshold)
+                ]
+                total = sum(1 for r, _ in ev.scored if r.model_key == model)
+                description += f" ({len(failing)} of {total} test cases on the wrong side)."
             problems.append(
                 make_problem(
                     ev,
-                    description=(
-                        f"Model {model}: {metric.display_name} is {score:.4f}, {side} the threshold "
-                        f"{threshold:g} ({len(failing)} of {sum(1 for r, _ in ev.scored if r.model_key == model)} "
-                        f"test cases on the wrong side)."
-                    ),
+                    description=description,
                     severity=threshold_severity(metric, score, threshold),
                     problem_type=ev.cls.problem_type,
                     actions=(
@@ -143,6 +147,8 @@ def flip_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     (inconsistent, but not a regression).
     """
     metric = ev.primary
+    if metric.model_level:
+        return []  # one value per model: a single perturbed row cannot flip it
     threshold = ev.thresholds[metric.key]
     by_case_model = {(row.test_case_key, row.model_key): result for row, result in ev.scored}
     problems = []

@@ -155,6 +155,7 @@ class ClassificationEvaluator(Evaluator):
             "averaged over the classes of the expected answers. A model-level value, repeated "
             "on each of the model's rows.",
             threshold=0.75,
+            model_level=True,
         ),
         Metric(
             "recall",
@@ -162,6 +163,7 @@ class ClassificationEvaluator(Evaluator):
             "Macro recall: per class TP / (TP + FN), averaged over the classes of the expected "
             "answers. A model-level value, repeated on each of the model's rows.",
             threshold=0.75,
+            model_level=True,
         ),
         Metric(
             "f1",
@@ -170,6 +172,7 @@ class ClassificationEvaluator(Evaluator):
             "the classes of the expected answers. A model-level value, repeated on each of the "
             "model's rows.",
             threshold=0.75,
+            model_level=True,
         ),
     )
 

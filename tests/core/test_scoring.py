@@ -182,3 +182,28 @@ def test_threshold_overrides_and_metric_threshold(tmp_path, toy_host):
     # Flips at 0.35: A 0.9 -> 0.2 flips; B 0.4 -> 0.7 both pass; C 0.1 -> 0.1 no.
     kinds = sorted((p["problem_attrs"]["model_name"], p["problem_type"]) for p in result.problems)
     assert kinds == [("A", "robustness"), ("C", "accuracy")]
+
+
+def test_model_level_metric_problems_name_no_rows():
+    from sonar_core import Evaluator, Input, RowResult
+    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.problems import flip_problems, threshold_problems
+    from sonar_core.testing import make_row
+
+    class MacroEvaluator(Evaluator):
+        id = "macro"
+        display_name = "Macro"
+        required_inputs = (Input.ACTUAL_ANSWER,)
+        metrics = (Metric("macro_f1", "Macro F1", "A model-level value.", threshold=0.75, is_primary=True,
+                          model_level=True),)
+
+    rows = [make_row(test_case_key="t1", model_key="m", actual_output="a"),
+            make_row(test_case_key="t2", model_key="m", actual_output="b", original_test_case_key="t1")]
+    ev = ScoredEvaluator(cls=MacroEvaluator, params={}, thresholds={"macro_f1": 0.75},
+                         scored=[(rows[0], RowResult({"macro_f1": 0.5})), (rows[1], RowResult({"macro_f1": 0.5}))])
+    [problem] = threshold_problems(ev)
+    # 0.5 < 0.75 and above 0.375: MEDIUM; a model-level value lists no rows.
+    assert problem["description"] == "Model m: Macro F1 is 0.5000, below the threshold 0.75."
+    assert problem["severity"] == "MEDIUM"
+    assert problem["problem_attrs"]["dataset_row_keys"] == [] and problem["problem_attrs"]["test_case_keys"] == []
+    assert flip_problems(ev) == []
