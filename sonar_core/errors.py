@@ -7,6 +7,7 @@ Exit codes (docs/cli.md):
   3  bad input data: missing file, malformed JSON line, non-UTF-8 file, bad field
   4  a plugin failed to load or an evaluator's inputs are missing, under --strict
   5  --fail-on-problems: a problem at or above the given severity was found
+  130 the run was interrupted (Ctrl-C); finished evaluators are kept for --resume
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ __all__ = [
     "EXIT_DATA",
     "EXIT_STRICT",
     "EXIT_PROBLEMS",
+    "EXIT_INTERRUPTED",
+    "RunInterrupted",
 ]
 
 EXIT_OK = 0
@@ -30,6 +33,7 @@ EXIT_USAGE = 2
 EXIT_DATA = 3
 EXIT_STRICT = 4
 EXIT_PROBLEMS = 5
+EXIT_INTERRUPTED = 130
 
 
 class SonarError(Exception):
@@ -54,3 +58,13 @@ class PluginError(SonarError):
     """A plugin failed to load, or an evaluator cannot run, in strict mode."""
 
     exit_code = EXIT_STRICT
+
+
+class RunInterrupted(SonarError):
+    """The user interrupted a run; what finished is on disk and ``--resume`` continues it."""
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self, run_dir) -> None:
+        super().__init__(f"run interrupted; finished evaluators are kept: continue with `sonar run --resume {run_dir}`")
+        self.run_dir = run_dir

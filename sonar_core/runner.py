@@ -33,6 +33,7 @@ from .errors import (
     EXIT_PROBLEMS,
     ConfigError,
     PluginError,
+    RunInterrupted,
 )
 from .journal import Journal
 from .plugins import PluginHost, get_host
@@ -205,6 +206,12 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     return scored
 
 
+def _missing_columns(job: Job, dataset: LLMDataset) -> str | None:
+    """Why the dataset cannot feed ``job`` at all (no column for a required input), or None."""
+    missing = [needed.value for needed in job.cls.required_inputs if not dataset.has_column_for(needed)]
+    return f"the dataset has no column for required input(s): {', '.join(missing)}" if missing else None
+
+
 def _load_summary(folder: Path) -> dict[str, Any] | None:
     try:
         return json.loads((folder / names.EVALUATOR_SUMMARY).read_text(encoding="utf-8"))
@@ -263,6 +270,10 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, host, run_id, run_dir)
+    incompatible = {job.label: reason for job in jobs if (reason := _missing_columns(job, dataset))}
+    if config.strict and incompatible:
+        label, reason = next(iter(incompatible.items()))
+        raise PluginError(f"evaluator '{label}' cannot run: {reason}")
     run_dir.mkdir(parents=True, exist_ok=True)
 
     journal = Journal(run_dir / names.JOURNAL)
@@ -283,8 +294,43 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             "host": host, "started": started}
     _write_run_json(run_dir, base, executed, result, summaries, status="running")
 
+    try:
+        _run_jobs(base, incompatible, journal, result, summaries, executed, progress)
+    except KeyboardInterrupt:
+        journal.event("run interrupted", "Runner", "execute_run", finished=len(summaries))
+        journal.close()
+        raise RunInterrupted(run_dir) from None
+
+    result.problems = [p for s in summaries for p in s["problems"]]
+    result.insights = [i for s in summaries for i in s["insights"]]
+    result.executed = executed
+    result.status = "failed" if result.failed else "success"
+    if result.failed:
+        result.exit_code = EXIT_EVALUATOR_FAILED
+        result.message = f"{len(result.failed)} evaluator(s) failed: " + "; ".join(
+            f"{f['evaluator']}: {f['error']}" for f in result.failed)
+    if config.fail_on_problems:
+        limit = SEVERITY_ORDER[config.fail_on_problems]
+        gating = [p for p in result.problems if SEVERITY_ORDER.get(p["severity"], 9) <= limit]
+        if gating and result.exit_code == EXIT_OK:
+            result.exit_code = EXIT_PROBLEMS
+            result.message = (f"{len(gating)} problem(s) at or above severity {config.fail_on_problems} "
+                              f"(--fail-on-problems)")
+    _write_run_json(run_dir, base, executed, result, summaries, status=result.status)
+    write_atomic(run_dir / names.INDEX_HTML, _render_index(base, result, summaries).encode("utf-8"))
+    journal.event("finished run", "Runner", "execute_run", status=result.status, exit_code=result.exit_code,
+                  seconds=round(time.time() - started, 3))
+    journal.close()
+    return result
+
+
+def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journal, result: RunResult,
+              summaries: list[dict[str, Any]], executed: list[dict[str, Any]], progress: bool) -> None:
+    """Run each job in turn, keeping finished folders (resume) and recording failures."""
+    dataset: LLMDataset = base["dataset"]
+    config: RunConfig = base["config"]
     with _ProgressSink(progress) as sink:
-        for job in jobs:
+        for job in base["jobs"]:
             entry = {"key": job.job_id, "evaluator_id": job.cls.id, "name": job.label,
                      "explainer_id": job.cls.qualified_name(), "job_location": job.folder.name}
             if (job.folder / names.DONE_MARKER).is_file() and (summary := _load_summary(job.folder)):
@@ -294,13 +340,9 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
                 continue
             if job.folder.exists():
                 shutil.rmtree(job.folder)  # an unfinished folder from a killed run
-            missing = [needed.value for needed in job.cls.required_inputs if not dataset.has_column_for(needed)]
-            if missing:
-                reason = f"the dataset has no column for required input(s): {', '.join(missing)}"
+            if job.label in incompatible:
+                reason = incompatible[job.label]
                 journal.event("evaluator skipped", "Runner", "execute_run", evaluator=job.label, reason=reason)
-                if config.strict:
-                    journal.close()
-                    raise PluginError(f"evaluator '{job.label}' cannot run: {reason}")
                 result.skipped.append({"evaluator": job.label, "reason": reason})
                 continue
             job_started = time.time()
@@ -328,30 +370,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
             summaries.append(summary)
             executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})
-            _write_run_json(run_dir, base, executed, result, summaries, status="running")
+            _write_run_json(result.run_dir, base, executed, result, summaries, status="running")
         journal.event("finished pipeline", "Runner", "execute_run")
-
-    result.problems = [p for s in summaries for p in s["problems"]]
-    result.insights = [i for s in summaries for i in s["insights"]]
-    result.executed = executed
-    result.status = "failed" if result.failed else "success"
-    if result.failed:
-        result.exit_code = EXIT_EVALUATOR_FAILED
-        result.message = f"{len(result.failed)} evaluator(s) failed: " + "; ".join(
-            f"{f['evaluator']}: {f['error']}" for f in result.failed)
-    if config.fail_on_problems:
-        limit = SEVERITY_ORDER[config.fail_on_problems]
-        gating = [p for p in result.problems if SEVERITY_ORDER.get(p["severity"], 9) <= limit]
-        if gating and result.exit_code == EXIT_OK:
-            result.exit_code = EXIT_PROBLEMS
-            result.message = (f"{len(gating)} problem(s) at or above severity {config.fail_on_problems} "
-                              f"(--fail-on-problems)")
-    _write_run_json(run_dir, base, executed, result, summaries, status=result.status)
-    write_atomic(run_dir / names.INDEX_HTML, _render_index(base, result, summaries).encode("utf-8"))
-    journal.event("finished run", "Runner", "execute_run", status=result.status, exit_code=result.exit_code,
-                  seconds=round(time.time() - started, 3))
-    journal.close()
-    return result
 
 
 def _problem_counts(problems: list[dict[str, Any]]) -> dict[str, int]:

@@ -97,6 +97,7 @@ def test_missing_column_skips_evaluator_or_fails_in_strict_mode(monkeypatch, tmp
     assert strict.exit_code == 4
     assert strict.stderr == ("error: evaluator 'factual_knowledge' cannot run: the dataset has no column for "
                              "required input(s): expected_answer\n")
+    assert not (tmp_path / "out" / "s").exists()  # checked before anything ran
 
 
 def test_failing_evaluator_is_recorded_and_others_finish(monkeypatch, tmp_path, dataset):

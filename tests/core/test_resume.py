@@ -84,3 +84,26 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tmp_path, sonar_cli, toy_
     record = json.loads((run_dir / names.RUN_JSON).read_text())
     assert record["status"] == "success"
     assert [e.get("resumed", False) for e in record["result"]["executed_explainers"]] == [True, False, False]
+
+
+def test_ctrl_c_exits_130_with_resume_hint(tmp_path, sonar_cli, toy_env):
+    dataset = tmp_path / "d.json"
+    dataset.write_text(json.dumps(ROWS), encoding="utf-8")
+    run_dir = tmp_path / "out" / "r"
+    process = subprocess.Popen(
+        [sonar_cli, "run", "--no-progress", "-d", str(dataset), *EVALUATORS, "-p", "toy_plugin", "--run-id", "r",
+         "-o", str(tmp_path / "out")],
+        env={**toy_env, "SONAR_TOY_SLEEP": "0.25"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(run_dir.glob(f"explainer_*ToyScore*/{names.DONE_MARKER}")):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert stderr == (f"error: run interrupted; finished evaluators are kept: continue with "
+                      f"`sonar run --resume {run_dir}`\n")
+    events = [json.loads(line) for line in (run_dir / names.JOURNAL).read_text().splitlines()]
+    assert events[-1]["message"] == "run interrupted" and events[-1]["finished"] == 1
+    resumed = _sonar(sonar_cli, toy_env, "--resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(list(run_dir.glob(f"explainer_*/{names.DONE_MARKER}"))) == 3
