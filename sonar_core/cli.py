@@ -143,7 +143,10 @@ def _host(plugins: tuple[str, ...] = ()):
 @cli.command("evaluators")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
 def evaluators_command(plugins) -> None:
-    """List installed evaluators: compatibility, judge, required inputs (Q/EA/RC/AA/C), GPU."""
+    """List installed evaluators and the inputs each needs.
+
+    Columns: LLM/RAG compatibility, judge (J), required inputs (Q/EA/RC/AA/C), GPU.
+    """
     host = _host(plugins)
     table = RichTable(title="Sonar evaluators")
     for column in ("Id", "Name", "Kind", "LLM", "RAG", "J", "Q", "EA", "RC", "AA", "C", "GPU"):
@@ -162,7 +165,10 @@ def evaluators_command(plugins) -> None:
 @click.argument("evaluator_id")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
 def describe_command(evaluator_id: str, plugins) -> None:
-    """Show an evaluator's description, inputs, metrics and parameters."""
+    """Show one evaluator's metrics and parameters.
+
+    EVALUATOR_ID is an id from `sonar evaluators` (or a qualified class name).
+    """
     host = _host(plugins)
     try:
         cls = host.resolve(evaluator_id)
@@ -195,7 +201,7 @@ def describe_command(evaluator_id: str, plugins) -> None:
 @cli.command("plugins")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
 def plugins_command(plugins) -> None:
-    """List loaded plugins (name, version, hooks, evaluators) and plugins that failed to load."""
+    """List plugins, their evaluators, and load failures."""
     host = _host(plugins)
     table = RichTable(title="Sonar plugins")
     for column in ("Name", "Distribution", "Version", "Hooks", "Evaluators"):
@@ -216,7 +222,7 @@ def plugins_command(plugins) -> None:
 @click.option("--write", "target", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the catalogue to this file instead of printing it.")
 def catalogue_command(target: Path | None) -> None:
-    """Print the evaluator catalogue (markdown) generated from the installed evaluators."""
+    """Print the built-in evaluator catalogue as markdown."""
     from .catalogue import render_catalogue
 
     text = render_catalogue(_host())
