@@ -88,6 +88,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     """
     from .api import resume
     from .config import load_config
+    from .run_record import problem_counts
     from .runner import execute_run
 
     show = sys.stderr.isatty() if progress is None else progress
@@ -119,9 +120,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     except SonarError as exc:
         _fail(str(exc).splitlines()[0], exc.exit_code)
         return
-    counts = {"HIGH": 0, "MEDIUM": 0, "LOW": 0}
-    for problem in result.problems:
-        counts[problem["severity"]] = counts.get(problem["severity"], 0) + 1
+    counts = problem_counts(result.problems)
     say = lambda text: click.echo(text, err=True)  # noqa: E731
     say(f"Run {result.status}: {result.run_dir}")
     say(f"  evaluators: {len(result.executed)} run, {len(result.failed)} failed, {len(result.skipped)} skipped; "

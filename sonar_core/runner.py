@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import platform
 import shutil
 import time
 import traceback
@@ -21,8 +20,6 @@ from typing import Any, Callable
 from . import names
 from .aggregate import ScoredEvaluator, SkippedRow
 from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
-from .artifacts.formats import write_atomic, write_json
-from .artifacts.html import render_index
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
 from .contract import Evaluator, ParameterError
@@ -37,6 +34,7 @@ from .errors import (
 )
 from .journal import Journal
 from .plugins import PluginHost, get_host
+from .run_record import write_index, write_run_json
 
 __all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path"]
 
@@ -219,29 +217,6 @@ def _load_summary(folder: Path) -> dict[str, Any] | None:
         return None
 
 
-def _best_model(views: list[dict[str, Any]]) -> tuple[str | None, int]:
-    """The model with the lowest mean rank over evaluators that ranked more than one model."""
-    ranks: dict[str, list[int]] = {}
-    counted = 0
-    for view in views:
-        ranking = view["board"]["ranking"]
-        if len(ranking) < 2:
-            continue
-        counted += 1
-        for position, model in enumerate(ranking, start=1):
-            ranks.setdefault(model, []).append(position)
-    if not ranks:
-        return None, 0
-    return min(ranks, key=lambda m: (sum(ranks[m]) / len(ranks[m]), m)), counted
-
-
-def _versions(host: PluginHost) -> dict[str, Any]:
-    from . import __version__
-
-    return {"sonar": __version__, "python": platform.python_version(),
-            "plugins": {p.name: p.version for p in host.plugins}}
-
-
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
                 host: PluginHost | None = None) -> RunResult:
     """Execute a run described by ``config``; see the module docstring."""
@@ -292,7 +267,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     executed: list[dict[str, Any]] = []
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
             "host": host, "started": started}
-    _write_run_json(run_dir, base, executed, result, summaries, status="running")
+    write_run_json(run_dir, base, executed, result, summaries, status="running")
 
     try:
         _run_jobs(base, incompatible, journal, result, summaries, executed, progress)
@@ -316,8 +291,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             result.exit_code = EXIT_PROBLEMS
             result.message = (f"{len(gating)} problem(s) at or above severity {config.fail_on_problems} "
                               f"(--fail-on-problems)")
-    _write_run_json(run_dir, base, executed, result, summaries, status=result.status)
-    write_atomic(run_dir / names.INDEX_HTML, _render_index(base, result, summaries).encode("utf-8"))
+    write_run_json(run_dir, base, executed, result, summaries, status=result.status)
+    write_index(run_dir, base, result, summaries)
     journal.event("finished run", "Runner", "execute_run", status=result.status, exit_code=result.exit_code,
                   seconds=round(time.time() - started, 3))
     journal.close()
@@ -370,71 +345,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
             journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
             summaries.append(summary)
             executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})
-            _write_run_json(result.run_dir, base, executed, result, summaries, status="running")
+            write_run_json(result.run_dir, base, executed, result, summaries, status="running")
         journal.event("finished pipeline", "Runner", "execute_run")
 
-
-def _problem_counts(problems: list[dict[str, Any]]) -> dict[str, int]:
-    counts = {"HIGH": 0, "MEDIUM": 0, "LOW": 0}
-    for p in problems:
-        counts[p["severity"]] = counts.get(p["severity"], 0) + 1
-    return counts
-
-
-def _render_index(base: dict[str, Any], result: RunResult, summaries: list[dict[str, Any]]) -> str:
-    from . import __version__
-
-    views = [s["view"] for s in summaries]
-    best, counted = _best_model(views)
-    dataset: LLMDataset = base["dataset"]
-    run = {
-        "run_id": base["run_id"], "created": base["created"], "status": result.status,
-        "dataset": dataset.summary(), "models": dataset.models, "best_model": best, "ranked_evaluators": counted,
-        "failed": result.failed, "skipped": result.skipped, "problem_counts": _problem_counts(result.problems),
-        "sonar_version": __version__,
-    }
-    return render_index(run, views)
-
-
-def _write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str, Any]], result: RunResult,
-                    summaries: list[dict[str, Any]], status: str) -> None:
-    config: RunConfig = base["config"]
-    dataset: LLMDataset = base["dataset"]
-    jobs: list[Job] = base["jobs"]
-    problems = [p for s in summaries for p in s["problems"]]
-    best, _ = _best_model([s["view"] for s in summaries])
-    counts = _problem_counts(problems)
-    write_json(run_dir / names.RUN_JSON, {
-        "schema_version": names.SCHEMA_VERSION,
-        "run_id": base["run_id"],
-        "created": base["created"],
-        "status": status,
-        "progress": 1.0 if status != "running" else round(len(executed) / max(len(jobs), 1), 4),
-        "error": result.message,
-        "interpretation_parameters": config.model_dump(mode="json"),
-        "explainers": [j.label for j in jobs],
-        "versions": _versions(base["host"]),
-        "timings": {"seconds": round(time.time() - base["started"], 3)},
-        "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
-        "result": {
-            "dataset": dataset.summary(),
-            "models": dataset.models,
-            "all_explainer_ids": sorted(base["host"].evaluators),
-            "incompatible_explainer_ids": [s["evaluator"] for s in result.skipped],
-            "incompatible_explainers": result.skipped,
-            "scheduled_explainers": [j.label for j in jobs],
-            "explainers_parameters": {j.label: j.params for j in jobs},
-            "explainers_thresholds": {j.label: j.thresholds for j in jobs},
-            "executed_explainers": executed,
-            "problems": problems,
-            "insights": [i for s in summaries for i in s["insights"]],
-            "overall_result": {
-                "high_severity_problems": counts["HIGH"],
-                "medium_severity_problems": counts["MEDIUM"],
-                "low_severity_problems": counts["LOW"],
-                "best_model": best,
-                "failed_explainers": [f["evaluator"] for f in result.failed],
-            },
-        },
-    })
 
