@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -88,9 +89,24 @@ def _report_md(ev: ScoredEvaluator, board_md: str, problems: list[dict], insight
     return "\n".join(lines) + "\n"
 
 
+def safe_file_stem(name: str) -> str:
+    """A file name stem made only of letters, digits, '_', '-' and '.', never a path.
+
+    Table names may come from model keys, which come from datasets: they must not be able
+    to climb out of work/ or name a hidden file.
+    """
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "table"
+    return stem[:120]
+
+
 def _write_tables(ev: ScoredEvaluator, work: Path) -> None:
+    used: set[str] = set()
     for table in ev.tables:
-        write_json(work / f"{table.name}.json", {
+        stem, n = safe_file_stem(table.name), 2
+        while stem in used:  # two names that sanitise alike keep both files
+            stem, n = f"{safe_file_stem(table.name)}_{n}", n + 1
+        used.add(stem)
+        write_json(work / f"{stem}.json", {
             "schema_version": names.SCHEMA_VERSION, "name": table.name, "title": table.title,
             "model_key": table.model_key, "columns": table.columns, "rows": table.rows,
         })
@@ -98,7 +114,7 @@ def _write_tables(ev: ScoredEvaluator, work: Path) -> None:
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(table.columns)
         writer.writerows(table.rows)
-        (work / f"{table.name}.csv").write_text(buffer.getvalue(), encoding="utf-8")
+        (work / f"{stem}.csv").write_text(buffer.getvalue(), encoding="utf-8")
 
 
 def _zip_work_dir(work: Path) -> bytes:

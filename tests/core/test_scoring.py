@@ -207,3 +207,30 @@ def test_model_level_metric_problems_name_no_rows():
     assert problem["severity"] == "MEDIUM"
     assert problem["problem_attrs"]["dataset_row_keys"] == [] and problem["problem_attrs"]["test_case_keys"] == []
     assert flip_problems(ev) == []
+
+
+def test_table_names_never_become_paths(tmp_path):
+    from sonar_core import Evaluator, Input, RowResult, Table
+    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.artifacts.evaluator_dir import safe_file_stem, write_evaluator_dir
+    from sonar_core.testing import make_row
+
+    assert safe_file_stem("../../etc/passwd") == "_.._etc_passwd"
+    assert safe_file_stem("confusion matrix: org/model") == "confusion_matrix__org_model"
+    assert safe_file_stem("...") == "table"
+
+    class Tabled(Evaluator):
+        id = "tabled"
+        display_name = "Tabled"
+        required_inputs = (Input.ACTUAL_ANSWER,)
+        metrics = (Metric("v", "V", "", is_primary=True),)
+
+    row = make_row(test_case_key="t", model_key="../m", actual_output="x")
+    ev = ScoredEvaluator(cls=Tabled, params={"save_llm_result": True}, thresholds={"v": 0.5},
+                         scored=[(row, RowResult({"v": 1.0}))],
+                         tables=[Table("../evil", "Evil", ["a"], [[1]]), Table("/evil", "Evil 2", ["a"], [[2]])])
+    folder = tmp_path / "ev"
+    write_evaluator_dir(ev, folder)
+    assert sorted(p.name for p in (folder / "work").iterdir()) == [
+        "_evil.csv", "_evil.json", "_evil_2.csv", "_evil_2.json", "report.md"]
+    assert not (tmp_path / "evil.json").exists()
