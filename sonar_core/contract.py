@@ -277,6 +277,10 @@ class Evaluator:
     kind: ClassVar[ResultKind] = ResultKind.SCORE
     parameters: ClassVar[tuple[Param, ...]] = ()
     metrics: ClassVar[tuple[Metric, ...]] = ()
+    #: True when a failing answer may hold what a report must not repeat (PII, secrets): the
+    #: HTML reports then withhold answer texts and show the evaluator's (masked) messages.
+    #: The evaluated dataset itself (llm-eval-results) still holds the answers.
+    sensitive_outputs: ClassVar[bool] = False
     #: AVID problem type for threshold problems (accuracy, privacy, security, ...).
     problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Generation"

@@ -93,6 +93,8 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
         ),
     )
     problem_type = "privacy"
+    # Failing answers hold the leaked data: reports show the masked matches instead.
+    sensitive_outputs = True
     category = "Privacy"
     metrics = (
         Metric(

@@ -35,6 +35,8 @@ class PiiLeakageEvaluator(PassFailEvaluator):
     optional_inputs = (Input.RETRIEVED_CONTEXT,)
     parameters = (EVALUATE_RETRIEVED_CONTEXT,)
     problem_type = "privacy"
+    # Failing answers hold the leaked data: reports show the masked matches instead.
+    sensitive_outputs = True
     category = "Privacy"
     metrics = (
         Metric(

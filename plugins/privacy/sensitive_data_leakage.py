@@ -40,6 +40,8 @@ class SensitiveDataLeakageEvaluator(PassFailEvaluator):
     optional_inputs = (Input.RETRIEVED_CONTEXT,)
     parameters = (EVALUATE_RETRIEVED_CONTEXT,)
     problem_type = "security"
+    # Failing answers hold the leaked data: reports show the masked matches instead.
+    sensitive_outputs = True
     category = "Privacy"
     metrics = (
         Metric(

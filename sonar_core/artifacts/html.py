@@ -20,6 +20,8 @@ __all__ = ["evaluator_view", "render_fragment", "render_index", "WORST_ROWS_LIMI
 
 #: How many failing rows a fragment lists.
 WORST_ROWS_LIMIT = 25
+#: Shown instead of an answer an evaluator with ``sensitive_outputs`` flagged.
+WITHHELD = "(answer withheld from the report: it may contain what leaked; see Why)"
 
 
 @lru_cache(maxsize=1)
@@ -71,9 +73,10 @@ def evaluator_view(
         score = result.values.get(ev.primary.key)
         if ev.metric_fails(ev.primary, score):
             why = result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)[:300]
+            answer = WITHHELD if ev.cls.sensitive_outputs else row.actual_output
             worst.append({
                 "test_case_key": row.test_case_key, "model_key": row.model_key, "score": score,
-                "input": row.input, "actual_output": row.actual_output, "why": why,
+                "input": row.input, "actual_output": answer, "why": why,
             })
     worst.sort(key=lambda w: (w["score"] if ev.primary.higher_is_better else -w["score"], w["test_case_key"], w["model_key"]))
     # The leader gets a star and a bold row only when it is strictly ahead: with a tie at the

@@ -6,6 +6,7 @@ scores each row with the number in its answer; ``toy_passfail`` passes answers w
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from sonar_core.config import build_config
 from sonar_core.contract import Metric
 from sonar_core.problems import threshold_severity
 from sonar_core.runner import execute_run
+from sonar_core.testing import score_rows
 
 SCORES = {  # model -> (t1, t2, t3, t4)
     "A": ("0.9", "0.8", "0.1", "0.2"),
@@ -234,3 +236,29 @@ def test_table_names_never_become_paths(tmp_path):
     assert sorted(p.name for p in (folder / "work").iterdir()) == [
         "_evil.csv", "_evil.json", "_evil_2.csv", "_evil_2.json", "report.md"]
     assert not (tmp_path / "evil.json").exists()
+
+
+def test_sensitive_outputs_are_withheld_from_html_reports(tmp_path):
+    from sonar_core import MetricRole, PassFailEvaluator, Verdict
+    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.artifacts.evaluator_dir import write_evaluator_dir
+    from sonar_core.artifacts.html import WITHHELD
+    from sonar_core.testing import make_row
+
+    class Leaky(PassFailEvaluator):
+        id = "leaky"
+        display_name = "Leaky"
+        sensitive_outputs = True
+        metrics = (Metric("ok", "OK", "", is_primary=True, role=MetricRole.PASS),)
+
+        def check(self, row):
+            return Verdict(answer_ok=False, error_message="card 4111********1111 leaked")
+
+    row = make_row(test_case_key="t", model_key="m", actual_output="my card is 4111 1111 1111 1111")
+    [result] = score_rows(Leaky, [row])
+    ev = ScoredEvaluator(cls=Leaky, params={}, thresholds={"ok": 0.5}, scored=[(row, result)])
+    write_evaluator_dir(ev, tmp_path / "ev")
+    page = (tmp_path / "ev" / "global_html_fragment" / "text_html" / "explanation.html").read_text()
+    assert "4111 1111 1111 1111" not in page
+    assert "card 4111********1111 leaked" in page
+    assert html.escape(WITHHELD) in page
