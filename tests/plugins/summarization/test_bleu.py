@@ -158,6 +158,69 @@ def test_several_models_keep_row_order_and_rank_sensibly():
     assert close["bleu_1"] > off["bleu_1"]
 
 
+def test_one_megabyte_answers_hand_computed_and_equal_to_nltk():
+    # Two ~1 MB answers (a model that rambles) next to an exact short answer of another model,
+    # against the reference "the cat sat on the mat" (r = 6 tokens: the x2, cat, sat, on, mat).
+    # The filler word "lorem" shares no token with the reference, so only the embedded words match.
+    reference = "the cat sat on the mat"
+    # embedded: 83,331 + 6 + 83,332 = 166,669 tokens; 6 * 83,331 + 23 + 6 * 83,332 = 1,000,001 chars.
+    embedded = "lorem " * 83_331 + "the cat sat on the mat " + "lorem " * 83_332
+    # fragment: 2 + 166,666 = 166,668 tokens; 8 + 6 * 166,666 = 1,000,004 chars.
+    fragment = "cat sat " + "lorem " * 166_666
+    assert (len(embedded), len(fragment)) == (1_000_001, 1_000_004)
+    rows = [
+        row(reference, embedded, "verbose", "tc1"),
+        row(reference, reference, "terse", "tc1"),
+        row(reference, fragment, "verbose", "tc2"),
+    ]
+    full, exact, partial = (r.values for r in score_rows(BleuEvaluator, rows))
+    assert exact == {"bleu_1": 1.0, "bleu_2": 1.0, "bleu_3": 1.0, "bleu_4": 1.0}
+
+    # embedded, c = 166,669 > r = 6 -> BP = 1.
+    # clipped 1-grams: the 2 (ref has 2) + cat + sat + on + mat = 6  -> p1 = 6/166,669
+    # 2-grams: the cat, cat sat, sat on, on the, the mat = 5 of c - 1  -> p2 = 5/166,668
+    # 3-grams: the cat sat, cat sat on, sat on the, on the mat = 4     -> p3 = 4/166,667
+    # 4-grams: the cat sat on, cat sat on the, sat on the mat = 3      -> p4 = 3/166,666
+    # (n-grams straddling "lorem" and the reference words match nothing.) Every order has
+    # matches, so no smoothing:
+    # BLEU-1 = 6/166,669 = 3.59995e-05; BLEU-2 = (p1 p2)^(1/2) = 3.28630e-05
+    # BLEU-3 = (p1 p2 p3)^(1/3) = 2.95943e-05; BLEU-4 = (p1 p2 p3 p4)^(1/4) = 2.61351e-05
+    c = 166_669
+    p = [6 / c, 5 / (c - 1), 4 / (c - 2), 3 / (c - 3)]
+    assert full == pytest.approx(
+        {"bleu_1": p[0], "bleu_2": (p[0] * p[1]) ** 0.5, "bleu_3": (p[0] * p[1] * p[2]) ** (1 / 3),
+         "bleu_4": (p[0] * p[1] * p[2] * p[3]) ** 0.25},
+        rel=1e-12,
+    )
+    assert full == pytest.approx(
+        {"bleu_1": 3.59995e-05, "bleu_2": 3.28630e-05, "bleu_3": 2.95943e-05, "bleu_4": 2.61351e-05}, rel=1e-5
+    )
+
+    # fragment, c = 166,668 > 6 -> BP = 1.
+    # 1-grams: cat + sat = 2 -> p1 = 2/166,668; 2-grams: cat sat = 1 -> p2 = 1/166,667
+    # 3-grams: 0 matches -> smoothed 0.1/166,666; 4-grams: 0 -> smoothed 0.1/166,665
+    # BLEU-1 = 2/166,668 = 1.19999e-05; BLEU-2 = (p1 p2)^(1/2) = 8.48524e-06
+    # BLEU-3 = (p1 p2 0.1/166,666)^(1/3) = 3.50881e-06
+    # BLEU-4 = (p1 p2 0.1/166,666 0.1/166,665)^(1/4) = 2.25636e-06
+    c = 166_668
+    p = [2 / c, 1 / (c - 1), 0.1 / (c - 2), 0.1 / (c - 3)]
+    assert partial == pytest.approx(
+        {"bleu_1": p[0], "bleu_2": (p[0] * p[1]) ** 0.5, "bleu_3": (p[0] * p[1] * p[2]) ** (1 / 3),
+         "bleu_4": (p[0] * p[1] * p[2] * p[3]) ** 0.25},
+        rel=1e-12,
+    )
+    assert partial == pytest.approx(
+        {"bleu_1": 1.19999e-05, "bleu_2": 8.48524e-06, "bleu_3": 3.50881e-06, "bleu_4": 2.25636e-06}, rel=1e-5
+    )
+
+    # The same numbers, bit for bit, as NLTK's sentence_bleu on the same tokens.
+    ours = evaluator()
+    for answer, values in ((embedded, full), (fragment, partial)):
+        tokens = ours.tokenize(answer)
+        assert tokens == answer.split()  # plain words: one token each
+        assert values == nltk_bleu(reference.split(), tokens)
+
+
 # Pieces that exercise every NLTK tokenizer rule: quotes of all kinds, clitics and the
 # MacIntyre contractions, ellipses, dashes, brackets, symbols, numbers, unicode and whitespace.
 _PIECES = [
