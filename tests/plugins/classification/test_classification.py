@@ -233,3 +233,46 @@ def test_table_names_are_safe_file_stems():
     names = [t.name for t in _tables(rows)]
     # "/" and " " become "_"; the clash with the second model gets a suffix
     assert names == ["confusion_matrix_org_model_v1", "confusion_matrix_org_model_v1_2"]
+
+
+# -- a 1 MB garbage answer among several models ---------------------------------------------------
+
+# 40 chars x 25,000 = 1,000,000 chars; it mentions both classes but is neither label.
+GARBAGE = "I think it is Positive, maybe negative. " * 25_000
+# strip_lower: lower-cased, the trailing space trimmed (inner single spaces stay) -> 999,999 chars
+GARBAGE_LABEL = GARBAGE.lower().strip()
+
+
+def test_one_megabyte_predicted_label_is_just_a_wrong_prediction():
+    assert len(GARBAGE) == 1_000_000 and len(GARBAGE_LABEL) == 999_999
+    rambler = _rows("rambler", [("positive", "positive"), ("negative", GARBAGE), ("negative", "negative"),
+                                ("positive", "negative")])
+    steady = _rows("steady", BINARY)
+    rows = [r for pair in zip(rambler, steady) for r in pair]  # interleaved models
+    results = score_rows(ClassificationEvaluator, rows)
+    # rambler: right, wrong (garbage), right, wrong -> accuracy 2/4 = 1/2
+    # positive: TP=1, FP=0, FN=1 (predicted negative)   -> P=1,   R=1/2, F1=2*1*(1/2)/(3/2)=2/3
+    # negative: TP=1, FP=1 (positive->negative), FN=1 (-> garbage) -> P=1/2, R=1/2, F1=1/2
+    # the garbage label is no class: not averaged over, it only costs negative's recall
+    # macro: P=(1+1/2)/2=3/4, R=(1/2+1/2)/2=1/2, F1=(2/3+1/2)/2=7/12
+    # steady (BINARY, worked above): accuracy 3/4, P=5/6, R=3/4, F1=11/15
+    means = _model_means(rows, results)
+    assert means["rambler"] == pytest.approx({"accuracy": 1 / 2, "precision": 3 / 4, "recall": 1 / 2, "f1": 7 / 12})
+    assert means["steady"] == pytest.approx({"accuracy": 3 / 4, "precision": 5 / 6, "recall": 3 / 4, "f1": 11 / 15})
+    assert [r.values["accuracy"] for r in results[0::2]] == [1.0, 0.0, 1.0, 0.0]
+    garbage = results[2]
+    assert garbage.values == pytest.approx({"accuracy": 0.0, "precision": 3 / 4, "recall": 1 / 2, "f1": 7 / 12})
+    assert garbage.details == {"expected_label": "negative", "predicted_label": GARBAGE_LABEL}
+    assert garbage.error_message == f"predicted {GARBAGE_LABEL!r}, expected 'negative'"
+
+    rambler_table, steady_table = _tables(rows)
+    assert rambler_table.model_key == "rambler" and steady_table.model_key == "steady"
+    # the two classes, then the garbage as the only "other predicted label" column
+    assert len(rambler_table.columns) == 4
+    assert rambler_table.columns[:3] == [CORNER, "negative", "positive"]
+    assert rambler_table.columns[3] == GARBAGE_LABEL
+    # negative: 1 -> negative, 0 -> positive, 1 -> garbage; positive: 1 -> negative, 1 -> positive
+    assert rambler_table.rows == [["negative", 1, 0, 1], ["positive", 1, 1, 0]]
+    # the other model's table is untouched by the garbage
+    assert steady_table.columns == [CORNER, "negative", "positive"]
+    assert steady_table.rows == [["negative", 1, 1], ["positive", 0, 2]]
