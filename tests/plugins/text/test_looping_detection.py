@@ -174,3 +174,91 @@ def test_one_megabyte_single_character():
     assert result.values["longest_repeated_substring"] == 1.0
     assert result.details["longest_repeated_substring_length"] == 500_000
     assert result.values["compression_ratio"] == zlib_ratio("a" * 1_000_000)
+
+
+# -- several models in one call --------------------------------------------------------------
+
+# Compressed sizes below are worked out from DEFLATE's fixed Huffman block, which zlib level 9
+# picks for inputs this small: 2-byte zlib header + 4-byte Adler-32 + ceil(bits / 8) with
+# bits = 3 (block header) + 8 per literal byte 0-143 (9 per byte 144-255) + 7 for end of block
+# + per match: length code (7 bits for codes 257-279, + extra bits) and distance code (5 bits
+# + extra bits). zlib never matches against position 0 of the input (0 is its "no match" mark),
+# so a repeat of the very first bytes starts one byte later.
+LOOPING_MODELS = {
+    ("tc1", "loopy"): (
+        "I repeat myself. " * 4,
+        # 4 sentences of 16 characters, 1 distinct -> 1/4.
+        # "I repeat myself. " * 2 (34 chars) twice, non-overlapping -> 34 * 2 / 68 = 1.0.
+        # zlib: 18 literals (the first 17 bytes and the second "I") = 144 bits, then a match of
+        # length 50 (code 274 + 3 extra = 10 bits) at distance 17 (code 8 + 3 extra = 8 bits):
+        # 3 + 144 + 10 + 8 + 7 = 172 bits -> 22 bytes + 6 = 28; 28 / 68 = 7/17.
+        {"unique_sentences": 1 / 4, "longest_repeated_substring": 1.0, "compression_ratio": 7 / 17},
+        {"sentences_counted": 4, "longest_repeated_substring_length": 34, "compressed_bytes": 28},
+    ),
+    ("tc1", "clean"): (
+        "The sky is blue. Grass is green.",
+        # 2 sentences (16 and 15 characters), both distinct -> 1.0.
+        # Longest repeat " is " (4 chars), twice -> 4 * 2 / 32 = 0.25.
+        # zlib: 28 literals = 224 bits + " is " as a match of length 4 (code 258, 7 bits) at
+        # distance 15 (code 7 + 2 extra = 7 bits): 3 + 224 + 7 + 7 + 7 = 248 bits -> 31 bytes
+        # + 6 = 37 > 32 -> capped at 1.0.
+        {"unique_sentences": 1.0, "longest_repeated_substring": 0.25, "compression_ratio": 1.0},
+        {"sentences_counted": 2, "longest_repeated_substring_length": 4, "compressed_bytes": 37},
+    ),
+    ("tc1", "silent"): (
+        "",
+        # empty answer: nothing loops -> 1, 0, 1
+        {"unique_sentences": 1.0, "longest_repeated_substring": 0.0, "compression_ratio": 1.0},
+        {"sentences_counted": 0, "longest_repeated_substring_length": 0, "compressed_bytes": 0},
+    ),
+    ("tc2", "loopy"): (
+        "Ja. Ja. Ja. Ja.",
+        # Four sentences "Ja." of 3 characters, all under 10 -> none counted -> 1.0.
+        # "Ja. Ja." (7 chars) at 0 and 8; the 8-char "Ja. Ja. " only at 0 and 4 (overlapping)
+        # -> 7 * 2 / 15 = 14/15.
+        # zlib: 5 literals "Ja. J" = 40 bits, then a match of length 10 (code 264, 7 bits) at
+        # distance 4 (code 3, 5 bits): 3 + 40 + 7 + 5 + 7 = 62 bits -> 8 bytes + 6 = 14; 14/15.
+        {"unique_sentences": 1.0, "longest_repeated_substring": 14 / 15, "compression_ratio": 14 / 15},
+        {"sentences_counted": 0, "longest_repeated_substring_length": 7, "compressed_bytes": 14},
+    ),
+    ("tc2", "clean"): (
+        "Schöne Grüße aus Köln!",
+        # 1 sentence of 22 characters -> 1/1.
+        # Longest repeat "e " ("Schöne ", "Grüße "), twice -> 2 * 2 / 22 = 2/11 (characters).
+        # UTF-8: 18 ASCII bytes + ö, ü, ß, ö as 2 bytes each = 26 bytes; no 3-byte repeat, so
+        # zlib: 18 x 8 + 8 x 9 (bytes 0x9F-0xC3 >= 144) = 216 bits; 3 + 216 + 7 = 226 bits
+        # -> 29 bytes + 6 = 35 > 26 -> capped at 1.0.
+        {"unique_sentences": 1.0, "longest_repeated_substring": 2 / 11, "compression_ratio": 1.0},
+        {"sentences_counted": 1, "longest_repeated_substring_length": 2, "compressed_bytes": 35},
+    ),
+    ("tc2", "silent"): (
+        "OK",
+        # No sentence of 10+ characters -> 1.0; no repeated character -> 0.0;
+        # zlib: 3 + 16 + 7 = 26 bits -> 4 bytes + 6 = 10 > 2 -> capped at 1.0.
+        {"unique_sentences": 1.0, "longest_repeated_substring": 0.0, "compression_ratio": 1.0},
+        {"sentences_counted": 0, "longest_repeated_substring_length": 0, "compressed_bytes": 10},
+    ),
+}
+
+
+def test_several_models_interleaved_in_one_call():
+    # rows interleaved by test case: tc1 loopy, tc1 clean, tc1 silent, tc2 loopy, ...
+    keys = list(LOOPING_MODELS)
+    rows = [
+        make_row(
+            key=f"{case}::{model}", test_case_key=case, model_key=model, actual_output=LOOPING_MODELS[case, model][0]
+        )
+        for case, model in keys
+    ]
+    results = score_rows(LoopingDetectionEvaluator, rows)
+    for (case, model), result in zip(keys, results):
+        text, values, facts = LOOPING_MODELS[case, model]
+        assert result.values == pytest.approx(values, abs=1e-12), (case, model)
+        assert {k: result.details[k] for k in facts} == facts, (case, model)
+        if text:
+            assert result.values["compression_ratio"] == zlib_ratio(text)
+    # each row is scored on its own answer only: the same as scoring it alone
+    assert [r.values for r in results] == [score(LOOPING_MODELS[k][0]).values for k in keys]
+    assert results[0].details["most_repeated_sentence"] == "I repeat myself."
+    assert results[1].details["longest_repeated_substring_text"] == " is "
+    assert results[4].details["longest_repeated_substring_text"] == "e "
