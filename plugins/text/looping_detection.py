@@ -14,8 +14,8 @@ Three per-row scores of the actual answer, each in [0, 1]:
   Higher is better: repetitive text compresses well and scores low.
 
 Values where a formula has nothing to measure, chosen to mean "no loop found":
-an empty answer scores unique_sentences 1.0, longest_repeated_substring 0.0 and
-compression_ratio 1.0; an answer with no sentence of 10+ characters (one character, "OK.")
+an empty or whitespace-only answer scores unique_sentences 1.0, longest_repeated_substring 0.0
+and compression_ratio 1.0; an answer with no sentence of 10+ characters (one character, "OK.")
 scores unique_sentences 1.0; an answer with no repeated character scores
 longest_repeated_substring 0.0 (one character: nothing can repeat).
 """
@@ -59,7 +59,7 @@ class LoopingDetectionEvaluator(Evaluator):
         "answer's length.\n"
         "- **Compression ratio** (higher is better): zlib (level 9) compressed size over original "
         "size in UTF-8 bytes, capped at 1; repetitive text compresses well and scores low.\n\n"
-        "An empty answer scores 1, 0 and 1: nothing in it loops. The repeated substring is found "
+        "An empty or blank (whitespace-only) answer scores 1, 0 and 1: nothing in it loops. The repeated substring is found "
         "with a suffix array, so even a megabyte-long answer is scored in seconds."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER,)
@@ -96,7 +96,9 @@ class LoopingDetectionEvaluator(Evaluator):
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         for row in rows:
-            yield self.score(row.actual_output or "")
+            text = row.actual_output or ""
+            # A blank answer does not loop, though "   " is one space repeated three times.
+            yield self.score(text if text.strip() else "")
 
     def score(self, text: str) -> RowResult:
         """All three metrics and their supporting facts for one answer."""

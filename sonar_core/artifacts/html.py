@@ -20,6 +20,20 @@ __all__ = ["evaluator_view", "render_fragment", "render_index", "WORST_ROWS_LIMI
 
 #: How many failing rows a fragment lists.
 WORST_ROWS_LIMIT = 25
+#: Longest text a page shows for one answer or question, and for one message or table cell:
+#: 25 weak rows of 1 MB answers must not make a 25 MB page. The full texts are in the results.
+TEXT_LIMIT = 2000
+CELL_LIMIT = 300
+
+
+def clip(value: object, limit: int) -> str:
+    """``value`` as text, cut at ``limit`` characters with a note of the full length."""
+    text = "" if value is None else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters in all)"
+
+
 #: Shown instead of an answer an evaluator with ``sensitive_outputs`` flagged.
 WITHHELD = "(answer withheld from the report: it may contain what leaked; see Why)"
 
@@ -72,11 +86,11 @@ def evaluator_view(
     for row, result in ev.scored:
         score = result.values.get(ev.primary.key)
         if ev.metric_fails(ev.primary, score):
-            why = result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)[:300]
-            answer = WITHHELD if ev.cls.sensitive_outputs else row.actual_output
+            why = result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
+            answer = WITHHELD if ev.cls.sensitive_outputs else clip(row.actual_output, TEXT_LIMIT)
             worst.append({
                 "test_case_key": row.test_case_key, "model_key": row.model_key, "score": score,
-                "input": row.input, "actual_output": answer, "why": why,
+                "input": clip(row.input, TEXT_LIMIT), "actual_output": answer, "why": clip(why, CELL_LIMIT),
             })
     worst.sort(key=lambda w: (w["score"] if ev.primary.higher_is_better else -w["score"], w["test_case_key"], w["model_key"]))
     # The leader gets a star and a bold row only when it is strictly ahead: with a tie at the
@@ -101,7 +115,8 @@ def evaluator_view(
         "primary_fails": primary["fails_by_model"],
         "problems": problems,
         "insights": insights,
-        "tables": [{"title": t.title, "columns": t.columns, "rows": t.rows} for t in ev.tables],
+        "tables": [{"title": t.title, "columns": [clip(c, CELL_LIMIT) for c in t.columns],
+                    "rows": [[clip(cell, CELL_LIMIT) for cell in row] for row in t.rows]} for t in ev.tables],
         "worst": worst[:WORST_ROWS_LIMIT],
         "worst_limit": WORST_ROWS_LIMIT,
         "row_count": len(ev.scored),

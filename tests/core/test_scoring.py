@@ -262,3 +262,33 @@ def test_sensitive_outputs_are_withheld_from_html_reports(tmp_path):
     assert "4111 1111 1111 1111" not in page
     assert "card 4111********1111 leaked" in page
     assert html.escape(WITHHELD) in page
+
+
+def test_html_clips_huge_answers_messages_and_cells(tmp_path):
+    from sonar_core import Evaluator, Input, RowResult, Table
+    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.artifacts.evaluator_dir import write_evaluator_dir
+    from sonar_core.artifacts.html import clip
+    from sonar_core.testing import make_row
+
+    assert clip("abc", 3) == "abc"
+    assert clip("abcd", 3) == "abc… (4 characters in all)"
+
+    class Big(Evaluator):
+        id = "big"
+        display_name = "Big"
+        required_inputs = (Input.ACTUAL_ANSWER,)
+        metrics = (Metric("v", "V", "", is_primary=True),)
+
+    huge = "x" * 1_000_000
+    row = make_row(test_case_key="t", model_key="m", actual_output=huge)
+    ev = ScoredEvaluator(cls=Big, params={"save_llm_result": True}, thresholds={"v": 0.5},
+                         scored=[(row, RowResult({"v": 0.0}, error_message=huge))],
+                         tables=[Table("t", "T", ["label", huge], [[huge, 1]])])
+    write_evaluator_dir(ev, tmp_path / "ev")
+    page = (tmp_path / "ev" / "global_html_fragment" / "text_html" / "explanation.html").read_text()
+    assert len(page) < 30_000  # 2,000 for the answer + 3 x 300 for message and cells, plus the page
+    assert "x" * 2000 + "… (1,000,000 characters in all)" in page
+    # The full answer is still in the evaluated dataset.
+    results = json.loads((tmp_path / "ev" / names.EVAL_RESULTS / "application_json" / "explanation.json").read_text())
+    assert results["results"][0]["actual_output"] == huge

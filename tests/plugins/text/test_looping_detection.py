@@ -262,3 +262,15 @@ def test_several_models_interleaved_in_one_call():
     assert results[0].details["most_repeated_sentence"] == "I repeat myself."
     assert results[1].details["longest_repeated_substring_text"] == " is "
     assert results[4].details["longest_repeated_substring_text"] == "e "
+
+
+def test_blank_answer_is_not_a_loop():
+    from sonar_core.testing import make_row, score_rows
+    from sonar_plugins.text.looping_detection import LoopingDetectionEvaluator
+
+    # "   " is one space repeated three times (1 * 3 / 3 = 1.0) but there is nothing in it:
+    # it scores like an empty answer.
+    rows = [make_row(test_case_key=f"t{i}", actual_output=text) for i, text in enumerate(["   ", "\n\t \n", ""])]
+    for result in score_rows(LoopingDetectionEvaluator, rows):
+        assert result.values == {"unique_sentences": 1.0, "longest_repeated_substring": 0.0,
+                                 "compression_ratio": 1.0}
