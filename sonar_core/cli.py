@@ -14,7 +14,6 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from .contract import Input
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
 
 __all__ = ["main", "cli"]
@@ -146,15 +145,14 @@ def evaluators_command(plugins) -> None:
 
     Columns: LLM/RAG compatibility, judge (J), required inputs (Q/EA/RC/AA/C), GPU.
     """
+    from .catalogue import OVERVIEW_COLUMNS, overview_cells
+
     host = _host(plugins)
     table = RichTable(title="Sonar evaluators")
-    for column in ("Id", "Name", "Kind", "LLM", "RAG", "J", "Q", "EA", "RC", "AA", "C", "GPU"):
+    for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS):
         table.add_column(column)
-    tick = lambda flag: "✓" if flag else ""  # noqa: E731
     for eid, cls in host.evaluators.items():
-        table.add_row(eid, cls.display_name, cls.kind.value, tick("llm" in cls.compatibility),
-                      tick("rag" in cls.compatibility), tick(cls.requires_judge),
-                      *[tick(i in cls.required_inputs) for i in Input], tick(cls.supports_gpu))
+        table.add_row(eid, cls.display_name, cls.kind.value, *overview_cells(cls))
     _out.print(table)
     for failure in host.failures:
         click.echo(f"warning: {failure.message()}", err=True)

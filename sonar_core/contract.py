@@ -156,6 +156,7 @@ class Param:
     def coerce(self, value: Any, evaluator_id: str = "") -> Any:
         """Return ``value`` converted to the declared type, or raise ParameterError."""
         where = f"parameter '{self.name}' of evaluator '{evaluator_id}'" if evaluator_id else f"parameter '{self.name}'"
+        given = value  # messages echo what the user wrote, not a half-converted value
         try:
             if self.type is bool:
                 if isinstance(value, str):
@@ -185,7 +186,7 @@ class Param:
                     raise ValueError(value)
                 value = list(value)
         except (TypeError, ValueError):
-            raise ParameterError(f"{where} must be of type {self.type.__name__}, got {value!r}") from None
+            raise ParameterError(f"{where} must be of type {self.type.__name__}, got {given!r}") from None
         if self.min is not None and value < self.min:
             raise ParameterError(f"{where} must be >= {self.min}, got {value!r}")
         if self.max is not None and value > self.max:
@@ -277,6 +278,9 @@ class Evaluator:
     kind: ClassVar[ResultKind] = ResultKind.SCORE
     parameters: ClassVar[tuple[Param, ...]] = ()
     metrics: ClassVar[tuple[Metric, ...]] = ()
+    #: True when per-row values depend on the other rows (e.g. macro precision): the core then
+    #: passes every eligible row in one evaluate() call instead of batches.
+    needs_all_rows: ClassVar[bool] = False
     #: True when a failing answer may hold what a report must not repeat (PII, secrets): the
     #: HTML reports then withhold answer texts and show the evaluator's (masked) messages.
     #: The evaluated dataset itself (llm-eval-results) still holds the answers.

@@ -52,8 +52,9 @@ class Row:
         if needed is Input.RETRIEVED_CONTEXT:
             return any(chunk.strip() for chunk in self.context)
         if needed is Input.ACTUAL_ANSWER:
-            # An empty answer is still an answer to score (e.g. a refusal); None is not.
-            return self.actual_output is not None
+            # An empty answer is still an answer to score (a refusal, a timeout); a dataset
+            # with no answers at all is caught by LLMDataset.has_column_for.
+            return True
         if needed is Input.CONDITIONS:
             return bool(self.output_condition.strip()) or bool(self.output_constraints)
         raise ValueError(needed)
@@ -147,9 +148,9 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
                 value = float(value)
             except ValueError:
                 raise DatasetError(f"{where}, field '{name}': expected a number, got {value!r}") from None
-        if not isinstance(value, (int, float)) or math.isnan(float(value)):
-            if isinstance(value, float) and math.isnan(value):
-                return None
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        if not isinstance(value, (int, float)):
             raise DatasetError(f"{where}, field '{name}': expected a number, got {value!r}")
         if value < 0:
             raise DatasetError(f"{where}, field '{name}': must not be negative, got {value!r}")
@@ -297,9 +298,3 @@ def load_dataset(path: str | Path) -> LLMDataset:
         seen[row.key] = where
     return LLMDataset(rows=rows, source=str(path), columns=columns, fingerprint=hashlib.sha256(raw).hexdigest())
 
-
-def dataset_from_rows(rows: list[Row], source: str = "<memory>") -> LLMDataset:
-    """Wrap rows built in Python (tests, the API) as a dataset."""
-    columns = [name for name in DATASET_FIELDS if any(getattr(r, name) not in ("", [], None) for r in rows)]
-    digest = hashlib.sha256(json.dumps([r.to_dict() for r in rows], sort_keys=True).encode()).hexdigest()
-    return LLMDataset(rows=list(rows), source=source, columns=columns, fingerprint=digest)

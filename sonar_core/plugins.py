@@ -27,8 +27,9 @@ import pluggy
 from . import hookspecs
 from .contract import Evaluator, Metric
 from .errors import ConfigError, PluginError
+from .passfail import PassFailEvaluator
 
-__all__ = ["PluginHost", "PluginInfo", "PluginFailure", "ENTRY_POINT_GROUP", "get_host", "reset_host"]
+__all__ = ["PluginHost", "PluginInfo", "PluginFailure", "ENTRY_POINT_GROUP", "get_host"]
 
 ENTRY_POINT_GROUP = "sonar.plugins"
 ENV_ONLY = "SONAR_PLUGINS"
@@ -74,14 +75,16 @@ def _check_declaration(cls: type) -> str | None:
         return f"{cls!r} is not a subclass of sonar_core.Evaluator"
     for attr in ("id", "display_name"):
         if not isinstance(getattr(cls, attr, None), str) or not getattr(cls, attr):
-            return f"{cls.__qualname__} declares no '{attr}'"
+            return f"{cls.__name__} declares no '{attr}'"
     if not cls.metrics or not all(isinstance(m, Metric) for m in cls.metrics):
-        return f"{cls.__qualname__} declares no metrics"
+        return f"{cls.__name__} declares no metrics"
     primaries = [m.key for m in cls.metrics if m.is_primary]
     if len(primaries) > 1:
-        return f"{cls.__qualname__} declares several primary metrics: {', '.join(primaries)}"
-    if cls.evaluate is Evaluator.evaluate and not hasattr(cls, "check"):
-        return f"{cls.__qualname__} does not implement evaluate()"
+        return f"{cls.__name__} declares several primary metrics: {', '.join(primaries)}"
+    if cls.evaluate is Evaluator.evaluate:
+        return f"{cls.__name__} does not implement evaluate()"
+    if issubclass(cls, PassFailEvaluator) and cls.check is PassFailEvaluator.check:
+        return f"{cls.__name__} does not implement check()"
     return None
 
 
@@ -236,8 +239,3 @@ def get_host(extra_modules: Iterable[str] = ()) -> PluginHost:
         _HOST = PluginHost()
     return _HOST
 
-
-def reset_host() -> None:
-    """Forget loaded plugins (tests, or after installing a package at run time)."""
-    global _HOST
-    _HOST = None

@@ -16,6 +16,7 @@ from .contract import Metric
 
 __all__ = [
     "SEVERITIES",
+    "SEVERITY_ORDER",
     "threshold_severity",
     "threshold_problems",
     "flip_problems",
@@ -26,6 +27,8 @@ __all__ = [
 
 PROBLEMS_SCHEMA_VERSION = "1.0"
 SEVERITIES = ("HIGH", "MEDIUM", "LOW")
+#: Most severe first; used to sort problems and for the --fail-on-problems gate.
+SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 # AVID taxonomy codes for the problem types Sonar raises.
 _AVID = {

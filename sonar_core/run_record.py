@@ -13,6 +13,7 @@ from .artifacts.html import render_index
 from .config import RunConfig
 from .dataset import LLMDataset
 from .plugins import PluginHost
+from .problems import SEVERITIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runner import Job, RunResult
@@ -44,7 +45,7 @@ def _versions(host: PluginHost) -> dict[str, Any]:
 
 
 def problem_counts(problems: list[dict[str, Any]]) -> dict[str, int]:
-    counts = {"HIGH": 0, "MEDIUM": 0, "LOW": 0}
+    counts = dict.fromkeys(SEVERITIES, 0)
     for p in problems:
         counts[p["severity"]] = counts.get(p["severity"], 0) + 1
     return counts

@@ -34,12 +34,10 @@ from .errors import (
 )
 from .journal import Journal
 from .plugins import PluginHost, get_host
+from .problems import SEVERITY_ORDER
 from .run_record import write_index, write_run_json
 
 __all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path"]
-
-SEVERITY_ORDER = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
-
 
 def demo_dataset_path() -> Path:
     return Path(__file__).parent / "demo" / "demo_llm_dataset.json"
@@ -186,7 +184,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger)
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
-    size = (len(eligible) or 1) if getattr(job.cls, "needs_all_rows", False) else batch_size
+    size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
     primary = job.cls.primary_metric().key
     for start in range(0, len(eligible), size):
         batch = eligible[start:start + size]

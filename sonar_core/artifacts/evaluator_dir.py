@@ -18,7 +18,7 @@ from ..aggregate import ScoredEvaluator
 from ..contract import ResultKind
 from ..insights import standard_insights
 from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
-from ..problems import dataset_problems, flip_problems, make_problem, threshold_problems
+from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .descriptor import descriptor
 from .eval_results import write_eval_results
 from .formats import write_format, write_json
@@ -40,8 +40,7 @@ def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
             actions=extra.get("actions_description", ""),
             attrs=attrs,
         ))
-    order = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
-    return sorted(problems, key=lambda p: order.get(p["severity"], 3))
+    return sorted(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], len(SEVERITY_ORDER)))
 
 
 def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,86 @@
+"""Parameter coercion and validation, and what the plugin host accepts as an evaluator."""
+
+from __future__ import annotations
+
+import pytest
+
+from sonar_core import Evaluator, Input, Metric, Param, ParameterError, PassFailEvaluator, Verdict
+from sonar_core.plugins import _check_declaration
+
+
+@pytest.mark.parametrize(
+    ("param", "given", "expected"),
+    [
+        (Param("p", bool, True, ""), "no", False),
+        (Param("p", bool, False, ""), "TRUE", True),
+        (Param("p", int, 1, ""), 3.0, 3),
+        (Param("p", float, 0.5, ""), "0.25", 0.25),
+        (Param("p", list, [], ""), "a, b,,c", ["a", "b", "c"]),
+        (Param("p", str, "OR", "", choices=("OR", "AND")), "AND", "AND"),
+    ],
+)
+def test_param_coercion(param, given, expected):
+    assert param.coerce(given, "ev") == expected
+
+
+@pytest.mark.parametrize(
+    ("param", "given", "message"),
+    [
+        (Param("p", bool, True, ""), "maybe", "parameter 'p' of evaluator 'ev' must be of type bool, got 'maybe'"),
+        (Param("p", int, 1, ""), 2.5, "parameter 'p' of evaluator 'ev' must be of type int, got 2.5"),
+        (Param("p", float, 1.0, ""), True, "parameter 'p' of evaluator 'ev' must be of type float, got True"),
+        (Param("p", float, 1.0, ""), "nan", "parameter 'p' of evaluator 'ev' must be of type float, got 'nan'"),
+        (Param("p", float, 1.0, "", min=0.0), -1, "parameter 'p' of evaluator 'ev' must be >= 0.0, got -1.0"),
+        (Param("p", str, "OR", "", choices=("OR", "AND")), "XOR",
+         "parameter 'p' of evaluator 'ev' must be one of 'OR', 'AND', got 'XOR'"),
+        (Param("p", str, "x", "", check=lambda v: None if v else "must not be empty"), "",
+         "parameter 'p' of evaluator 'ev': must not be empty"),
+    ],
+)
+def test_param_errors_name_parameter_and_evaluator(param, given, message):
+    with pytest.raises(ParameterError) as info:
+        param.coerce(given, "ev")
+    assert str(info.value) == message
+
+
+class _Scores(Evaluator):
+    id = "scores"
+    display_name = "Scores"
+    required_inputs = (Input.ACTUAL_ANSWER,)
+    parameters = (Param("limit", int, 3, "", min=1),)
+    metrics = (Metric("s", "S", "", is_primary=True),)
+
+    def evaluate(self, rows):
+        return []
+
+
+def test_validate_params_defaults_common_parameters_and_unknown_names():
+    assert _Scores.validate_params({"limit": "5"}) == {"limit": 5, "metric_threshold": None, "save_llm_result": True}
+    with pytest.raises(ParameterError, match=r"^unknown parameter 'limitt' for evaluator 'scores' \(known: "
+                                             r"limit, metric_threshold, save_llm_result\)$"):
+        _Scores.validate_params({"limitt": 1})
+
+
+def test_declarations_the_host_refuses():
+    class NoEvaluate(Evaluator):
+        id = "x"
+        display_name = "X"
+        metrics = (Metric("m", "M", "", is_primary=True),)
+
+    class NoCheck(PassFailEvaluator):
+        id = "y"
+        display_name = "Y"
+        metrics = (Metric("m", "M", "", is_primary=True),)
+
+    class TwoPrimaries(_Scores):
+        metrics = (Metric("a", "A", "", is_primary=True), Metric("b", "B", "", is_primary=True))
+
+    class Fine(NoCheck):
+        def check(self, row):
+            return Verdict()
+
+    assert _check_declaration(NoEvaluate) == "NoEvaluate does not implement evaluate()"
+    assert _check_declaration(NoCheck) == "NoCheck does not implement check()"
+    assert _check_declaration(TwoPrimaries) == "TwoPrimaries declares several primary metrics: a, b"
+    assert _check_declaration(int) == "<class 'int'> is not a subclass of sonar_core.Evaluator"
+    assert _check_declaration(Fine) is None and _check_declaration(_Scores) is None
