@@ -90,28 +90,20 @@ def md_cell(text: str) -> str:
 def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
     """Markdown table: Rank, LLM, (Pass, Fail,) metrics, Time, Cost."""
     primary = ev.primary
-    lines = [f"# {ev.cls.display_name} leaderboard", ""]
-    if board["kind"] == "bool":
-        header = ["Rank", "LLM", "Pass", "Fail", primary.display_name]
-        header += [m.display_name for m in ev.cls.metrics if m.key != primary.key and m.role in (
-            MetricRole.RETRIEVAL_FAILURE, MetricRole.PARSE_FAILURE)]
-    else:
-        header = ["Rank", "LLM", primary.display_name]
-        header += [m.display_name for m in ev.cls.metrics if m.key != primary.key]
-    header += ["Time (s)", "Cost (USD)"]
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join("---" for _ in header) + "|")
+    boolean = board["kind"] == "bool"
+    # Bool boards show the pass and fail counts; of the other 0/1 shares only those that say
+    # something new (retrieval and parse failures), since fail and generation failure mirror pass.
+    others = [m for m in ev.cls.metrics if m.key != primary.key
+              and (not boolean or m.role in (MetricRole.RETRIEVAL_FAILURE, MetricRole.PARSE_FAILURE))]
+    shown = [primary, *others]
+    header = ["Rank", "LLM", *(["Pass", "Fail"] if boolean else []), *(m.display_name for m in shown),
+              "Time (s)", "Cost (USD)"]
+    lines = [f"# {ev.cls.display_name} leaderboard", "",
+             "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in board["rows"]:
-        values = row["metrics"]
-        cells = [str(row["rank"]), md_cell(row["model"])]
-        if board["kind"] == "bool":
-            cells += [str(row["counts"]["pass"]), str(row["counts"]["fail"]), _fmt(values[primary.key])]
-            cells += [_fmt(values[m.key]) for m in ev.cls.metrics if m.key != primary.key and m.role in (
-                MetricRole.RETRIEVAL_FAILURE, MetricRole.PARSE_FAILURE)]
-        else:
-            cells += [_fmt(values[primary.key])]
-            cells += [_fmt(values[m.key]) for m in ev.cls.metrics if m.key != primary.key]
-        cells += [_fmt(row["total_time"], ".2f"), _fmt(row["total_cost"], ".4f")]
+        counts = [str(row["counts"]["pass"]), str(row["counts"]["fail"])] if boolean else []
+        cells = [str(row["rank"]), md_cell(row["model"]), *counts, *(_fmt(row["metrics"][m.key]) for m in shown),
+                 _fmt(row["total_time"], ".2f"), _fmt(row["total_cost"], ".4f")]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     direction = "higher" if primary.higher_is_better else "lower"
