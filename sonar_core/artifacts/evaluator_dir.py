@@ -31,11 +31,16 @@ def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     """Threshold, flip and dataset problems, then the evaluator's own."""
     problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev)
     for extra in ev.extra_problems:
+        severity = extra.get("severity", "MEDIUM")
+        if severity not in SEVERITY_ORDER or not extra.get("description"):
+            # A plugin bug: fail this evaluator (recorded in its folder) rather than write a bad file.
+            raise ValueError(f"{ev.cls.id}.extra_problems() returned a problem without a description or with "
+                             f"severity {severity!r} (use one of {', '.join(SEVERITY_ORDER)})")
         attrs = dict(extra.get("problem_attrs", {}))
         problems.append(make_problem(
             ev,
-            description=extra.get("description", ""),
-            severity=extra.get("severity", "MEDIUM"),
+            description=extra["description"],
+            severity=severity,
             problem_type=extra.get("problem_type", ev.cls.problem_type),
             actions=extra.get("actions_description", ""),
             attrs=attrs,

@@ -292,3 +292,32 @@ def test_html_clips_huge_answers_messages_and_cells(tmp_path):
     # The full answer is still in the evaluated dataset.
     results = json.loads((tmp_path / "ev" / names.EVAL_RESULTS / "application_json" / "explanation.json").read_text())
     assert results["results"][0]["actual_output"] == huge
+
+
+def test_evaluator_specific_problems_are_completed_by_the_core(tmp_path):
+    from sonar_core import Evaluator, Input, RowResult
+    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.artifacts.evaluator_dir import collect_problems
+    from sonar_core.testing import make_row
+
+    class Own(Evaluator):
+        id = "own"
+        display_name = "Own"
+        problem_type = "privacy"
+        required_inputs = (Input.ACTUAL_ANSWER,)
+        metrics = (Metric("v", "V", "", is_primary=True),)
+
+    row = make_row(test_case_key="t", model_key="m", actual_output="x")
+    ev = ScoredEvaluator(cls=Own, params={}, thresholds={"v": 0.5}, scored=[(row, RowResult({"v": 1.0}))],
+                         extra_problems=[{"description": "m repeats a phone number", "severity": "LOW",
+                                          "problem_attrs": {"model_name": "m"}}])
+    [problem] = collect_problems(ev)
+    assert problem["description"] == "m repeats a phone number" and problem["severity"] == "LOW"
+    assert problem["problem_type"] == "privacy" and problem["evaluator_id"] == "own"
+    assert problem["problem_attrs"]["avid_problem_code"] == "S0301"
+    assert problem["problem_attrs"]["model_name"] == "m" and problem["schema_version"] == "1.0"
+
+    ev.extra_problems = [{"description": "x", "severity": "CRITICAL"}]
+    with pytest.raises(ValueError, match=r"^own\.extra_problems\(\) returned a problem without a description or "
+                                         r"with severity 'CRITICAL' \(use one of HIGH, MEDIUM, LOW\)$"):
+        collect_problems(ev)
