@@ -34,7 +34,8 @@ def run(config: RunConfig | dict[str, Any] | str | Path | None = None, *, progre
         print(result.run_dir, result.status)
     """
     if isinstance(config, RunConfig):
-        cfg = config.model_copy(update=overrides) if overrides else config
+        # Through validation again: model_copy(update=...) would accept any override unchecked.
+        cfg = build_config({**config.model_dump(), **overrides}) if overrides else config
     elif isinstance(config, dict):
         cfg = build_config({**config, **overrides})
     else:

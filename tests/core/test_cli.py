@@ -148,3 +148,13 @@ def test_describe_and_evaluators_list(monkeypatch):
     assert listing.exit_code == 0 and "toy_passfail" in listing.output
     missing = CliRunner().invoke(cli, ["describe", "nope"])
     assert missing.exit_code == 2 and missing.stderr.startswith("error: unknown evaluator id 'nope'")
+
+
+def test_api_validates_overrides_of_a_config_object():
+    import sonar_core
+    from sonar_core.config import build_config
+    from sonar_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^<config>: configuration key 'batch_size': Input should be greater "
+                                          r"than or equal to 1$"):
+        sonar_core.run(build_config({"dataset": "demo"}), batch_size=0)
