@@ -82,17 +82,22 @@ def evaluator_view(
             "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
         })
     primary = next(m for m in metrics if m["is_primary"])
+    # Choose the weakest rows first, then format only those few.
+    sign = 1 if ev.primary.higher_is_better else -1
+    failing = sorted(
+        ((result.values[ev.primary.key], row, result) for row, result in ev.scored
+         if ev.metric_fails(ev.primary, result.values.get(ev.primary.key))),
+        key=lambda item: (sign * item[0], item[1].test_case_key, item[1].model_key),
+    )[:WORST_ROWS_LIMIT]
     worst = []
-    for row, result in ev.scored:
-        score = result.values.get(ev.primary.key)
-        if ev.metric_fails(ev.primary, score):
-            why = result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
-            answer = WITHHELD if ev.cls.sensitive_outputs else clip(row.actual_output, TEXT_LIMIT)
-            worst.append({
-                "test_case_key": row.test_case_key, "model_key": row.model_key, "score": score,
-                "input": clip(row.input, TEXT_LIMIT), "actual_output": answer, "why": clip(why, CELL_LIMIT),
-            })
-    worst.sort(key=lambda w: (w["score"] if ev.primary.higher_is_better else -w["score"], w["test_case_key"], w["model_key"]))
+    for score, row, result in failing:
+        why = result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
+        worst.append({
+            "test_case_key": row.test_case_key, "model_key": row.model_key, "score": score,
+            "input": clip(row.input, TEXT_LIMIT),
+            "actual_output": WITHHELD if ev.cls.sensitive_outputs else clip(row.actual_output, TEXT_LIMIT),
+            "why": clip(why, CELL_LIMIT),
+        })
     # The leader gets a star and a bold row only when it is strictly ahead: with a tie at the
     # top, the ranking's order is only the model names' order.
     ranking = board["ranking"]
@@ -112,7 +117,6 @@ def evaluator_view(
         "metrics": metrics,
         "primary": primary,
         "primary_by_model": {model: values.get(ev.primary.key) for model, values in aggregates.items()},
-        "primary_fails": primary["fails_by_model"],
         "problems": problems,
         "insights": insights,
         "tables": [{"title": t.title, "columns": [clip(c, CELL_LIMIT) for c in t.columns],
