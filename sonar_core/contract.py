@@ -346,7 +346,11 @@ class Evaluator:
 
     @classmethod
     def validate_params(cls, given: dict[str, Any] | None) -> dict[str, Any]:
-        """Defaults merged with ``given``, each value coerced and checked."""
+        """Defaults merged with ``given``, each value coerced and checked.
+
+        Every declared parameter is in the result, so evaluators read ``self.params[name]``.
+        An explicit null (``key:`` in YAML) means the default, as if the key were absent.
+        """
         given = dict(given or {})
         known = {p.name: p for p in cls.all_parameters()}
         unknown = sorted(set(given) - set(known))
@@ -357,6 +361,8 @@ class Evaluator:
             )
         params: dict[str, Any] = {}
         for name, param in known.items():
-            value = given.get(name, param.default)
+            value = given.get(name)
+            if value is None:
+                value = param.default
             params[name] = None if value is None else param.coerce(value, cls.id)
         return params

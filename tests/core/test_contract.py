@@ -84,3 +84,8 @@ def test_declarations_the_host_refuses():
     assert _check_declaration(TwoPrimaries) == "TwoPrimaries declares several primary metrics: a, b"
     assert _check_declaration(int) == "<class 'int'> is not a subclass of sonar_core.Evaluator"
     assert _check_declaration(Fine) is None and _check_declaration(_Scores) is None
+
+
+def test_explicit_null_means_the_default():
+    assert _Scores.validate_params({"limit": None, "save_llm_result": None}) == {
+        "limit": 3, "metric_threshold": None, "save_llm_result": True}
