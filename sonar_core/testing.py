@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .aggregate import ScoredEvaluator
 from .context import EvaluationContext
 from .contract import Evaluator, RowResult
 from .dataset import Row, row_from_record
 
-__all__ = ["make_row", "score_rows"]
+__all__ = ["make_row", "score_rows", "model_means"]
 
 
 def make_row(**fields: Any) -> Row:
@@ -24,3 +25,9 @@ def score_rows(evaluator_cls: type[Evaluator], rows: list[Row], **params: Any) -
     if len(results) != len(rows):
         raise AssertionError(f"{evaluator_cls.id} returned {len(results)} results for {len(rows)} rows")
     return results
+
+
+def model_means(evaluator_cls: type[Evaluator], rows: list[Row], results: list[RowResult]) -> dict[str, dict]:
+    """model -> metric key -> mean, computed by the core's own aggregation of these rows."""
+    scored = ScoredEvaluator(cls=evaluator_cls, params={}, thresholds={}, scored=list(zip(rows, results)))
+    return scored.aggregates()
