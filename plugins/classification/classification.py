@@ -13,15 +13,14 @@ dataset in one :meth:`ClassificationEvaluator.evaluate` call (metrics are comput
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, ResultKind, RowResult, Table
+from sonar_core import Evaluator, Input, Metric, Param, RowResult, Table
 from sonar_core.dataset import Row
 
-__all__ = ["ClassificationEvaluator", "ModelScores", "normalize_label", "score_labels"]
+__all__ = ["ClassificationEvaluator", "ModelScores", "confusion_matrix", "normalize_label", "score_labels"]
 
 NORMALIZATIONS = ("none", "strip", "strip_lower")
 #: How an empty predicted label is shown in the confusion matrix.
@@ -63,6 +62,17 @@ class ModelScores:
     per_label: dict[str, tuple[float, float, float]]
 
 
+def confusion_matrix(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[str], Counter]:
+    """(classes, extra predicted labels, counts) of (expected, predicted) label pairs.
+
+    The classes are the expected labels, sorted; the extra predicted labels are the predicted
+    labels that are no class, sorted; counts maps (expected, predicted) -> number of rows.
+    """
+    labels = sorted({e for e, _ in pairs})
+    extra = sorted({p for _, p in pairs} - set(labels))
+    return labels, extra, Counter(pairs)
+
+
 def score_labels(pairs: Sequence[tuple[str, str]]) -> ModelScores:
     """Confusion matrix and macro metrics of (expected, predicted) label pairs of one model.
 
@@ -74,9 +84,7 @@ def score_labels(pairs: Sequence[tuple[str, str]]) -> ModelScores:
     A predicted label that is no expected label is a wrong prediction: it lowers the recall
     of the true label but is not averaged over as a class of its own.
     """
-    confusion: Counter = Counter(pairs)
-    labels = sorted({e for e, _ in pairs})
-    extra = sorted({p for _, p in pairs} - set(labels))
+    labels, extra, confusion = confusion_matrix(pairs)
     predicted_count: Counter = Counter(p for _, p in pairs)
     expected_count: Counter = Counter(e for e, _ in pairs)
     per_label: dict[str, tuple[float, float, float]] = {}
@@ -122,9 +130,6 @@ class ClassificationEvaluator(Evaluator):
         "the label is right, 0 when wrong)."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
-    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
-    kind: ClassVar[ResultKind] = ResultKind.SCORE
-    problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Classification"
     #: The core must pass all rows of the dataset in one ``evaluate`` call: precision, recall
     #: and F1 are computed from each model's whole set of rows within that call.
@@ -178,26 +183,17 @@ class ClassificationEvaluator(Evaluator):
 
     def __init__(self, params: dict[str, Any], ctx) -> None:
         super().__init__(params, ctx)
-        self._mode: str = params.get("label_normalization") or "strip_lower"
+        self._mode: str = self.params["label_normalization"]
 
-    def _labels(self, row: Row) -> tuple[str, str]:
-        """(true label, predicted label) of a row, normalised."""
-        return (
-            normalize_label(row.expected_output or "", self._mode),
-            normalize_label(row.actual_output or "", self._mode),
-        )
-
-    def _by_model(self, rows: Iterable[Row]) -> dict[str, ModelScores]:
-        pairs: dict[str, list[tuple[str, str]]] = {}
-        for row in rows:
-            pairs.setdefault(row.model_key, []).append(self._labels(row))
-        return {model: score_labels(model_pairs) for model, model_pairs in pairs.items()}
+    def _normalize(self, label: str | None) -> str:
+        return normalize_label(label or "", self._mode)
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        scores = self._by_model(rows)
+        # (true label, predicted label) of each row, normalised once and reused for the values.
+        pairs = [(self._normalize(row.expected_output), self._normalize(row.actual_output)) for row in rows]
+        scores = {model: score_labels(model_pairs) for model, model_pairs in _by_model(rows, pairs).items()}
         results: list[RowResult] = []
-        for row in rows:
-            expected, predicted = self._labels(row)
+        for row, (expected, predicted) in zip(rows, pairs):
             model = scores[row.model_key]
             correct = expected == predicted
             results.append(
@@ -215,38 +211,36 @@ class ClassificationEvaluator(Evaluator):
         return results
 
     def tables(self, scored: Sequence[tuple[Row, RowResult]]) -> list[Table]:
-        """One confusion matrix per model (sorted by model key); cells count rows."""
-        scores = self._by_model(row for row, _ in scored)
+        """One confusion matrix per model (sorted by model key); cells count rows.
+
+        Built from the normalised labels that :meth:`evaluate` put in each row's details, so
+        no label is normalised twice. The core turns the table name into a safe file name.
+        """
+        pairs = [(result.details["expected_label"], result.details["predicted_label"]) for _, result in scored]
+        by_model = _by_model([row for row, _ in scored], pairs)
         tables: list[Table] = []
-        used: set[str] = set()
-        for model in sorted(scores):
-            s = scores[model]
-            predicted_order = s.labels + s.extra_predicted
-            name = _table_name(model, used)
+        for model in sorted(by_model):
+            labels, extra, counts = confusion_matrix(by_model[model])
+            predicted_order = labels + extra
             tables.append(
                 Table(
-                    name=name,
+                    name=f"confusion_matrix_{model}",
                     title=f"Confusion matrix of {model} (rows: expected label, columns: predicted label)",
                     columns=["expected \\ predicted"] + [_shown(p) for p in predicted_order],
-                    rows=[[_shown(e)] + [s.confusion[(e, p)] for p in predicted_order] for e in s.labels],
+                    rows=[[_shown(e)] + [counts[(e, p)] for p in predicted_order] for e in labels],
                     model_key=model,
                 )
             )
         return tables
 
 
+def _by_model(rows: Sequence[Row], pairs: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
+    """Label pairs grouped by the model key of their row (``pairs[i]`` belongs to ``rows[i]``)."""
+    grouped: dict[str, list[tuple[str, str]]] = {}
+    for row, pair in zip(rows, pairs):
+        grouped.setdefault(row.model_key, []).append(pair)
+    return grouped
+
+
 def _shown(label: str) -> str:
     return label if label else EMPTY_LABEL
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def _table_name(model: str, used: set[str]) -> str:
-    """``confusion_matrix_<model>`` made safe as a file stem (the core writes work/<name>.json)."""
-    base = f"confusion_matrix_{_UNSAFE.sub('_', model) or 'model'}"
-    name, i = base, 2
-    while name in used:
-        name, i = f"{base}_{i}", i + 1
-    used.add(name)
-    return name
