@@ -14,6 +14,12 @@ TESTS = Path(__file__).parent
 REPO = TESTS.parent
 CORE_TESTS = TESTS / "core"
 
+#: The built-in evaluators, written out: a test must not derive them from the code it checks.
+BUILT_IN = frozenset({
+    "text_matching", "pii_leakage", "sensitive_data_leakage", "encoding_guardrail", "factual_knowledge",
+    "bleu", "rouge", "classification", "looping_detection",
+})
+
 
 @pytest.fixture
 def toy_host(monkeypatch) -> PluginHost:

@@ -26,7 +26,8 @@ from sonar_core import hookspecs
 from sonar_core.errors import EXIT_STRICT, PluginError
 from sonar_core.plugins import PluginFailure, PluginHost
 
-REPO = Path(__file__).resolve().parent.parent
+from conftest import REPO
+
 FIXTURES = REPO / "tests" / "plugin_fixtures"
 EXAMPLE = REPO / "examples" / "sonar-example-plugin"
 EXAMPLE_DIST = "sonar-example-plugin"
@@ -40,14 +41,6 @@ BROKEN_IMPORT_ERROR = "RuntimeError: sonarfix_broken_import is broken on purpose
 
 def _pip(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, timeout=180)
-
-
-def _installed(dist: str) -> bool:
-    try:
-        importlib.metadata.distribution(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
 
 
 def _sonar_command() -> list[str]:
@@ -114,30 +107,40 @@ def plugin_env(monkeypatch):
 
 @pytest.fixture(scope="module")
 def example_plugin(tmp_path_factory) -> Path:
-    """pip-install examples/sonar-example-plugin into this environment, offline; uninstall after this module.
+    """pip-install examples/sonar-example-plugin, offline, into a folder of its own for this module.
 
-    Module scope, not session scope: a session fixture is only torn down when the whole test
-    session ends, and until then every later test that discovers plugins (the quickstart's
-    ``offline`` evaluators, the catalogue check) would see ``answer_length`` too. The package
-    is built from a copy so the build leaves no build/ or *.egg-info in the repository.
+    ``pip install --target`` into a temporary folder that is put on ``sys.path`` (this process)
+    and ``PYTHONPATH`` (subprocesses): discovery reads entry points from every ``sys.path``
+    entry, so the package is found as an installed distribution while the shared virtualenv
+    is never modified, not even by a test run killed before teardown. Module scope keeps the
+    plugin out of later modules (the quickstart's ``offline`` evaluators, the catalogue check).
+    The package is built from a copy so the build leaves no build/ or *.egg-info behind.
     """
     missing = [tool for tool in ("pip", "setuptools", "wheel") if importlib.util.find_spec(tool) is None]
     if missing:
         pytest.fail(f"installing the example plugin offline needs {', '.join(missing)} in {sys.executable}'s "
                     f"environment (pip install -e '.[test]' brings them)")
-    source = tmp_path_factory.mktemp("example") / "sonar-example-plugin"
+    work = tmp_path_factory.mktemp("example")
+    source, site = work / "sonar-example-plugin", work / "site"
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    was_installed = _installed(EXAMPLE_DIST)
-    installed = _pip("install", "--no-deps", "--no-build-isolation", "--no-index", "--quiet", str(source))
+    installed = _pip("install", "--no-deps", "--no-build-isolation", "--no-index", "--quiet",
+                     "--target", str(site), str(source))
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    previous_pythonpath = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), previous_pythonpath]))
+    sys.path.insert(0, str(site))
     importlib.invalidate_caches()
     try:
         yield source
     finally:
-        if not was_installed:
-            removed = _pip("uninstall", "--yes", "--quiet", EXAMPLE_DIST)
-            assert removed.returncode == 0, removed.stdout + removed.stderr
-            importlib.invalidate_caches()
+        sys.path.remove(str(site))
+        if previous_pythonpath is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = previous_pythonpath
+        for module in [m for m in sys.modules if m.split(".")[0] == "sonar_example_plugin"]:
+            del sys.modules[module]
+        importlib.invalidate_caches()
 
 
 # -- discovery of an installed third-party package --------------------------------------
@@ -456,7 +459,9 @@ def test_every_hook_is_documented_tested_and_has_a_guide_section():
     assert "register_evaluators" in specs
     guide = (REPO / "docs" / "plugin-authoring.md").read_text(encoding="utf-8")
     headings = [line for line in guide.splitlines() if line.startswith("## ")]
-    test_sources = {path: path.read_text(encoding="utf-8") for path in (REPO / "tests").rglob("test_*.py")}
+    # This file names every hook itself, so it cannot count as the test that exercises one.
+    test_sources = {path: path.read_text(encoding="utf-8") for path in (REPO / "tests").rglob("test_*.py")
+                    if path.resolve() != Path(__file__).resolve()}
     for name, fn in specs.items():
         doc = inspect.getdoc(fn) or ""
         assert doc, f"hook {name} has no docstring"

@@ -24,7 +24,6 @@ def dataset(tmp_path):
 
 
 def invoke(monkeypatch, tmp_path, *args):
-    monkeypatch.syspath_prepend(str(tmp_path.parent))  # harmless; toy plugin path comes from conftest
     runner = CliRunner()
     return runner.invoke(cli, ["run", *args, "--no-progress", "-o", str(tmp_path / "out")], catch_exceptions=False)
 

@@ -94,9 +94,18 @@ def test_ctrl_c_exits_130_with_resume_hint(tmp_path, sonar_cli, toy_env):
         [sonar_cli, "run", "--no-progress", "-d", str(dataset), *EVALUATORS, "-p", "toy_plugin", "--run-id", "r",
          "-o", str(tmp_path / "out")],
         env={**toy_env, "SONAR_TOY_SLEEP": "0.25"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    def second_evaluator_started() -> bool:
+        # The journal says so only after the first evaluator counts as finished; its done marker
+        # appears a moment earlier, and a SIGINT in between would find nothing finished yet.
+        journal = run_dir / names.JOURNAL
+        return journal.exists() and any(
+            json.loads(line).get("message") == "queuing item" and json.loads(line).get("evaluator") == "toy_slow"
+            for line in journal.read_text().splitlines() if line.strip())
+
     deadline = time.time() + 60
-    while time.time() < deadline and not list(run_dir.glob(f"explainer_*ToyScore*/{names.DONE_MARKER}")):
+    while time.time() < deadline and not second_evaluator_started():
         time.sleep(0.05)
+    assert second_evaluator_started(), "the second evaluator never started"
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130

@@ -120,7 +120,7 @@ def test_score_evaluator_aggregates_problems_flips_insights(tmp_path, toy_host):
     assert flip_a["problem_attrs"]["dataset_row_keys"] == [["t4", "A"]]
     assert "after typos of test case t1" in flip_a["description"]
     assert summary[("B", "score", "robustness")]["severity"] == "LOW"
-    assert all(p["schema_version"] for p in problems)
+    assert {p["schema_version"] for p in problems} == {"1.0"}
 
     insights = _load(folder, names.INSIGHTS_DIR, names.INSIGHTS_FILE)
     by_type = {}
