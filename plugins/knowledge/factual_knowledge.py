@@ -16,10 +16,12 @@ that contain the fact, in [0, 1].
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import string
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, ParameterError, ResultKind, RowResult
+from sonar_core import Evaluator, Input, Metric, Param, RowResult
 from sonar_core.dataset import Row
 
 __all__ = ["FactualKnowledgeEvaluator", "normalize_quac"]
@@ -31,6 +33,8 @@ _ARTICLES = frozenset(("a", "an", "the"))
 _OPERATORS = ("OR", "AND")
 # Delimiters whose very name states an operator: using one with the other operator is a mistake.
 _OPERATOR_DELIMITERS = ("<OR>", "<AND>")
+# Distinct expected answers whose split targets are kept (least recently used dropped first).
+_TARGET_CACHE_SIZE = 4096
 
 
 def normalize_quac(text: str) -> str:
@@ -53,14 +57,26 @@ def _check_delimiter(value: Any) -> str | None:
     return None
 
 
-def _check_consistency(delimiter: str | None, operator: str) -> None:
-    """Reject a named delimiter that contradicts the operator (``<OR>`` with ``AND``)."""
+def _contradiction(delimiter: str, operator: str) -> str | None:
+    """Why a named delimiter contradicts the operator (``<OR>`` with ``AND``), or None."""
     if delimiter in _OPERATOR_DELIMITERS and delimiter != f"<{operator}>":
-        raise ParameterError(
-            f"parameter 'target_output_delimiter' of evaluator '{FactualKnowledgeEvaluator.id}': "
+        return (
             f"{delimiter!r} contradicts logical_operator {operator!r} "
             f"(use '<{operator}>' or a delimiter that names no operator)"
         )
+    return None
+
+
+_DELIMITER = Param(
+    "target_output_delimiter",
+    str,
+    "<OR>",
+    "String that separates several target facts inside one expected answer "
+    "(e.g. `UK<OR>England`). Empty is not allowed; to make the whole expected answer one "
+    "target, give a delimiter that never occurs in it. `<OR>` and `<AND>` must agree with "
+    "`logical_operator`.",
+    check=_check_delimiter,
+)
 
 
 class FactualKnowledgeEvaluator(Evaluator):
@@ -83,20 +99,8 @@ class FactualKnowledgeEvaluator(Evaluator):
         "Method after AWS fmeval's Factual Knowledge evaluation."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
-    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
-    kind: ClassVar[ResultKind] = ResultKind.SCORE
-    problem_type: ClassVar[str] = "accuracy"
-    category: ClassVar[str] = "Generation"
     parameters: ClassVar[tuple[Param, ...]] = (
-        Param(
-            "target_output_delimiter",
-            str,
-            "<OR>",
-            "String that separates several target facts inside one expected answer "
-            "(e.g. `UK<OR>England`). Empty is not allowed; null means the whole expected answer "
-            "is one target. `<OR>` and `<AND>` must agree with `logical_operator`.",
-            check=_check_delimiter,
-        ),
+        _DELIMITER,
         Param(
             "logical_operator",
             str,
@@ -136,33 +140,29 @@ class FactualKnowledgeEvaluator(Evaluator):
         """Per-parameter validation, then the delimiter/operator agreement (a cross-parameter rule
         that a single ``Param.check`` cannot see)."""
         params = super().validate_params(given)
-        _check_consistency(params["target_output_delimiter"], params["logical_operator"])
+        operator = params["logical_operator"]
+        # The delimiter's own Param, with the agreement as its check: Param.coerce then words
+        # the error exactly like every other parameter error.
+        agreeing = dataclasses.replace(_DELIMITER, check=lambda delimiter: _contradiction(delimiter, operator))
+        agreeing.coerce(params["target_output_delimiter"], cls.id)
         return params
 
     def __init__(self, params: dict[str, Any], ctx) -> None:
         super().__init__(params, ctx)
-        self._delimiter: str | None = params.get("target_output_delimiter", "<OR>")
-        self._operator: str = params.get("logical_operator", "OR")
-        # Checked again here in case a caller built the instance without validate_params.
-        _check_consistency(self._delimiter, self._operator)
-        # expected_output -> (targets lower-cased, targets normalised); the same expected answer
-        # recurs once per model, so each is split and normalised only once per run.
-        self._targets: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+        self._delimiter: str = self.params["target_output_delimiter"]
+        self._operator: str = self.params["logical_operator"]
+        # expected_output -> (originals, lower-cased, quasi-normalised targets); the same expected
+        # answer recurs once per model, so each is split and normalised once while it is cached.
+        self._prepare = functools.lru_cache(maxsize=_TARGET_CACHE_SIZE)(self._split_targets)
 
-    def _prepare(self, expected: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    def _split_targets(self, expected: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """Split ``expected`` into targets: (originals, lower-cased, quasi-normalised)."""
-        cached = self._targets.get(expected)
-        if cached is not None:
-            return cached
-        pieces = [expected] if self._delimiter is None else expected.split(self._delimiter)
         # A blank piece (``Berlin<OR>`` or ``a<OR> <OR>b``) would be "contained" in every answer
         # and make OR rows always pass, so blank pieces are dropped (fmeval keeps them).
-        originals = tuple(p.strip() for p in pieces if p.strip())
+        originals = tuple(p.strip() for p in expected.split(self._delimiter) if p.strip())
         lowered = tuple(p.lower() for p in originals)
         normalised = tuple(normalize_quac(p) for p in originals)
-        cached = (originals, lowered, normalised)
-        self._targets[expected] = cached
-        return cached
+        return originals, lowered, normalised
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         use_all = self._operator == "AND"

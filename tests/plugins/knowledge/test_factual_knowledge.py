@@ -117,10 +117,11 @@ def test_custom_delimiter_with_either_operator():
     assert _scores("UK|England", "It is England.") == (0.0, 0.0)
 
 
-def test_null_delimiter_means_one_target():
-    # None: the whole expected answer is the target, "<OR>" is not special
-    assert _scores("Berlin<OR>Germany", "Germany", target_output_delimiter=None) == (0.0, 0.0)
-    assert _scores("Berlin<OR>Germany", "x berlin<or>germany x", target_output_delimiter=None) == (1.0, 1.0)
+def test_null_delimiter_means_the_default():
+    # None is the default "<OR>": targets "Berlin" and "Germany"; "germany" is in "germany" -> 1 / 1
+    assert _scores("Berlin<OR>Germany", "Germany", target_output_delimiter=None) == (1.0, 1.0)
+    # neither "berlin" nor "germany" is in "paris" -> 0 / 0
+    assert _scores("Berlin<OR>Germany", "Paris", target_output_delimiter=None) == (0.0, 0.0)
 
 
 # -- exact versus quasi-exact -------------------------------------------------------------------
@@ -220,14 +221,11 @@ def test_several_models_means():
     ]
     rows = [_row(exp, ans[m], model=m, case=c) for c, exp, ans in cases for m in ("a", "b")]
     results = score_rows(FactualKnowledgeEvaluator, rows)
-    means = {}
+    by_model = {}
     for row, res in zip(rows, results):
-        means.setdefault(row.model_key, []).append((res.values[FK], res.values[QE]))
-    assert [v for v in means["a"]] == [(1.0, 1.0), (1.0, 1.0), (0.0, 1.0)]
-    assert [v for v in means["b"]] == [(0.0, 0.0), (0.0, 0.0), (1.0, 1.0)]
-    assert sum(v[0] for v in means["a"]) / 3 == pytest.approx(2 / 3)
-    assert sum(v[1] for v in means["a"]) / 3 == pytest.approx(1.0)
-    assert sum(v[0] for v in means["b"]) / 3 == pytest.approx(1 / 3)
+        by_model.setdefault(row.model_key, []).append((res.values[FK], res.values[QE]))
+    assert by_model["a"] == [(1.0, 1.0), (1.0, 1.0), (0.0, 1.0)]
+    assert by_model["b"] == [(0.0, 0.0), (0.0, 0.0), (1.0, 1.0)]
 
 
 def test_evaluate_in_batches_matches_one_call():
@@ -281,13 +279,22 @@ def test_parameter_errors(params, message):
     assert "\n" not in str(info.value)
 
 
-def test_inconsistent_params_rejected_even_without_validate_params():
-    with pytest.raises(ParameterError, match="'<OR>' contradicts logical_operator 'AND'"):
-        FactualKnowledgeEvaluator({"target_output_delimiter": "<OR>", "logical_operator": "AND"}, None)
-
-
 def test_valid_combinations_accepted():
     ok = FactualKnowledgeEvaluator.validate_params({"target_output_delimiter": "<AND>", "logical_operator": "AND"})
     assert ok["target_output_delimiter"] == "<AND>" and ok["logical_operator"] == "AND"
-    assert FactualKnowledgeEvaluator.validate_params({"target_output_delimiter": ";", "logical_operator": "AND"})
-    assert FactualKnowledgeEvaluator.validate_params({"target_output_delimiter": None})["target_output_delimiter"] is None
+    assert FactualKnowledgeEvaluator.validate_params({"target_output_delimiter": ";", "logical_operator": "AND"}) == {
+        "target_output_delimiter": ";", "logical_operator": "AND", "metric_threshold": None, "save_llm_result": True,
+    }
+    # null means the declared default, so both nulls give "<OR>" with "OR"
+    nulls = FactualKnowledgeEvaluator.validate_params({"target_output_delimiter": None, "logical_operator": None})
+    assert (nulls["target_output_delimiter"], nulls["logical_operator"]) == ("<OR>", "OR")
+
+
+def test_null_delimiter_with_and_is_the_default_that_contradicts_it():
+    # null -> "<OR>", which names the other operator
+    with pytest.raises(ParameterError) as info:
+        FactualKnowledgeEvaluator.validate_params({"target_output_delimiter": None, "logical_operator": "AND"})
+    assert str(info.value) == (
+        "parameter 'target_output_delimiter' of evaluator 'factual_knowledge': '<OR>' contradicts "
+        "logical_operator 'AND' (use '<AND>' or a delimiter that names no operator)"
+    )
