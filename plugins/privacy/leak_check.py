@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from sonar_core import Input, Param, Row, Verdict
+from sonar_core import Param, Row, Verdict
+from sonar_plugins.text.condition_check import checked_context
 
 from .matches import TextMatch
 
 __all__ = [
     "EVALUATE_RETRIEVED_CONTEXT",
     "MAX_LISTED_MATCHES",
-    "checked_context",
     "describe",
     "find_in_context",
     "leak_verdict",
@@ -98,11 +98,6 @@ def leak_verdict(
         error_message="; ".join(parts) or None,
         details=details,
     )
-
-
-def checked_context(row: Row, enabled: bool) -> list[str] | None:
-    """The row's context chunks to check, or None when checking is off or there are none."""
-    return list(row.context) if enabled and row.has_input(Input.RETRIEVED_CONTEXT) else None
 
 
 def row_leak_verdict(row: Row, finder: Finder, check_context: bool, what: str) -> Verdict:

@@ -2,25 +2,34 @@
 
 Shared by the evaluators that take the Text Matching condition language from a row (Text
 Matching itself, Encoding Guardrail), so that both read the condition and word their
-verdicts in the same way.
+verdicts in the same way. :func:`checked_context` (which retrieved-context chunks a row has
+to check) also serves the privacy evaluators' pattern checks.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from sonar_core.contract import Input
 from sonar_core.dataset import Row
 from sonar_core.passfail import Verdict
 
 from .conditions import (
     Condition,
+    ConditionSyntaxError,
     RegexTimeout,
     all_of,
     constraints_condition,
     parse_condition,
 )
 
-__all__ = ["CONTEXT_SEPARATOR", "condition_verdict", "row_condition"]
+__all__ = [
+    "CONTEXT_SEPARATOR",
+    "checked_context",
+    "condition_verdict",
+    "row_condition",
+    "row_condition_verdict",
+]
 
 #: Retrieved-context chunks are checked as one text, one chunk per line.
 CONTEXT_SEPARATOR = "\n"
@@ -40,6 +49,11 @@ def row_condition(row: Row) -> Condition | None:
     if row.output_constraints:
         parts.append(constraints_condition(row.output_constraints))
     return all_of(*parts) if parts else None
+
+
+def checked_context(row: Row, enabled: bool) -> list[str] | None:
+    """The row's retrieved-context chunks to check, or None when checking is off or it has none."""
+    return list(row.context) if enabled and row.has_input(Input.RETRIEVED_CONTEXT) else None
 
 
 def condition_verdict(
@@ -84,3 +98,29 @@ def condition_verdict(
         error_message="; ".join(messages) or None,
         details=details,
     )
+
+
+def row_condition_verdict(
+    row: Row,
+    text: str,
+    context: list[str] | None,
+    timeout_s: float,
+    details: dict[str, Any],
+    where: str = "the actual answer",
+) -> Verdict | None:
+    """The verdict of the row's condition (:func:`row_condition`) on ``text`` and ``context``.
+
+    None when the row has no condition, with ``details`` untouched. A malformed condition is
+    a parse failure, ``malformed condition: <reason>``. Otherwise as :func:`condition_verdict`
+    (same arguments and units). ``details["condition"]`` is set to the checked condition's
+    source, or to the row's ``output_condition`` (None when blank) when it is malformed.
+    """
+    try:
+        condition = row_condition(row)
+    except ConditionSyntaxError as exc:
+        details["condition"] = row.output_condition or None
+        return Verdict(parse_error=f"malformed condition: {exc}", details=details)
+    if condition is None:
+        return None
+    details["condition"] = condition.source
+    return condition_verdict(condition, text, context, timeout_s, details, where)

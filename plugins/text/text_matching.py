@@ -14,8 +14,7 @@ from sonar_core.contract import Input, Metric, MetricRole, Param
 from sonar_core.dataset import Row
 from sonar_core.passfail import PassFailEvaluator, Verdict
 
-from .condition_check import condition_verdict, row_condition
-from .conditions import ConditionSyntaxError
+from .condition_check import checked_context, row_condition_verdict
 
 __all__ = ["TextMatchingEvaluator"]
 
@@ -111,17 +110,12 @@ class TextMatchingEvaluator(PassFailEvaluator):
             "context_failed_part": None,
             "parse_error": None,
         }
-        try:
-            condition = row_condition(row)
-        except ConditionSyntaxError as exc:
-            return Verdict(parse_error=f"malformed condition: {exc}", details=details)
-        if condition is None:
+        context = checked_context(row, self.params["evaluate_retrieved_context"])
+        verdict = row_condition_verdict(row, row.actual_output or "", context, self.ctx.regex_timeout_s, details)
+        if verdict is None:
             # The core skips rows without conditions; one that gets here is still not checkable.
             return Verdict(
                 parse_error="no condition to check: the row has neither output_condition nor output_constraints",
                 details=details,
             )
-        details["condition"] = condition.source
-        check_context = self.params.get("evaluate_retrieved_context", True)
-        context = row.context if check_context and row.has_input(Input.RETRIEVED_CONTEXT) else None
-        return condition_verdict(condition, row.actual_output or "", context, self.ctx.regex_timeout_s, details)
+        return verdict

@@ -6,7 +6,13 @@ import pytest
 
 from sonar_core.testing import make_row
 
-from sonar_plugins.text.condition_check import CONTEXT_SEPARATOR, condition_verdict, row_condition
+from sonar_plugins.text.condition_check import (
+    CONTEXT_SEPARATOR,
+    checked_context,
+    condition_verdict,
+    row_condition,
+    row_condition_verdict,
+)
 from sonar_plugins.text.conditions import ConditionSyntaxError, parse_condition
 
 SLOW = 'regexp("(a|aa)+$")'  # exponential backtracking on "aaa...a!"
@@ -108,3 +114,43 @@ def test_regex_timeout_is_a_parse_error():
     # The answer passes through the OR's first operand; the context makes the regexp run.
     verdict = condition_verdict(parse_condition(f'"ok" OR {SLOW}'), "ok", [slow_text], 0.2, blank_details())
     assert verdict.parse_error == "regular expression '(a|aa)+$' timed out after 0.2 s on the retrieved context"
+
+
+# -- checked_context and row_condition_verdict -------------------------------------------------
+
+
+def test_checked_context():
+    row = make_row(context=["Lyon", " ", "Paris"])
+    assert checked_context(row, True) == ["Lyon", " ", "Paris"]
+    assert checked_context(row, False) is None
+    # Only blank chunks: the row has no retrieved context to check.
+    assert checked_context(make_row(context=["", "  "]), True) is None
+    assert checked_context(make_row(), True) is None
+
+
+def test_row_condition_verdict_checks_the_row_condition():
+    row = make_row(output_condition='"Paris"', output_constraints=["France"])
+    details = {"condition": None, **blank_details()}
+    verdict = row_condition_verdict(row, "Paris, France", ["Lyon"], 1.0, details, where="the decoded answer")
+    # Answer holds both parts; the context "Lyon" fails the first one, the operand "Paris"
+    # (the parentheses are only in the joined source).
+    assert (verdict.answer_ok, verdict.context_ok, verdict.parse_error) == (True, False, None)
+    assert verdict.details is details
+    assert details == {"condition": '("Paris") AND ("France")', "failed_part": None, "context_failed_part": '"Paris"'}
+    assert verdict.error_message == "condition part '\"Paris\"' did not match the retrieved context"
+
+
+def test_row_condition_verdict_malformed_and_missing():
+    details = {"condition": None, **blank_details()}
+    verdict = row_condition_verdict(make_row(output_condition='"a" AND'), "a", None, 1.0, details)
+    assert verdict.parse_error == (
+        "malformed condition: expected \"text\", regexp(\"pattern\"), NOT or '(' at position 7, "
+        "found end of condition"
+    )
+    assert (verdict.context_ok, verdict.error_message) == (None, None)
+    assert details == {"condition": '"a" AND', **blank_details()}
+
+    # No condition: None, and the details are left as they were.
+    details = {"condition": "unchanged", **blank_details()}
+    assert row_condition_verdict(make_row(output_condition=" "), "a", ["b"], 1.0, details) is None
+    assert details == {"condition": "unchanged", **blank_details()}
