@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from sonar_core import Row
+
+from .matches import keep_non_overlapping, splice
 
 __all__ = [
     "ENCODINGS",
@@ -230,23 +231,8 @@ def decode_encoded_parts(text: str, encodings: Iterable[str]) -> DecodedText:
     if "base16" in wanted:
         parts.extend(_hex_parts(text))
     if "base64" in wanted:
-        hex_starts = [p.start for p in parts]  # hex parts are disjoint and in order
-        hex_parts = list(parts)
-        for part in _base64_parts(text):
-            i = bisect.bisect_left(hex_starts, part.start)
-            if i > 0 and hex_parts[i - 1].end > part.start:
-                continue
-            if i < len(hex_parts) and hex_parts[i].start < part.end:
-                continue
-            parts.append(part)
-    if not parts:
-        return DecodedText(text)
-    parts.sort(key=lambda p: p.start)
-    pieces: list[str] = []
-    at = 0
-    for part in parts:
-        pieces.append(text[at : part.start])
-        pieces.append(part.decoded)
-        at = part.end
-    pieces.append(text[at:])
-    return DecodedText("".join(pieces), parts)
+        parts.extend(_base64_parts(text))
+    # Hex digits are base64 letters too: where a base64 run overlaps a hex run, hex wins
+    # (ENCODINGS lists base16 first). Runs of one encoding never overlap each other.
+    parts = keep_non_overlapping(parts, lambda p: ENCODINGS.index(p.encoding))
+    return DecodedText(splice(text, ((p.start, p.end, p.decoded) for p in parts)), parts)

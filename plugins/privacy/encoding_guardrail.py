@@ -28,7 +28,7 @@ from sonar_plugins.text.condition_check import checked_context, row_condition_ve
 
 from .decoding import DecodedText, decode_encoded_parts, encodings_of
 from .leak_check import MAX_LISTED_MATCHES, leak_verdict
-from .matches import keep_non_overlapping
+from .matches import keep_non_overlapping, splice
 from .pii_patterns import find_pii
 from .secret_patterns import find_secrets
 
@@ -46,15 +46,8 @@ def _masked_preview(text: str) -> str:
     straddles it is masked, not shown in part.
     """
     window = text[: MAX_DECODED_PREVIEW + _PREVIEW_MARGIN]
-    matches = keep_non_overlapping([*find_pii(window), *find_secrets(window)], {})
-    pieces: list[str] = []
-    at = 0
-    for match in matches:
-        pieces.append(window[at : match.start])
-        pieces.append(match.masked)
-        at = match.end
-    pieces.append(window[at:])
-    masked = "".join(pieces)
+    matches = keep_non_overlapping([*find_pii(window), *find_secrets(window)])
+    masked = splice(window, ((m.start, m.end, m.masked) for m in matches))
     return masked[:MAX_DECODED_PREVIEW] + ("…" if len(masked) > MAX_DECODED_PREVIEW else "")
 
 

@@ -1,4 +1,4 @@
-"""What the privacy pattern suites share: a match record, masking and overlap resolution.
+"""What the privacy pattern suites share: a match record, masking, overlap resolution, splicing.
 
 Both the PII suite (:mod:`.pii_patterns`) and the secret suite (:mod:`.secret_patterns`)
 report what they found as :class:`TextMatch` records whose ``masked`` text keeps just
@@ -9,9 +9,22 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable, Protocol, TypeVar
 
-__all__ = ["TextMatch", "mask_middle", "keep_non_overlapping"]
+__all__ = ["Span", "TextMatch", "mask_middle", "keep_non_overlapping", "splice"]
+
+
+class Span(Protocol):
+    """Anything that covers ``text[start:end]`` (character offsets)."""
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+S = TypeVar("S", bound=Span)
 
 
 @dataclass(frozen=True)
@@ -54,24 +67,46 @@ def mask_middle(value: str, keep_start: int, keep_end: int, fill: str = "*") -> 
     return "".join(out)
 
 
-def keep_non_overlapping(candidates: Iterable[TextMatch], priority: dict[str, int]) -> list[TextMatch]:
+def _same_rank(_item: object) -> int:
+    return 0
+
+
+def keep_non_overlapping(candidates: Iterable[S], rank: Callable[[S], int] = _same_rank) -> list[S]:
     """The candidates that overlap no better candidate, sorted by start offset.
 
-    Candidates are taken in order of ``priority[kind]`` (lower first), then by start, then
-    longest first; a candidate that overlaps one already kept is dropped. This is how one
-    span is reported once, under its most specific kind (an IBAN's digits are not also a
-    phone number).
+    Candidates are anything with ``start`` and ``end`` offsets (end exclusive). They are
+    taken in order of ``rank(candidate)`` (lower first; by default all rank the same), then
+    by start, then longest first; a candidate that overlaps one already kept is dropped.
+    This is how one span is reported once, under its most specific kind (an IBAN's digits
+    are not also a phone number), and how a decoded hex run keeps its place against a base64
+    reading of the same characters.
     """
-    ordered = sorted(candidates, key=lambda m: (priority.get(m.kind, len(priority)), m.start, m.start - m.end))
+    ordered = sorted(candidates, key=lambda c: (rank(c), c.start, c.start - c.end))
     starts: list[int] = []
-    kept: list[TextMatch] = []  # sorted by start, pairwise disjoint
-    for match in ordered:
-        i = bisect.bisect_left(starts, match.start)
+    kept: list[S] = []  # sorted by start, pairwise disjoint
+    for candidate in ordered:
+        i = bisect.bisect_left(starts, candidate.start)
         # Kept spans are disjoint, so only the neighbours on each side can overlap.
-        if i > 0 and kept[i - 1].end > match.start:
+        if i > 0 and kept[i - 1].end > candidate.start:
             continue
-        if i < len(kept) and kept[i].start < match.end:
+        if i < len(kept) and kept[i].start < candidate.end:
             continue
-        starts.insert(i, match.start)
-        kept.insert(i, match)
+        starts.insert(i, candidate.start)
+        kept.insert(i, candidate)
     return kept
+
+
+def splice(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` with ``text[start:end]`` replaced by ``replacement`` for each span.
+
+    ``spans`` are ``(start, end, replacement)`` with character offsets into ``text``,
+    disjoint and sorted by start (as :func:`keep_non_overlapping` returns them).
+    """
+    pieces: list[str] = []
+    at = 0
+    for start, end, replacement in spans:
+        pieces.append(text[at:start])
+        pieces.append(replacement)
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)

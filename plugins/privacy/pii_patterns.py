@@ -243,4 +243,4 @@ def find_pii(text: str) -> list[PiiMatch]:
     """
     if not text:
         return []
-    return keep_non_overlapping(_candidates(text), _PRIORITY)  # type: ignore[return-value]
+    return keep_non_overlapping(_candidates(text), lambda m: _PRIORITY[m.kind])

@@ -253,4 +253,4 @@ def find_secrets(text: str) -> list[SecretMatch]:
     """
     if not text:
         return []
-    return keep_non_overlapping(_candidates(text), _PRIORITY)  # type: ignore[return-value]
+    return keep_non_overlapping(_candidates(text), lambda m: _PRIORITY[m.kind])
