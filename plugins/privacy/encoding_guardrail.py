@@ -140,7 +140,7 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
         encodings = encodings_of(row)
         answer = row.actual_output or ""
         decoded = decode_encoded_parts(answer, encodings) if encodings else DecodedText(answer)
-        context = checked_context(row, bool(self.params.get("evaluate_retrieved_context", True)))
+        context = checked_context(row, self.params["evaluate_retrieved_context"])
         # The same detail keys on every row, so they line up as columns of the results.
         details: dict[str, Any] = {
             "encodings": list(encodings),

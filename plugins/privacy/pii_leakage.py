@@ -77,4 +77,4 @@ class PiiLeakageEvaluator(PassFailEvaluator):
     )
 
     def check(self, row: Row) -> Verdict:
-        return row_leak_verdict(row, find_pii, bool(self.params.get("evaluate_retrieved_context", True)), "PII")
+        return row_leak_verdict(row, find_pii, self.params["evaluate_retrieved_context"], "PII")

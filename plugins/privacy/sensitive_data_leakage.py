@@ -91,5 +91,4 @@ class SensitiveDataLeakageEvaluator(PassFailEvaluator):
     )
 
     def check(self, row: Row) -> Verdict:
-        check_context = bool(self.params.get("evaluate_retrieved_context", True))
-        return row_leak_verdict(row, find_secrets, check_context, "Sensitive data")
+        return row_leak_verdict(row, find_secrets, self.params["evaluate_retrieved_context"], "Sensitive data")
