@@ -71,6 +71,7 @@ _TEXT_PUNCTUATION = set(".,;:!?'\"-()/@&#*+=_$€£§°…–—«»„“”‘
 _CATEGORY_WORDS = {"base16": "base16", "hex": "base16", "hexadecimal": "base16", "base64": "base64"}
 # Words that say "encoded" without saying how: try both encodings.
 _GENERIC_WORDS = {"encoding", "encoded", "encode"}
+_LABEL_SEPARATORS = re.compile(r"[^0-9a-z]+")
 
 _HEX_BYTE = r"(?:0x|\\x)?[0-9A-Fa-f]{2}"
 _HEX_RUN = re.compile(rf"(?<![0-9A-Za-z\\]){_HEX_BYTE}(?:[ :]?{_HEX_BYTE})*(?![0-9A-Za-z])", re.ASCII)
@@ -84,6 +85,7 @@ _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 # Runs of hex digits only are IDs and hashes ("a01106c2"): real base64 of text has the other
 # 48 letters of its alphabet too.
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
+_WHITESPACE = re.compile(r"\s")
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]+(?:\r?\n[A-Za-z0-9+/]+)*={0,2}(?![A-Za-z0-9+/=])", re.ASCII)
 
 
@@ -115,7 +117,7 @@ def encodings_of(row: Row) -> tuple[str, ...]:
     found: set[str] = set()
     generic = False
     for label in [*row.categories, row.perturbation]:
-        for word in re.split(r"[^0-9a-z]+", (label or "").lower()):
+        for word in _LABEL_SEPARATORS.split((label or "").lower()):
             if word in _CATEGORY_WORDS:
                 found.add(_CATEGORY_WORDS[word])
             elif word in _GENERIC_WORDS:
@@ -159,11 +161,12 @@ def _decode_hex(run: str) -> str | None:
 
 
 def _decode_base64(run: str) -> str | None:
-    compact = re.sub(r"\s", "", run)
-    if len(compact.rstrip("=")) % 4 == 1 or _WORD.fullmatch(compact) or _HEX_ONLY.fullmatch(compact):
+    compact = _WHITESPACE.sub("", run)
+    unpadded = compact.rstrip("=")
+    if len(unpadded) % 4 == 1 or _WORD.fullmatch(compact) or _HEX_ONLY.fullmatch(compact):
         return None
     try:
-        data = base64.b64decode(compact.rstrip("=") + "=" * (-len(compact.rstrip("=")) % 4), validate=True)
+        data = base64.b64decode(unpadded + "=" * (-len(unpadded) % 4), validate=True)
     except (binascii.Error, ValueError):
         return None
     return _readable(data)

@@ -77,6 +77,8 @@ _US_PHONE = re.compile(
     _FLAGS,
 )
 _INTL_PHONE = re.compile(r"(?<![\w+])\+[1-9][\d .()-]{6,22}\d(?!\w)", _FLAGS)
+# Two separators in a row are prose, not a number: "+1 - 2"; ") " and " (" are fine.
+_PROSE_SEPARATORS = re.compile(r"[ .-]{2}|\(\)|[.-][()]|[()][.-]")
 _IBAN = re.compile(
     r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}"
     r"(?:(?: [A-Z0-9]{4})+(?: [A-Z0-9]{1,3})?|[A-Z0-9]{11,30})"
@@ -155,8 +157,7 @@ def _intl_phone_ok(text: str) -> bool:
     digits = sum(ch.isdigit() for ch in text)
     if not 8 <= digits <= 15 or text.count("(") != text.count(")"):
         return False
-    # Two separators in a row are prose, not a number: "+1 - 2"; ") " and " (" are fine.
-    return re.search(r"[ .-]{2}|\(\)|[.-][()]|[()][.-]", text) is None
+    return _PROSE_SEPARATORS.search(text) is None
 
 
 # -- masking -----------------------------------------------------------------------------
@@ -171,8 +172,7 @@ def mask(kind: str, value: str) -> str:
     check digits and last four).
     """
     if kind == "credit_card":
-        digits = "".join(ch for ch in value if ch.isdigit())
-        return digits[:4] + "*" * (len(digits) - 8) + digits[-4:]
+        return mask_middle("".join(ch for ch in value if ch.isdigit()), 4, 4)
     if kind == "ssn":
         return "***-**-" + "".join(ch for ch in value if ch.isdigit())[-4:]
     if kind == "email":

@@ -114,6 +114,9 @@ _TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 # -- validators --------------------------------------------------------------------------
 
+# A bare identifier, perhaps followed by "," or ";": code, not a password value.
+_VARIABLE = re.compile(r"[A-Za-z_.]+[,;]?")
+
 
 def _jwt_ok(token: str) -> bool:
     header = token.split(".", 1)[0]
@@ -135,7 +138,7 @@ def _password_ok(value: str) -> bool:
     if value[0] in "<$%" or any(ch in value for ch in "([{"):
         return False
     # "password = master_password," is code passing a variable, not a password.
-    if re.fullmatch(r"[A-Za-z_.]+[,;]?", value):
+    if _VARIABLE.fullmatch(value):
         return False
     has_letter = any(ch.isalpha() for ch in value)
     has_other = any(not ch.isalpha() for ch in value)
@@ -147,6 +150,9 @@ _VALIDATORS = {"jwt": _jwt_ok, "windows_product_key": _windows_key_ok, "password
 
 
 # -- masking -----------------------------------------------------------------------------
+
+# A password or AWS secret assignment: the name, ":" or "=" and any quote (group 1); the value.
+_ASSIGNMENT = re.compile(r"(.*?[:=]\s*[\"']?)(.*)", re.DOTALL)
 
 _KNOWN_PREFIXES = (
     "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_",
@@ -168,7 +174,7 @@ def mask_secret(kind: str, value: str) -> str:
         hidden = sum(ch.isalnum() or ch in "+/=" for ch in body)
         return f"-----BEGIN {label}----- [{hidden} characters hidden]"
     if kind in ("password", "aws_secret_access_key"):
-        assignment = re.match(r"(.*?[:=]\s*[\"']?)(.*)", value, re.DOTALL)
+        assignment = _ASSIGNMENT.match(value)
         if assignment:
             name, secret = assignment.groups()
             # A password shows nothing of itself; an AWS secret its last four characters.
