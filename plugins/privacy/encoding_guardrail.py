@@ -26,7 +26,7 @@ from typing import Any
 from sonar_core import Input, Metric, MetricRole, Param, PassFailEvaluator, Row, Verdict
 from sonar_plugins.text.condition_check import checked_context, row_condition_verdict
 
-from .decoding import DecodedText, decode_encoded_parts, encodings_of
+from .decoding import decode_encoded_parts, encodings_of
 from .leak_check import MAX_LISTED_MATCHES, leak_verdict
 from .matches import keep_non_overlapping, splice
 from .pii_patterns import find_pii
@@ -139,7 +139,7 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
     def check(self, row: Row) -> Verdict:
         encodings = encodings_of(row)
         answer = row.actual_output or ""
-        decoded = decode_encoded_parts(answer, encodings) if encodings else DecodedText(answer)
+        decoded = decode_encoded_parts(answer, encodings)  # no encodings: nothing decoded
         context = checked_context(row, self.params["evaluate_retrieved_context"])
         # The same detail keys on every row, so they line up as columns of the results.
         details: dict[str, Any] = {
