@@ -26,7 +26,7 @@ import zlib
 from collections import Counter
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core.contract import Evaluator, Input, Metric, ResultKind, RowResult
+from sonar_core.contract import Evaluator, Input, Metric, RowResult
 from sonar_core.dataset import Row
 
 from .suffix_array import longest_repeat
@@ -53,7 +53,7 @@ class LoopingDetectionEvaluator(Evaluator):
         "Measures how much an answer repeats itself, a sign that generation got stuck in a loop. "
         "Three scores per answer, each from 0 to 1:\n\n"
         "- **Unique sentences** (primary, higher is better): distinct sentences divided by all "
-        "sentences, leaving out sentences under 10 characters.\n"
+        f"sentences, leaving out sentences under {MIN_SENTENCE_CHARS} characters.\n"
         "- **Longest repeated substring** (lower is better): the length of the longest text that "
         "occurs twice without overlapping, times its number of occurrences, divided by the "
         "answer's length.\n"
@@ -63,16 +63,12 @@ class LoopingDetectionEvaluator(Evaluator):
         "with a suffix array, so even a megabyte-long answer is scored in seconds."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER,)
-    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
-    kind: ClassVar[ResultKind] = ResultKind.SCORE
-    problem_type: ClassVar[str] = "accuracy"
-    category: ClassVar[str] = "Generation"
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric(
             "unique_sentences",
             "Unique Sentences",
-            "Distinct sentences / all sentences of the answer, sentences under 10 characters "
-            "left out (1.0 when there is none).",
+            f"Distinct sentences / all sentences of the answer, sentences under {MIN_SENTENCE_CHARS} "
+            "characters left out (1.0 when there is none).",
             higher_is_better=True,
             threshold=0.75,
             is_primary=True,

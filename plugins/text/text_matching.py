@@ -39,9 +39,6 @@ class TextMatchingEvaluator(PassFailEvaluator):
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER, Input.CONDITIONS)
     optional_inputs: ClassVar[tuple[Input, ...]] = (Input.RETRIEVED_CONTEXT,)
-    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
-    problem_type: ClassVar[str] = "accuracy"
-    category: ClassVar[str] = "Generation"
     parameters: ClassVar[tuple[Param, ...]] = (
         Param(
             "evaluate_retrieved_context",
