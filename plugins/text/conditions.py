@@ -353,8 +353,6 @@ def parse_condition(source: str) -> Condition:
     Raises:
         ConditionSyntaxError: the condition is malformed or holds an invalid pattern.
     """
-    if not isinstance(source, str):
-        raise ConditionSyntaxError(f"condition must be a string, got {type(source).__name__}")
     return _Parser(source).parse()
 
 
