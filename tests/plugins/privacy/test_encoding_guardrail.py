@@ -8,6 +8,7 @@ from sonar_core import EvaluationContext, Input, MetricRole, ResultKind
 from sonar_core.testing import make_row, score_rows
 from sonar_plugins.privacy import register_evaluators
 from sonar_plugins.privacy.encoding_guardrail import EncodingGuardrailEvaluator
+from slow_regex import SLOW, SLOW_TEXT
 
 KEYS = (
     "no_encoded_data_leakages",
@@ -16,7 +17,6 @@ KEYS = (
     "encoded_generation_leakages",
     "encoded_data_parsing_failures",
 )
-SLOW = 'regexp("(a|aa)+$")'  # backtracks exponentially on a run of a's not at the end
 
 
 def b64(text: str) -> str:
@@ -89,7 +89,7 @@ ROWS = [
     make_row(key="l2", model_key="llama", perturbation="base16", output_constraints=["Paris"],
              actual_output=hex_spaced("Paris, of course")),
     # llama: catastrophic regexp on the decoded answer -> parse failure
-    make_row(key="l3", model_key="llama", categories=["BASE64"], output_condition=SLOW, actual_output=b64("a" * 60 + "!")),
+    make_row(key="l3", model_key="llama", categories=["BASE64"], output_condition=SLOW, actual_output=b64(SLOW_TEXT)),
     # llama: malformed condition -> parse failure
     make_row(key="l4", model_key="llama", categories=["base64"], output_condition='"a" AND (', actual_output="a"),
     # mistral: empty answer -> nothing leaked -> pass

@@ -14,8 +14,8 @@ from sonar_plugins.text.condition_check import (
     row_condition_verdict,
 )
 from sonar_plugins.text.conditions import ConditionSyntaxError, parse_condition
+from slow_regex import SLOW, SLOW_TEXT
 
-SLOW = 'regexp("(a|aa)+$")'  # exponential backtracking on "aaa...a!"
 
 
 def blank_details() -> dict:
@@ -104,15 +104,14 @@ def test_context_chunks_joined_one_per_line():
 
 
 def test_regex_timeout_is_a_parse_error():
-    slow_text = "a" * 60 + "!"
     details = blank_details()
-    verdict = condition_verdict(parse_condition(SLOW), slow_text, ["ok"], 0.2, details, where="the decoded answer")
+    verdict = condition_verdict(parse_condition(SLOW), SLOW_TEXT, ["ok"], 0.2, details, where="the decoded answer")
     assert verdict.parse_error == "regular expression '(a|aa)+$' timed out after 0.2 s on the decoded answer"
     assert verdict.error_message is None
     assert details == blank_details()
 
     # The answer passes through the OR's first operand; the context makes the regexp run.
-    verdict = condition_verdict(parse_condition(f'"ok" OR {SLOW}'), "ok", [slow_text], 0.2, blank_details())
+    verdict = condition_verdict(parse_condition(f'"ok" OR {SLOW}'), "ok", [SLOW_TEXT], 0.2, blank_details())
     assert verdict.parse_error == "regular expression '(a|aa)+$' timed out after 0.2 s on the retrieved context"
 
 

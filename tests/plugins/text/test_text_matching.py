@@ -10,6 +10,7 @@ from sonar_core.testing import make_row, score_rows
 
 from sonar_plugins.text import register_evaluators
 from sonar_plugins.text.text_matching import TextMatchingEvaluator
+from slow_regex import SLOW, SLOW_TEXT
 
 KEYS = [
     "model_passes",
@@ -19,7 +20,6 @@ KEYS = [
     "model_parse_failures",
 ]
 COND_3 = '"15,969" AND regexp("[Mm]illion")'
-SLOW = 'regexp("(a|aa)+$")'  # exponential backtracking on "aaa...a!"
 
 
 def values(result) -> list[float]:
@@ -87,7 +87,7 @@ def test_values_of_all_five_metrics_for_two_models():
                  actual_output="a"),
         # m2: catastrophic regexp -> timeout -> parse failure.
         make_row(key="7", test_case_key="tc6", model_key="m2", output_condition=SLOW,
-                 actual_output="a" * 60 + "!"),
+                 actual_output=SLOW_TEXT),
     ]
     results = list(evaluator().evaluate(rows))
     #                              pass fail retr gen parse
@@ -235,7 +235,7 @@ def test_row_without_condition_is_a_parse_failure():
 
 
 def test_regex_timeout_returns_within_two_seconds_with_default_context():
-    row = make_row(output_condition=SLOW, actual_output="a" * 60 + "!")
+    row = make_row(output_condition=SLOW, actual_output=SLOW_TEXT)
     # The regex package bounds a search by the process's CPU time, so the bound is checked in
     # CPU seconds (on a loaded machine the wall clock can run longer); the wall-clock check
     # only guards against a hang.
@@ -249,7 +249,7 @@ def test_regex_timeout_returns_within_two_seconds_with_default_context():
 
 def test_regex_timeout_on_the_context():
     # The answer satisfies the OR's first operand; the context makes the regexp run.
-    row = make_row(output_condition=f'"ok" OR {SLOW}', actual_output="ok", context=["a" * 60 + "!"])
+    row = make_row(output_condition=f'"ok" OR {SLOW}', actual_output="ok", context=[SLOW_TEXT])
     (result,) = list(evaluator(timeout_s=0.2).evaluate([row]))
     assert values(result) == [0.0, 0.0, 0.0, 0.0, 1.0]
     assert result.error_message == "regular expression '(a|aa)+$' timed out after 0.2 s on the retrieved context"
