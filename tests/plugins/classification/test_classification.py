@@ -159,7 +159,8 @@ def test_normalize_label(label, mode, expected):
 )
 def test_normalization_modes(mode, accuracy, macro):
     rows = _rows("m", [(" Positive ", "positive"), ("Very  good", " Very good\n")])
-    means = model_means(ClassificationEvaluator, rows, score_rows(ClassificationEvaluator, rows, label_normalization=mode))["m"]
+    results = score_rows(ClassificationEvaluator, rows, label_normalization=mode)
+    means = model_means(ClassificationEvaluator, rows, results)["m"]
     assert means["accuracy"] == pytest.approx(accuracy)
     assert means["precision"] == means["recall"] == means["f1"] == pytest.approx(macro)
 
