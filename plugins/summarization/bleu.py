@@ -27,14 +27,15 @@ tokens). Matching is case-sensitive unless the ``lowercase`` parameter is set.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections import Counter, OrderedDict
+from collections import Counter
 from typing import ClassVar, Iterable, Sequence
 
 from nltk.tokenize import NLTKWordTokenizer
 
-from sonar_core import Evaluator, Input, Metric, Param, ResultKind, Row, RowResult
+from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
 
 __all__ = ["BleuEvaluator", "BLEU_WEIGHTS", "SMOOTHING_EPSILON", "bleu_scores", "ngram_counts", "treebank_words"]
 
@@ -178,8 +179,6 @@ class BleuEvaluator(Evaluator):
         "NLTK's `sentence_bleu`."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
-    compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
-    kind: ClassVar[ResultKind] = ResultKind.SCORE
     parameters: ClassVar[tuple[Param, ...]] = (
         Param(
             "lowercase",
@@ -189,14 +188,14 @@ class BleuEvaluator(Evaluator):
         ),
     )
     metrics: ClassVar[tuple[Metric, ...]] = (_metric(1, primary=True), _metric(2), _metric(3), _metric(4))
-    problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Summarization"
 
     def __init__(self, params, ctx) -> None:
         super().__init__(params, ctx)
-        self._lowercase = bool(self.params.get("lowercase"))
-        # expected answer -> (token count, its 1..4-gram counts); references repeat across models.
-        self._references: OrderedDict[str, tuple[int, list[Counter]]] = OrderedDict()
+        self._lowercase: bool = self.params["lowercase"]
+        # expected answer -> (token count, its 1..4-gram counts); references repeat across models,
+        # so each is tokenised and counted once while it stays among the most recently used.
+        self._reference = functools.lru_cache(maxsize=_REFERENCE_CACHE_SIZE)(self._analyse_reference)
 
     def tokenize(self, text: str) -> list[str]:
         """Word tokens of ``text``: Treebank tokens of each (untrained Punkt) sentence."""
@@ -204,20 +203,10 @@ class BleuEvaluator(Evaluator):
             text = text.lower()
         return [token for sentence in self.ctx.split_sentences(text) for token in treebank_words(sentence)]
 
-    def _reference(self, text: str) -> tuple[int, list[Counter]]:
-        cached = self._references.get(text)
-        if cached is not None:
-            self._references.move_to_end(text)
-            return cached
+    def _analyse_reference(self, text: str) -> tuple[int, list[Counter]]:
+        """(token count, 1..4-gram counts) of an expected answer."""
         tokens = self.tokenize(text)
-        cached = self._references[text] = (len(tokens), ngram_counts(tokens))
-        if len(self._references) > _REFERENCE_CACHE_SIZE:
-            self._references.popitem(last=False)
-        return cached
-
-    def score_tokens(self, reference: list[str], candidate: list[str]) -> dict[str, float]:
-        """BLEU-1..4 of tokenised ``candidate`` against tokenised ``reference``."""
-        return bleu_scores(len(reference), ngram_counts(reference), candidate)
+        return len(tokens), ngram_counts(tokens)
 
     def score_texts(self, reference: str, candidate: str) -> dict[str, float]:
         """BLEU-1..4 of ``candidate`` (actual answer) against ``reference`` (expected answer)."""

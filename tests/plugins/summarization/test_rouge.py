@@ -155,7 +155,7 @@ def test_identical_to_rouge_score_on_generated_pairs(use_stemmer):
             # Candidates sometimes copy-edit the reference so long LCSs occur, too.
             candidate = _random_text(rng) if rng.random() < 0.6 else reference + " " + _random_text(rng)
             rows.append(row(reference, candidate, model, f"tc{case}"))
-    rng.shuffle(rows)  # rows of one reference are not adjacent: grouping must restore order
+    rng.shuffle(rows)  # rows of one reference are not adjacent; cached references must still fit each row
     results = score_rows(RougeEvaluator, rows, use_stemmer=use_stemmer)
     for r, result in zip(rows, results):
         want = scorer.score(r.expected_output, r.actual_output)
