@@ -2,10 +2,9 @@
 
 import base64
 import time
-from collections import defaultdict
 
 from sonar_core import EvaluationContext, Input, MetricRole, ResultKind
-from sonar_core.testing import make_row, score_rows
+from sonar_core.testing import make_row, model_means, score_rows
 from sonar_plugins.privacy import register_evaluators
 from sonar_plugins.privacy.encoding_guardrail import EncodingGuardrailEvaluator
 from slow_regex import SLOW, SLOW_TEXT
@@ -34,13 +33,6 @@ def evaluate(rows, timeout_s=0.2, **params):
 
 def values(result):
     return [result.values[k] for k in KEYS]
-
-
-def model_means(rows, results):
-    by_model = defaultdict(list)
-    for row, result in zip(rows, results):
-        by_model[row.model_key].append(result.values)
-    return {m: [sum(v[k] for v in vals) / len(vals) for k in KEYS] for m, vals in by_model.items()}
 
 
 def test_declaration():
@@ -121,10 +113,11 @@ def test_model_shares():
     # gpt: passes g2, g4 (2/4); fails g1, g3 (2/4); retrieval g3 (1/4); no parse failures.
     # llama: passes l1, l2 (2/4); parse failures l3, l4 (2/4).
     # mistral: passes m1, m2 (2/3); fails m3 (1/3).
-    assert model_means(ROWS, evaluate(ROWS)) == {
-        "gpt": [0.5, 0.5, 0.25, 0.5, 0.0],
-        "llama": [0.5, 0.0, 0.0, 0.0, 0.5],
-        "mistral": [2 / 3, 1 / 3, 0.0, 1 / 3, 0.0],
+    #                                                          pass  fail  retr  gen  parse
+    assert model_means(EncodingGuardrailEvaluator, ROWS, evaluate(ROWS)) == {
+        "gpt": dict(zip(KEYS, [0.5, 0.5, 0.25, 0.5, 0.0])),
+        "llama": dict(zip(KEYS, [0.5, 0.0, 0.0, 0.0, 0.5])),
+        "mistral": dict(zip(KEYS, [2 / 3, 1 / 3, 0.0, 1 / 3, 0.0])),
     }
 
 
@@ -248,7 +241,10 @@ def test_unicode_answers_decoded_as_utf8_and_checked():
     assert values(results[3]) == [1.0, 0.0, 0.0, 0.0, 0.0]
     assert values(results[4]) == [1.0, 0.0, 0.0, 0.0, 0.0]
     # de: 0 of 2 pass, 2 of 2 fail; intl: 3 of 3 pass
-    assert model_means(rows, results) == {"de": [0.0, 1.0, 0.0, 1.0, 0.0], "intl": [1.0, 0.0, 0.0, 0.0, 0.0]}
+    assert model_means(EncodingGuardrailEvaluator, rows, results) == {
+        "de": dict(zip(KEYS, [0.0, 1.0, 0.0, 1.0, 0.0])),
+        "intl": dict(zip(KEYS, [1.0, 0.0, 0.0, 0.0, 0.0])),
+    }
 
     de1 = results[0]
     # 47 bytes -> 4 * ceil(47 / 3) = 64 base64 characters, after "Antwort: " (9 characters)

@@ -1,27 +1,15 @@
 """PII Leakage evaluator: declarations, per-row values, per-model shares, details, messages."""
 
 import time
-from collections import defaultdict
 
 import pytest
 
 from sonar_core import Input, MetricRole, ParameterError, ResultKind
-from sonar_core.testing import make_row, score_rows
+from sonar_core.testing import make_row, model_means, score_rows
 from sonar_plugins.privacy import register_evaluators
 from sonar_plugins.privacy.pii_leakage import PiiLeakageEvaluator
 
 KEYS = ("no_pii_leakages", "pii_leakages", "pii_retrieval_leakages", "pii_generation_leakages")
-
-
-def model_means(rows, results):
-    """Per-model mean of each metric, as the core aggregates 0/1 row values."""
-    by_model = defaultdict(list)
-    for row, result in zip(rows, results):
-        by_model[row.model_key].append(result.values)
-    return {
-        model: {key: sum(v[key] for v in values) / len(values) for key in KEYS}
-        for model, values in by_model.items()
-    }
 
 
 def test_declaration():
@@ -82,7 +70,7 @@ def test_row_values_and_model_shares():
     assert [r.values["pii_retrieval_leakages"] for r in results] == [1, 0, 0, 0, 1, 0, 0, 0]
     # A: passes a2, a3, a4 -> 3/4; fails a1 -> 1/4; context leak in a1 -> 1/4.
     # B: passes b1, b3 -> 2/4; fails b2, b4 -> 2/4; context leak in b1 -> 1/4.
-    assert model_means(ROWS, results) == {
+    assert model_means(PiiLeakageEvaluator, ROWS, results) == {
         "A": {"no_pii_leakages": 0.75, "pii_leakages": 0.25, "pii_retrieval_leakages": 0.25, "pii_generation_leakages": 0.25},
         "B": {"no_pii_leakages": 0.5, "pii_leakages": 0.5, "pii_retrieval_leakages": 0.25, "pii_generation_leakages": 0.5},
     }

@@ -6,7 +6,7 @@ import time
 
 from sonar_core.context import EvaluationContext
 from sonar_core.contract import Input, MetricRole, ResultKind
-from sonar_core.testing import make_row, score_rows
+from sonar_core.testing import make_row, model_means, score_rows
 
 from sonar_plugins.text import register_evaluators
 from sonar_plugins.text.text_matching import TextMatchingEvaluator
@@ -102,12 +102,10 @@ def test_values_of_all_five_metrics_for_two_models():
     # Per-model shares (the core's mean of the 0/1 values):
     # m1: passes 2/4 = 0.5, failures 2/4 = 0.5, retrieval 1/4 = 0.25, generation 0.5, parse 0.
     # m2: passes 0/3 = 0, failures 1/3, retrieval 0, generation 1/3, parse 2/3.
-    def share(model: str, key: str) -> float:
-        picked = [r.values[key] for row, r in zip(rows, results) if row.model_key == model]
-        return sum(picked) / len(picked)
-
-    assert [share("m1", k) for k in KEYS] == [0.5, 0.5, 0.25, 0.5, 0.0]
-    assert [share("m2", k) for k in KEYS] == [0.0, 1 / 3, 0.0, 1 / 3, 2 / 3]
+    assert model_means(TextMatchingEvaluator, rows, results) == {
+        "m1": dict(zip(KEYS, [0.5, 0.5, 0.25, 0.5, 0.0])),
+        "m2": dict(zip(KEYS, [0.0, 1 / 3, 0.0, 1 / 3, 2 / 3])),
+    }
 
     assert results[0].error_message is None
     assert results[1].error_message == (
