@@ -155,9 +155,9 @@ def test_one_megabyte_of_base64_and_of_prose():
     payload = ("x" * 63 + "\n") * 12_288  # 786,432 bytes -> 1,048,576 base64 characters
     encoded = base64.b64encode(payload.encode()).decode()
     assert len(encoded) == 1_048_576
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: time lost to other processes does not count
     decoded = decode_encoded_parts(f"Here: {encoded}", ["base16", "base64"])
     prose = decode_encoded_parts("Nothing encoded in this sentence at all. " * 25_000, ["base16", "base64"])
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
     assert decoded.text == f"Here: {payload}"
     assert prose.parts == []

@@ -207,9 +207,9 @@ def test_one_megabyte_encoded_answer():
         make_row(key="b64", categories=["base64"], actual_output=f"Encoded:\n{encoded}"),
         make_row(key="plain", actual_output=plain),
     ]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: time lost to other processes does not count
     encoded_result, plain_result = evaluate(rows)
-    assert time.perf_counter() - started < 10.0
+    assert time.process_time() - started < 10.0
     assert values(encoded_result) == [0.0, 1.0, 0.0, 1.0, 0.0]
     assert encoded_result.details["answer_matches"] == [{"kind": "credit_card", "masked": "5555********4444"}]
     assert encoded_result.details["decoded_text"].endswith("…")

@@ -262,9 +262,9 @@ def test_one_megabyte_text_is_fast_and_exact():
     filler = "All quiet here, nothing personal at all. " * 25_000  # 41 characters x 25,000
     text = filler + "Reach me at jane@example.com or 415-555-2671." + filler
     assert len(text) > 2_000_000
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: time lost to other processes does not count
     found = find_pii(text)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert [(m.kind, m.masked) for m in found] == [("email", "j***@example.com"), ("phone", "***-***-2671")]
     assert found[0].start == len(filler) + len("Reach me at ")
     assert elapsed < 5.0
@@ -273,6 +273,6 @@ def test_one_megabyte_text_is_fast_and_exact():
 def test_long_runs_without_pii_are_linear():
     # Worst cases for naive patterns: one huge word, one huge digit run, many dots.
     for text in ("a" * 1_000_000, "9" * 1_000_000, "a." * 500_000, "1 " * 500_000):
-        started = time.perf_counter()
+        started = time.process_time()  # CPU seconds: time lost to other processes does not count
         assert find_pii(text) == []
-        assert time.perf_counter() - started < 5.0
+        assert time.process_time() - started < 5.0

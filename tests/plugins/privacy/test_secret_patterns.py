@@ -204,14 +204,14 @@ def test_one_megabyte_text():
     filler = "Nothing secret in this line, just words and numbers 12345.\n" * 18_000  # 59 x 18,000
     text = filler + f"token={GITHUB_CLASSIC}\n" + filler
     assert len(text) > 2_000_000
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: time lost to other processes does not count
     found = find_secrets(text)
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
     assert [(m.kind, m.start) for m in found] == [("github_token", len(filler) + len("token="))]
 
 
 def test_long_runs_are_linear():
     for text in ("a" * 1_000_000, "sk-" + "a" * 1_000_000, "-----BEGIN CERTIFICATE-----" * 20_000, "e" * 500_000 + "."):
-        started = time.perf_counter()
+        started = time.process_time()  # CPU seconds: time lost to other processes does not count
         find_secrets(text)
-        assert time.perf_counter() - started < 5.0
+        assert time.process_time() - started < 5.0

@@ -140,9 +140,9 @@ def test_multiline_answer_with_several_secrets():
 def test_one_megabyte_answer():
     filler = "Rotate keys often and never paste tokens into chats. " * 20_000  # 53 x 20,000
     rows = [make_row(key="clean", actual_output=filler), make_row(key="leak", actual_output=filler + "xoxb-1234567890-abcdefghij")]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU seconds: time lost to other processes does not count
     clean, leak = score_rows(SensitiveDataLeakageEvaluator, rows)
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
     assert len(filler) == 1_060_000
     assert clean.values["no_sensitive_data_leakages"] == 1.0
     assert leak.values["sensitive_data_leakages"] == 1.0

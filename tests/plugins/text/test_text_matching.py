@@ -240,7 +240,7 @@ def test_regex_timeout_returns_within_two_seconds_with_default_context():
     started, started_cpu = time.monotonic(), time.process_time()
     (result,) = score_rows(TextMatchingEvaluator, [row])  # default context: 1 s per search
     assert time.process_time() - started_cpu < 2.0
-    assert time.monotonic() - started < 10.0
+    assert time.monotonic() - started < 30.0
     assert values(result) == [0.0, 0.0, 0.0, 0.0, 1.0]
     assert result.error_message == "regular expression '(a|aa)+$' timed out after 1 s on the actual answer"
 
