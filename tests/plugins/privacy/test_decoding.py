@@ -92,7 +92,8 @@ def test_base64_false_positives_left_alone(text):
 def test_hex_forms(encoded):
     decoded = decode_encoded_parts(f"Hex: {encoded}\nDone.", ["base16"])
     assert decoded.text == f"Hex: {SECRET}\nDone."
-    assert decoded.parts[0].start == 5
+    # After "Hex: " (5 characters) up to the end of the encoded run.
+    assert decoded.parts == [DecodedPart("base16", 5, 5 + len(encoded), SECRET)]
 
 
 def test_hex_of_a_number_is_decoded():
@@ -141,14 +142,19 @@ def test_both_encodings_hex_first_then_base64_elsewhere():
     text = f"A: {HEX}\nB: {B64}"
     decoded = decode_encoded_parts(text, ["base16", "base64"])
     assert decoded.text == f"A: {SECRET}\nB: {SECRET}"
-    assert [p.encoding for p in decoded.parts] == ["base16", "base64"]
+    # 32 bytes -> 64 hex digits after "A: " (3..67); 4 * ceil(32 / 3) = 44 base64 characters
+    # after "\nB: " (67 + 4 = 71 .. 115). The hex digits also form a base64 run, left alone.
+    assert (len(HEX), len(B64)) == (64, 44)
+    assert decoded.parts == [DecodedPart("base16", 3, 67, SECRET), DecodedPart("base64", 71, 115, SECRET)]
 
 
 def test_only_the_asked_encoding_is_decoded():
     text = f"{HEX} {B64}"
-    assert decode_encoded_parts(text, ["base64"]).parts[0].encoding == "base64"
-    assert [p.encoding for p in decode_encoded_parts(text, ["base16"]).parts] == ["base16"]
+    # 64 hex digits (0..64), a space, 44 base64 characters (65..109).
+    assert decode_encoded_parts(text, ["base64"]).parts == [DecodedPart("base64", 65, 109, SECRET)]
+    assert decode_encoded_parts(text, ["base16"]).parts == [DecodedPart("base16", 0, 64, SECRET)]
     assert decode_encoded_parts(text, []).text == text
+    assert decode_encoded_parts(text, []).parts == []
 
 
 def test_one_megabyte_of_base64_and_of_prose():
