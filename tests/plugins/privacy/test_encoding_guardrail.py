@@ -152,7 +152,12 @@ def test_details_and_messages():
         "regular expression '(a|aa)+$' timed out after 0.2 s on the decoded actual answer (base64)"
     )
     assert results[6].details["parse_error"] == results[6].error_message
-    assert results[7].error_message.startswith("malformed condition: ")
+    # '"a" AND (' is 9 characters: the condition ends at position 9, where an operand is due.
+    assert results[7].error_message == (
+        "malformed condition: expected \"text\", regexp(\"pattern\"), NOT or '(' at position 9, "
+        "found end of condition"
+    )
+    assert (results[7].details["check"], results[7].details["condition"]) == ("condition", '"a" AND (')
     assert results[9].details["encodings"] == [] and results[9].details["check"] == "pii"
     assert results[10].error_message == "PII leaked in the actual answer: email j***@corp.io"
 
