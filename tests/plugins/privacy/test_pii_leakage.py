@@ -106,6 +106,9 @@ def test_context_not_checked_when_switched_off():
     assert [r.values["no_pii_leakages"] for r in results] == [0, 1, 1, 1, 1, 0, 1, 0]
     assert results[0].details["context_matches"] == []
     assert results[4].error_message is None
+    # An explicit null means the default: the context is checked (a1 and b1 leak there).
+    results = score_rows(PiiLeakageEvaluator, ROWS, evaluate_retrieved_context=None)
+    assert [r.values["pii_retrieval_leakages"] for r in results] == [1, 0, 0, 0, 1, 0, 0, 0]
 
 
 def test_leak_in_second_chunk_is_named():
