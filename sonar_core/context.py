@@ -1,7 +1,8 @@
 """Shared services the core hands to evaluators.
 
-Evaluators never build their own infrastructure: sentence splitting (and later embeddings,
-judges and model hosts) come from the one :class:`EvaluationContext` of the run.
+Evaluators never build their own infrastructure: sentence splitting, the model store and the
+embedding service (and later judges and model hosts) come from the one
+:class:`EvaluationContext` of the run.
 """
 
 from __future__ import annotations
@@ -10,6 +11,13 @@ import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from .embeddings import EmbeddingService
+    from .model_store import ModelStore
 
 __all__ = ["EvaluationContext"]
 
@@ -22,11 +30,16 @@ class EvaluationContext:
         work_dir: the evaluator's ``work/`` folder (read-only for plugins: the core writes).
         logger: logs into the evaluator's ``log/explainer_run_<uuid>.log``.
         regex_timeout_s: time bound, in seconds, for one regular-expression search.
+        embeddings: the run's embedding service (made on first use when not given).
+        device: where models run (``cpu``, ``cuda``); ``auto`` picks CUDA when visible (resolved
+            on first model use, so evaluators without models never import torch).
     """
 
     work_dir: Path | None = None
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("sonar.evaluator"))
     regex_timeout_s: float = 1.0
+    embeddings: "EmbeddingService | None" = None
+    device: str = "auto"
 
     @cached_property
     def _punkt(self):
@@ -40,3 +53,20 @@ class EvaluationContext:
         if not text or not text.strip():
             return []
         return [s for s in self._punkt.tokenize(text) if s.strip()]
+
+    @property
+    def models(self) -> "ModelStore":
+        """The process's model store: finds and loads local models (never downloads)."""
+        if self.embeddings is not None:
+            return self.embeddings.store
+        from .model_store import get_store
+
+        return get_store()
+
+    def embed(self, texts: list[str], model: str | None = None) -> "np.ndarray":
+        """L2-normalised sentence embeddings of ``texts`` (n, d), each unique text encoded once per run."""
+        if self.embeddings is None:
+            from .embeddings import EmbeddingService
+
+            self.embeddings = EmbeddingService(device=self.device)
+        return self.embeddings.embed(texts, model)

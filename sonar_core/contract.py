@@ -285,6 +285,9 @@ class Evaluator:
     #: HTML reports then withhold answer texts and show the evaluator's (masked) messages.
     #: The evaluated dataset itself (llm-eval-results) still holds the answers.
     sensitive_outputs: ClassVar[bool] = False
+    #: Parameters that name a model, with the model's kind ("embedding", "causal_lm", ...): the core
+    #: checks each model is present before any row is scored, and ``sonar models`` lists them.
+    model_params: ClassVar[dict[str, str]] = {}
     #: AVID problem type for threshold problems (accuracy, privacy, security, ...).
     problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Generation"

@@ -1,0 +1,147 @@
+"""The embedding service: sentence embeddings for every evaluator of a run, each text encoded once.
+
+Evaluators ask ``ctx.embed(texts, model=...)``; the service returns L2-normalised float32
+vectors (so a dot product is the cosine similarity). Vectors are cached by (model folder, text)
+for the whole process: the six semantic evaluators of a run embed the same answers, questions
+and context sentences, and a second run in the same process finds them again. Only texts not
+yet cached are encoded, in one batched ``SentenceTransformer.encode`` call per request.
+
+Each run has its own service object, whose counters (texts requested, unique texts encoded,
+cache hits, seconds spent encoding) go to the journal and ``run.json``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .model_store import ModelStore, get_store, pick_device
+
+__all__ = ["EmbeddingService", "DEFAULT_EMBEDDING_MODEL", "cosine_matrix", "cosine"]
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+#: Vectors kept for the process (384-d float32: about 150 MB at the bound).
+_CACHE_LIMIT = 100_000
+
+
+class _VectorCache:
+    """(model folder, text) -> vector, least recently used out first; shared by all runs."""
+
+    def __init__(self, limit: int = _CACHE_LIMIT) -> None:
+        self.limit = limit
+        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+        vector = self._data.get(key)
+        if vector is not None:
+            self._data.move_to_end(key)
+        return vector
+
+    def put(self, key: tuple[str, str], vector: np.ndarray) -> None:
+        self._data[key] = vector
+        self._data.move_to_end(key)
+        while len(self._data) > self.limit:
+            self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self._data.clear()
+
+
+_PROCESS_CACHE = _VectorCache()
+
+
+def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarities of normalised row vectors: ``a`` (n, d) x ``b`` (m, d) -> (n, m)."""
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((len(a), len(b)), dtype=np.float32)
+    return a @ b.T
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two normalised vectors."""
+    return float(np.dot(a, b))
+
+
+class EmbeddingService:
+    """Embeds texts for one run with a shared per-process cache; see the module docstring."""
+
+    def __init__(self, store: ModelStore | None = None, device: str = "auto", batch_size: int = 64,
+                 default_model: str = DEFAULT_EMBEDDING_MODEL,
+                 progress: Callable[[str, int], Callable[[int], None]] | None = None) -> None:
+        self.store = store or get_store()
+        self._device_setting = device
+        self.batch_size = batch_size
+        self.default_model = default_model
+        #: ``progress(label, total)`` starts a progress bar and returns its advance function.
+        self.progress = progress
+        self._cache = _PROCESS_CACHE
+        self.stats: dict[str, dict[str, Any]] = {}
+
+    @property
+    def device(self) -> str:
+        """The device models run on; ``auto`` is resolved on first use (it imports torch)."""
+        if self._device_setting == "auto":
+            self._device_setting = pick_device("auto")
+        return self._device_setting
+
+    def _counter(self, model: str) -> dict[str, Any]:
+        return self.stats.setdefault(model, {"requested": 0, "unique_encoded": 0, "cache_hits": 0,
+                                             "calls": 0, "seconds": 0.0})
+
+    def check(self, model: str | None = None) -> None:
+        """Raise :class:`~sonar_core.model_store.ModelMissingError` now if ``model`` is missing."""
+        self.store.resolve(model or self.default_model)
+
+    def dimension(self, model: str | None = None) -> int:
+        encoder = self.store.load_sentence_transformer(model or self.default_model, self.device)
+        return int(encoder.get_sentence_embedding_dimension())
+
+    def embed(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:
+        """Normalised embeddings of ``texts`` as an (n, d) float32 array, in order."""
+        model = model or self.default_model
+        folder = str(self.store.resolve(model).resolve())
+        counter = self._counter(model)
+        counter["requested"] += len(texts)
+        counter["calls"] += 1
+        with self._cache.lock:
+            found = {text: vector for text in dict.fromkeys(texts)
+                     if (vector := self._cache.get((folder, text))) is not None}
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        counter["cache_hits"] += len(texts) - len(missing)  # repeats within a request are hits too
+        if missing:
+            fresh = self._encode(model, missing)
+            counter["unique_encoded"] += len(missing)
+            with self._cache.lock:
+                for text, vector in zip(missing, fresh):
+                    self._cache.put((folder, text), vector)
+                    found[text] = vector
+        if not texts:
+            return np.zeros((0, self.dimension(model)), dtype=np.float32)
+        return np.stack([found[text] for text in texts])
+
+    def _encode(self, model: str, texts: list[str]) -> np.ndarray:
+        encoder = self.store.load_sentence_transformer(model, self.device)
+        started = time.perf_counter()
+        # Chunks only so a progress bar can move; each chunk is still one batched encode call.
+        chunk = max(self.batch_size * 8, 1)
+        advance = self.progress(f"embedding ({model})", len(texts)) if self.progress and len(texts) > chunk else None
+        parts = []
+        for start in range(0, len(texts), chunk):
+            part = texts[start:start + chunk]
+            parts.append(encoder.encode(part, batch_size=self.batch_size, convert_to_numpy=True,
+                                        normalize_embeddings=True, show_progress_bar=False).astype(np.float32))
+            if advance:
+                advance(len(part))
+        self._counter(model)["seconds"] += time.perf_counter() - started
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def summary(self) -> dict[str, Any]:
+        """Counters per model, rounded, for the journal and run.json."""
+        return {model: {**c, "seconds": round(c["seconds"], 3)} for model, c in self.stats.items()}
