@@ -40,6 +40,7 @@ class ScoredEvaluator:
         scored: (row, result) pairs in dataset order.
         skipped: rows skipped for a missing required value.
         tables: tables the evaluator derived from all its rows.
+        notes: how the evaluator ran, for the report (its judge, a subset of rows...).
     """
 
     cls: type[Evaluator]
@@ -51,6 +52,8 @@ class ScoredEvaluator:
     skipped: list[SkippedRow] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     extra_problems: list[dict[str, Any]] = field(default_factory=list)
+    #: Lines the report shows about how the evaluator ran (its judge, a subset of rows...).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def models(self) -> list[str]:

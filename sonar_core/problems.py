@@ -38,6 +38,7 @@ _AVID = {
     "security": ("S0301", "Information leak: credentials or secrets disclosed"),
     "dataset": ("P0101", "Data issues: the evaluation data is incomplete"),
     "fairness": ("E0100", "Bias/discrimination"),
+    "judge": ("P0204", "Accuracy: the evaluation's LLM judge gives unusable or inconsistent verdicts"),
 }
 
 

@@ -86,6 +86,8 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "versions": _versions(base["host"]),
         "timings": {"seconds": round(time.time() - base["started"], 3)},
         "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
+        # Judges: configuration keys, endpoints and models, never a key's value; cache location and counters.
+        "llm": base["llm"].summary() if base.get("llm") is not None else None,
         "result": {
             "dataset": dataset.summary(),
             "models": dataset.models,

@@ -18,7 +18,11 @@ CORE_TESTS = TESTS / "core"
 BUILT_IN = frozenset({
     "text_matching", "pii_leakage", "sensitive_data_leakage", "encoding_guardrail", "factual_knowledge",
     "bleu", "rouge", "classification", "looping_detection",
+    "byop", "contact_information", "language_mismatch", "sexism", "stereotypes", "summarization_judge", "fact_check",
 })
+#: The built-in evaluators that ask an LLM judge.
+JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism", "stereotypes",
+                    "summarization_judge", "fact_check"})
 
 
 @pytest.fixture
@@ -47,3 +51,13 @@ def write_json(path: Path, rows) -> Path:
 def sonar_cli():
     """The installed console script next to this interpreter."""
     return str(Path(sys.executable).parent / "sonar")
+
+
+@pytest.fixture
+def judge_server():
+    """A scripted chat-completions server on 127.0.0.1 (tests/judge_server.py); set its ``script``,
+    ``default`` and fault attributes in the test, read ``calls`` / ``requests`` afterwards."""
+    from judge_server import JudgeServer
+
+    with JudgeServer() as server:
+        yield server

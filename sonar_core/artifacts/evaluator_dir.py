@@ -17,6 +17,7 @@ from .. import names
 from ..aggregate import ScoredEvaluator
 from ..contract import ResultKind
 from ..insights import standard_insights
+from ..judge_reliability import judge_reliability_problems
 from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
 from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .descriptor import descriptor
@@ -28,8 +29,8 @@ __all__ = ["write_evaluator_dir", "write_failed_marker", "collect_problems"]
 
 
 def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
-    """Threshold, flip and dataset problems, then the evaluator's own."""
-    problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev)
+    """Threshold, flip, dataset and judge-reliability problems, then the evaluator's own."""
+    problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev) + judge_reliability_problems(ev)
     for extra in ev.extra_problems:
         severity = extra.get("severity", "MEDIUM")
         if severity not in SEVERITY_ORDER or not extra.get("description"):
@@ -82,7 +83,9 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
 
 def _report_md(ev: ScoredEvaluator, board_md: str, problems: list[dict], insights: list[dict]) -> str:
     # Problem texts, model names and table cells come from datasets: md_cell escapes HTML.
-    lines = [f"# {ev.cls.display_name}", "", ev.cls.description, "", board_md, "## Problems", ""]
+    lines = [f"# {ev.cls.display_name}", "", ev.cls.description, ""]
+    lines += [f"> {md_cell(note)}" for note in ev.notes] + ([""] if ev.notes else [])
+    lines += [board_md, "## Problems", ""]
     lines += [f"- **{p['severity']}** {md_cell(p['description'])}" for p in problems] or ["No problems."]
     lines += ["", "## Insights", ""]
     lines += [f"- *{i['insight_type']}*: {md_cell(i['description'])}" for i in insights] or ["No insights."]

@@ -124,6 +124,7 @@ def evaluator_view(
         "worst": worst[:WORST_ROWS_LIMIT],
         "worst_limit": WORST_ROWS_LIMIT,
         "row_count": len(ev.scored),
+        "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
     }
 
