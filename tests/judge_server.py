@@ -24,6 +24,10 @@ When several faults fall on one call the first in this order wins: drop, timeout
 malformed. Every call is recorded in ``requests`` (number, prompt, outcome); ``calls`` counts
 them and ``answered`` lists the prompts that got a valid answer.
 
+``GET /stats`` returns ``{"calls", "outcomes", "max_in_flight"}``. From the command line,
+``python tests/judge_server.py --latency 0.2 --default absent`` prints the base URL and serves
+until its standard input closes (bench/bench_judge_client.py runs it so).
+
 Use it as the ``judge_server`` fixture (tests/conftest.py) or directly::
 
     with JudgeServer(script=[("contact information", "absent")], default="true") as server:
@@ -204,6 +208,12 @@ class _Handler(BaseHTTPRequestHandler):
     owner: JudgeServer
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in two writes: without this, Nagle's algorithm holds the body
+        # back until the client's delayed ACK (about 40 ms per answer).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         return None
 
@@ -220,6 +230,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.owner.echo_authorization:
             message += f" (you sent {self.headers.get('Authorization', '')})"
         self._send(status, json.dumps({"error": {"message": message, "type": "test"}}).encode(), headers)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        if self.path.rstrip("/") == "/stats":
+            server = self.owner
+            self._send(200, json.dumps({"calls": server.calls, "outcomes": server.outcomes(),
+                                        "max_in_flight": server.max_in_flight}).encode())
+        else:
+            self._error(404, f"no route {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         server = self.owner
@@ -276,3 +294,21 @@ class _Handler(BaseHTTPRequestHandler):
                 }).encode())
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
+
+
+def main() -> None:
+    """Serve from the command line until stdin closes: prints the base URL first. GET /stats counts."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="A scripted chat-completions server on 127.0.0.1.")
+    parser.add_argument("--default", default="true", help="the answer to every prompt")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args()
+    with JudgeServer(default=args.default, latency=args.latency, keep_bodies=False) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

@@ -81,6 +81,12 @@ class OpenAIChatBackend:
 
         self._openai = openai
         self.config = config
+        # openai 3 sends through httpx2, earlier versions through httpx: the raw response type follows.
+        if int(openai.__version__.split(".")[0]) >= 3:
+            import httpx2 as httpx_module
+        else:  # pragma: no cover - depends on the installed SDK
+            import httpx as httpx_module
+        self._raw = httpx_module.Response
         # A placeholder, never None: the SDK would otherwise pick up OPENAI_API_KEY on its own.
         self._client = openai.OpenAI(api_key=api_key or "sonar-no-key", base_url=config.base_url,
                                      timeout=config.timeout, max_retries=0)
@@ -91,9 +97,12 @@ class OpenAIChatBackend:
     def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
         openai = self._openai
         try:
-            raw = self._client.chat.completions.with_raw_response.create(
-                model=self.config.model, messages=messages, temperature=temperature, max_tokens=max_tokens)
-            body = raw.http_response.text
+            # The SDK's documented raw request: its auth, base URL, timeout and error types, without
+            # the typed-parameter transform (a millisecond per call at a hundred calls a second).
+            raw = self._client.post("/chat/completions", cast_to=self._raw, body={
+                "model": self.config.model, "messages": messages, "temperature": temperature,
+                "max_tokens": max_tokens})
+            body = raw.text
         except openai.APITimeoutError:
             raise TransientError("timeout", f"no answer within {self.config.timeout:g} s") from None
         except openai.APIConnectionError as exc:

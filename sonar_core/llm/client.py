@@ -103,7 +103,7 @@ class LLMClient:
         self.redact = redact or Redactor()
         self.redact.add(api_key)
         self.backend = backend if backend is not None else make_backend(config, api_key)
-        self.retry_policy = retry_policy or RetryPolicy()
+        self.retry_policy = retry_policy or RetryPolicy(base=config.backoff)
         self._sleep = sleep
         self._clock = clock
         self._limiter = RateLimiter(config.requests_per_minute, clock=clock, sleep=sleep) \

@@ -66,6 +66,8 @@ class LLMConfig(BaseModel):
         timeout: seconds one request may take before it counts as timed out.
         retries: how many times a failed request (timeout, 429, 5xx, dropped connection,
             malformed body) is tried again.
+        backoff: seconds before the first retry (a server's Retry-After overrides it); each
+            further retry waits about twice as long, with jitter, up to 30 s.
         max_concurrency: requests in flight at once.
         requests_per_minute: requests started per minute at most; empty for no limit.
         device: where a ``local`` model runs (``auto``, ``cpu``, ``cuda``).
@@ -83,6 +85,7 @@ class LLMConfig(BaseModel):
     max_tokens: int = Field(default=256, ge=1)
     timeout: float = Field(default=60.0, gt=0)
     retries: int = Field(default=5, ge=0)
+    backoff: float = Field(default=0.5, ge=0)
     max_concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     device: str = "auto"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .backends import PermanentError, make_backend
 from .cache import CacheMode, ResponseCache, default_cache_path
 from .client import LLMClient
 from .configs import DEFAULT_JUDGE, LLMConfig, LLMConfigSet
@@ -95,11 +96,18 @@ class LLMService:
         """Why configuration ``key`` cannot be used (no API key, no model), or None; makes no call."""
         config = self.configs.get(key)
         try:
-            client = self.client(key)
+            api_key = api_key_for(config)
         except ConfigError as exc:
             return str(exc)
-        reason = client.check()
-        return f"judge '{config.key}' is not available: {reason}" if reason else None
+        # A backend alone, not a client: a check must not create the cache file.
+        backend = make_backend(config, api_key)
+        try:
+            backend.check()
+        except PermanentError as exc:
+            return f"judge '{config.key}' is not available: {self.redact(str(exc))}"
+        finally:
+            backend.close()
+        return None
 
     def summary(self) -> dict[str, Any]:
         """What run.json records: the cache and, per configuration used, its settings and counters."""
