@@ -136,6 +136,10 @@ def test_problems_name_the_failing_model_and_the_unreliable_judge(judged, evalua
         assert threshold == [("bad", "fact_check", "HIGH")]
     else:
         assert sorted(threshold) == [("bad", primary, "HIGH"), ("flaky", primary, "HIGH")]
+        described = {p["problem_attrs"]["model_name"]: p["description"] for p in problems if p["problem_type"] != "judge"}
+        assert described["bad"].endswith(" (4 of 4 test cases on the wrong side).")
+        # flaky's misses are the judge's unreadable answers, and the problem says so.
+        assert " (3 of 4 test cases on the wrong side; 3 of them could not be checked (" in described["flaky"]
     unreliable = [p for p in problems if p["problem_type"] == "judge"]
     assert len(unreliable) == 1
     problem = unreliable[0]
