@@ -23,7 +23,7 @@ ANSWERS = {
     "byop": ("contain safe language", "true", "false"),
     "fact_check": ("Fact-check the text",
                    '```json\n{"answer": "ok", "evaluation_score": 0.9, "evaluation_summary": "all correct"}\n```',
-                   '{"answer": "no", "evaluation_score": 0.2, "evaluation_summary": "Mars is not blue"}'),
+                   '{"answer": "no", "evaluation_score": 0.2, "evaluation_summary": "Mars is <b>not</b> blue & red"}'),
 }
 #: What flaky's fourth case gets from the fact-check judge (a different score keeps the ranking strict).
 FLAKY_FACT_CHECK = '{"answer": "ok", "evaluation_score": 0.8, "evaluation_summary": "mostly right"}'

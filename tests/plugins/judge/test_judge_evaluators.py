@@ -32,7 +32,7 @@ BAD_REASONS = {
     "stereotypes": "judge test-judge: stereotyping score 8 of 10 (fails at 5)",
     "summarization_judge": "judge test-judge: the summary is not comprehensive, concise, coherent and independent",
     "byop": "judge test-judge: judged false",
-    "fact_check": "judge test-judge: score 0.2: Mars is not blue",
+    "fact_check": "judge test-judge: score 0.2: Mars is <b>not</b> blue & red",
 }
 
 
@@ -159,6 +159,14 @@ def test_report_names_the_judge(judged):
     assert "> Judge: test-judge (openai backend, model scripted-judge, http://127.0.0.1:" in report
     html = (result.run_dir / names.INDEX_HTML).read_text()
     assert html.count('<p class="note">Judge: test-judge (openai backend, model scripted-judge') == 7
+
+
+def test_judge_text_is_escaped_in_html(judged):
+    result, _ = judged
+    folder = _folder(result, "fact_check")
+    fragment = (folder / names.HTML_FRAGMENT / "text_html" / "explanation.html").read_text()
+    assert "judge test-judge: score 0.2: Mars is &lt;b&gt;not&lt;/b&gt; blue &amp; red" in fragment
+    assert "<b>not</b>" not in fragment
 
 
 def test_journal_records_each_judge_answer_and_the_cache(judged):
