@@ -76,9 +76,10 @@ def cli() -> None:
               help="Also load this Python module as a plugin (repeatable).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Finish an interrupted run folder: only evaluators without a done marker run.")
+@click.option("--device", help="Where models run: auto (CUDA when visible, else CPU; the default), cpu, cuda.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
-                fail_on_problems, plugins, resume_dir, progress) -> None:
+                fail_on_problems, plugins, resume_dir, device, progress) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -99,7 +100,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 _fail("give a CONFIG file or --dataset (try: sonar run configs/quickstart.yaml)", EXIT_USAGE)
             overrides: dict[str, Any] = {
                 "dataset": dataset, "output_dir": output_dir, "run_id": run_id, "strict": strict,
-                "fail_on_problems": fail_on_problems, "plugins": plugins,
+                "fail_on_problems": fail_on_problems, "plugins": plugins, "device": device,
                 "thresholds": _parse_thresholds(thresholds),
             }
             if evaluators:
