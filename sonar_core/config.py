@@ -70,6 +70,8 @@ class RunConfig(BaseModel):
     #: Extra plugin modules to load, as with ``sonar run -p module``.
     plugins: list[str] = Field(default_factory=list)
     batch_size: int = Field(default=512, ge=1)
+    #: Where models run: ``auto`` (CUDA when visible, else CPU), ``cpu``, ``cuda``, ``cuda:1``...
+    device: str = "auto"
     #: YAML file of LLM (judge) configurations; default $SONAR_LLM_CONFIGS or
     #: ~/.config/sonar/llm-configs.yaml (docs/judges.md).
     llm_configs: str | None = None

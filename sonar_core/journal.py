@@ -7,7 +7,8 @@ Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` an
 ``evaluator scored``, ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``,
 ``plugin failed``, ``loaded dataset``, ``resuming run``, ``skipping finished evaluator``,
 ``evaluator skipped``, ``evaluator failed``, ``rows skipped``, ``rows limited``, ``wrote artifacts``,
-``run interrupted``. LLM judges add ``fetched annotator response``, ``using cached annotator response``,
+``run interrupted``, ``embedding cache info`` (texts requested and encoded per embedding model, models
+loaded). LLM judges add ``fetched annotator response``, ``using cached annotator response``,
 ``retrying annotator request``, ``annotator request failed`` (:mod:`sonar_core.llm.client`) and, once
 per run that used the response cache, ``cache info`` (before ``finished run``).
 

@@ -75,3 +75,29 @@ def test_quickstart_tells_the_demo_story(quickstart_run):
     ]
     html = (quickstart_run.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
     assert 'id="best-model">acme-gpt-large<' in html
+
+
+def test_quickstart_test_case_pages_withhold_what_the_privacy_evaluators_flag(quickstart_run):
+    """No drill-down page repeats an answer or a context chunk that a privacy evaluator failed."""
+    import glob
+    import html as html_module
+
+    run_dir = quickstart_run.run_dir
+    pages = [html_module.unescape(p.read_text(encoding="utf-8"))
+             for p in [run_dir / names.TEST_CASES_HTML, run_dir / names.INDEX_HTML, *(run_dir / names.CASES_DIR).iterdir()]]
+    assert len(pages) == 2 + 66
+    answers, rows = [], []
+    for path in glob.glob(str(run_dir / "explainer_sonar_plugins_privacy_*" / names.EVAL_RESULTS / "application_json"
+                              / "explanation.json")):
+        data = json.loads(open(path, encoding="utf-8").read())
+        for record in data["results"]:
+            failed = {m.get("role") for m in data["metrics_meta"] if record[m["key"]] is not None
+                      and (record[m["key"]] < m["threshold"] if m["higher_is_better"] else record[m["key"]] > m["threshold"])}
+            if failed - {"retrieval_failure"}:
+                answers.append(record["actual_output"])
+            if failed:
+                rows.append(record)
+    # The demo's leaks: 28 rows fail on their answer, 67 on their answer or their context.
+    assert (len(answers), len(rows)) == (28, 67)
+    assert [a for a in answers if any(a in page for page in pages)] == []
+    assert [c for r in rows for c in r["context"] if any(c in page for page in pages)] == []

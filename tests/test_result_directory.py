@@ -493,7 +493,7 @@ def test_save_llm_result_off_writes_and_lists_no_eval_results(tmp_path):
                             run_id="no-results",
                             evaluators=[{"id": "factual_knowledge", "params": {"save_llm_result": False}}])
     assert result.status == "success"
-    (folder,) = [p for p in result.run_dir.iterdir() if p.is_dir()]
+    (folder,) = list(result.run_dir.glob("explainer_*"))
     assert not (folder / names.EVAL_RESULTS).exists()
     descriptor = _load(folder / names.RESULT_DESCRIPTOR)
     assert [e["explanation_type"] for e in descriptor["explanations"]] == [

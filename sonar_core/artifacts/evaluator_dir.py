@@ -24,6 +24,7 @@ from .descriptor import descriptor
 from .eval_results import write_eval_results
 from .formats import write_format, write_json
 from .html import evaluator_view, render_fragment
+from .drilldown import evaluator_rows
 
 __all__ = ["write_evaluator_dir", "write_failed_marker", "collect_problems"]
 
@@ -164,7 +165,7 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
-               "problems": problems, "insights": insights}
+               "problems": problems, "insights": insights, "test_cases": evaluator_rows(ev)}
     write_json(folder / names.EVALUATOR_SUMMARY, summary)
     (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
     return summary

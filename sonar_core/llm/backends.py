@@ -177,7 +177,9 @@ class LocalCausalLMBackend:
         with self._lock, torch.inference_mode():
             if temperature > 0:
                 torch.manual_seed(seed)  # a sampled answer is reproducible from its request
-            output = model.generate(**inputs, max_new_tokens=max_tokens, pad_token_id=pad, **sampling)
+            # Only ids and mask: some tokenizers add token_type_ids, which causal LMs refuse.
+            output = model.generate(input_ids=inputs["input_ids"], attention_mask=inputs.get("attention_mask"),
+                                    max_new_tokens=max_tokens, pad_token_id=pad, **sampling)
         new_tokens = output[0, inputs["input_ids"].shape[1]:]
         text = tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
         return Answer(text=text, meta={"prompt_tokens": int(inputs["input_ids"].shape[1]),
