@@ -131,7 +131,9 @@ def test_a_problem_links_to_its_failing_test_case(browser, quickstart, shots):
     # The charts are drawn: one per evaluator, each an accessible image with a title.
     charts = json.loads(browser.evaluate("""JSON.stringify(Array.from(document.querySelectorAll('#charts svg'))
       .map(svg => [svg.getAttribute('role'), svg.querySelector('title').textContent, svg.getBBox().width > 0]))"""))
-    assert len(charts) == 10 and all(role == "img" and visible for role, _, visible in charts)
+    # One per evaluator that ran: the judges run only where SmolLM2 is prepared.
+    executed = json.loads((quickstart / names.RUN_JSON).read_text())["result"]["executed_explainers"]
+    assert len(charts) == len(executed) >= 10 and all(role == "img" and visible for role, _, visible in charts)
     assert charts[0][1] == "Text matching: passing and failing rows per model"
     assert browser.evaluate("document.querySelectorAll('#tradeoff-table tbody tr').length") == 3
 
