@@ -88,9 +88,9 @@ class ResponseCache:
 
     def get(self, key: str) -> str | None:
         """The cached answer for ``key``, or None (always None with mode ``off``)."""
-        if self._db is None:
-            return None
         with self._lock:
+            if self._db is None:
+                return None
             row = self._db.execute("SELECT response, created FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
             return None
@@ -99,18 +99,18 @@ class ResponseCache:
 
     def put(self, key: str, llm: str, request: dict[str, Any], response: str) -> None:
         """Store (or replace) one answer and commit it at once."""
-        if self._db is None:
-            return
         payload = json.dumps(request, ensure_ascii=False, sort_keys=True)
         with self._lock:
+            if self._db is None:  # closed: an interrupted run's last answers are not kept
+                return
             self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
                              "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
             self.writes += 1
 
     def count(self) -> int:
-        if self._db is None:
-            return 0
         with self._lock:
+            if self._db is None:
+                return 0
             return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def info(self) -> dict[str, Any]:

@@ -253,6 +253,8 @@ class LLMClient:
     def close(self) -> None:
         with self._pool_lock:
             if self._pool is not None:
-                self._pool.shutdown(wait=True)
+                # Queued requests are dropped (an interrupted run must not go on asking); those in
+                # flight end within the timeout.
+                self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = None
         self.backend.close()

@@ -100,3 +100,21 @@ def test_no_readable_answer_is_a_parse_failure_with_the_raw_answer_kept():
 
 def test_a_single_judgement_has_no_agreement_figure():
     assert _result("yes").values["judge_agreement"] is None
+
+
+def test_a_judge_evaluator_must_read_answers_and_have_a_prompt():
+    from sonar_core.plugins import _check_declaration
+
+    class NoParser(JudgeEvaluator):
+        id = "no_parser"
+        display_name = "No parser"
+        prompt_template = "{{ACTUAL_ANSWER}}"
+        metrics = _Scripted.metrics
+
+    class NoPrompt(_Scripted):
+        id = "no_prompt"
+        prompt_template = "  "
+
+    assert _check_declaration(NoParser) == "NoParser does not implement parse_answer()"
+    assert _check_declaration(NoPrompt) == "NoPrompt declares no prompt_template"
+    assert _check_declaration(_Scripted) is None
