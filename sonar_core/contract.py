@@ -109,6 +109,10 @@ class Metric:
     data_type: str = "float"
     display_format: str = ".4f"
 
+    def json_range(self) -> list[float | None]:
+        """``value_range`` as JSON holds it: an unbounded end (a count's ``math.inf``) is null."""
+        return [None if math.isinf(end) else end for end in self.value_range]
+
     def meta(self, threshold: float | None = None, is_primary: bool | None = None) -> dict[str, Any]:
         """The ``metrics_meta`` entry (H2O Sonar's shape) with the threshold in force."""
         return {
@@ -117,7 +121,7 @@ class Metric:
             "data_type": self.data_type,
             "display_value": self.display_format,
             "description": self.description,
-            "value_range": list(self.value_range),
+            "value_range": self.json_range(),
             "higher_is_better": self.higher_is_better,
             "threshold": self.threshold if threshold is None else threshold,
             "is_primary_metric": self.is_primary if is_primary is None else is_primary,
