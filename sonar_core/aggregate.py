@@ -40,6 +40,7 @@ class ScoredEvaluator:
         scored: (row, result) pairs in dataset order.
         skipped: rows skipped for a missing required value.
         tables: tables the evaluator derived from all its rows.
+        extra_problems, extra_insights: what the evaluator's own hooks returned.
     """
 
     cls: type[Evaluator]
@@ -51,6 +52,7 @@ class ScoredEvaluator:
     skipped: list[SkippedRow] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     extra_problems: list[dict[str, Any]] = field(default_factory=list)
+    extra_insights: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def models(self) -> list[str]:

@@ -317,6 +317,17 @@ class Evaluator:
         """
         return []
 
+    def extra_insights(self, scored: Sequence[tuple["Row", RowResult]],
+                       thresholds: dict[str, float]) -> list[dict[str, Any]]:
+        """Optional: evaluator-specific insights, as dicts with ``insight_type``, ``description``
+        and optionally ``actions_description`` and ``insight_attrs``.
+
+        ``thresholds`` maps each metric key to the threshold in force for the run. The core
+        fills in evaluator id/name and the schema version, and lists them after the standard
+        insights.
+        """
+        return []
+
     # -- derived declarations -----------------------------------------------------------
 
     @classmethod
