@@ -20,7 +20,8 @@ class AnswerRelevancySentenceSimilarityEvaluator(SemanticEvaluator):
 
     id: ClassVar[str] = "answer_relevancy_sentence_similarity"
     display_name: ClassVar[str] = "Answer Relevancy (Sentence Similarity)"
-    tagline: ClassVar[str] = "Whether some sentence of the answer is about what the question asks (embeddings, no judge)."
+    tagline: ClassVar[str] = ("Whether a sentence of the answer is about what the question asks "
+                               "(embeddings, no judge).")
     description: ClassVar[str] = (
         "Answer Relevancy (Sentence Similarity) embeds the question and each sentence of the actual answer and "
         "takes the highest similarity: `answer relevancy = max({cosine(emb(question), emb(a)) : a in actual "

@@ -76,7 +76,8 @@ class AnswerSemanticSentenceSimilarityEvaluator(SemanticEvaluator):
                  "meta": {"closest_expected_sentence": expected[int(c)]}}
                 for sentence, score, c in zip(answer, scores, closest)]
         return RowResult(
-            {"mean_answer_similarity": float(scores.mean(dtype=np.float64)), "min_answer_similarity": float(scores[weakest])},
+            {"mean_answer_similarity": float(scores.mean(dtype=np.float64)),
+             "min_answer_similarity": float(scores[weakest])},
             details={"least_similar_sentence": answer[weakest]},
             actual_output_meta=[{"tokenization": SENTENCE_LEVEL, "data": data}],
         )

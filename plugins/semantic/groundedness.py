@@ -100,7 +100,8 @@ class GroundednessSemanticSimilarityEvaluator(SemanticEvaluator):
                 "problem_type": "accuracy",
                 "actions_description": "Check why the model returned an empty or symbol-only answer (a refusal, a "
                                        "timeout, a broken output parser).",
-                "problem_attrs": {"model_name": model, "dataset_row_keys": [[r.test_case_key, r.model_key] for r in rows],
+                "problem_attrs": {"model_name": model,
+                                  "dataset_row_keys": [[r.test_case_key, r.model_key] for r in rows],
                                   "test_case_keys": [r.test_case_key for r in rows]},
             }
             for model, rows in sorted(empty.items())

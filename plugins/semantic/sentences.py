@@ -22,7 +22,8 @@ from typing import Callable
 
 from sonar_core import Param
 
-__all__ = ["split_text", "has_words", "SENTENCE_LEVEL", "SPLIT_ON_NEWLINES", "MAX_SENTENCE_WORDS", "SENTENCE_PARAMETERS"]
+__all__ = ["split_text", "has_words", "SENTENCE_LEVEL", "SPLIT_ON_NEWLINES", "MAX_SENTENCE_WORDS",
+           "SENTENCE_PARAMETERS"]
 
 _WORD = re.compile(r"\w")
 #: H2O Sonar's tokenization label of sentence-level metrics in ``actual_output_meta``.

@@ -26,10 +26,9 @@ __all__ = ["structured_steps", "list_items", "inline_numbered_steps", "sequence_
            "context_steps"]
 
 _EMPHASIS = r"(?:\*\*|__)?"
-_LIST_ITEM = re.compile(
-    r"^\s*" + _EMPHASIS + r"(?:(?:step\s+)?\d{1,3}\s*[.):]|\(\d{1,3}\)|[a-z]\)|[-*•‣◦▪–])" + _EMPHASIS + r"\s+(?=\S)",
-    re.IGNORECASE,
-)
+# 1.  2)  3:  Step 4:  (5)  a)  and bullets, optionally in bold, then the item's text.
+_MARKER = r"(?:(?:step\s+)?\d{1,3}\s*[.):]|\(\d{1,3}\)|[a-z]\)|[-*•‣◦▪–])"
+_LIST_ITEM = re.compile(r"^\s*" + _EMPHASIS + _MARKER + _EMPHASIS + r"\s+(?=\S)", re.IGNORECASE)
 _INLINE_NUMBER = re.compile(r"(?:(?<=\s)|^)(?:step\s+)?(\d{1,2})[.):]\s+(?=\S)", re.IGNORECASE)
 _SEQUENCE_WORD = re.compile(
     r"^(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|next|then|after\s+(?:that|this)|"
