@@ -85,8 +85,8 @@ def test_extra_insights_get_the_thresholds_in_force_and_the_core_keys(tmp_path, 
 def test_an_insight_without_a_type_fails_the_evaluator(tmp_path, own_host):
     result, folder = _run(tmp_path, own_host, {"t1": "0.3 a", "t2": "0.4 BROKEN"})
     assert result.status == "failed"
-    assert result.failed == [{"evaluator": "own_insight", "error": "ValueError: own_insight.extra_insights() returned "
-                                                                    "an insight without a description or an insight_type"}]
+    error = "ValueError: own_insight.extra_insights() returned an insight without a description or an insight_type"
+    assert result.failed == [{"evaluator": "own_insight", "error": error}]
     assert (folder / names.FAILED_MARKER).is_file()
 
 
