@@ -18,6 +18,8 @@ CORE_TESTS = TESTS / "core"
 BUILT_IN = frozenset({
     "text_matching", "pii_leakage", "sensitive_data_leakage", "encoding_guardrail", "factual_knowledge",
     "bleu", "rouge", "classification", "looping_detection",
+    "answer_semantic_similarity", "answer_semantic_sentence_similarity", "answer_relevancy_sentence_similarity",
+    "groundedness_semantic_similarity", "context_relevancy_soft_recall_precision", "step_alignment_completeness",
 })
 
 
