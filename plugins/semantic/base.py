@@ -3,14 +3,13 @@ splitting and one embedding request per batch of rows."""
 
 from __future__ import annotations
 
-import functools
-from typing import Any, ClassVar, Iterable
+from typing import ClassVar, Iterable
 
 import numpy as np
 
 from sonar_core import Evaluator, Param
 
-from .sentences import split_text
+from .sentences import cached_split
 from .vectors import TextVectors
 
 __all__ = ["SemanticEvaluator", "EMBEDDING_MODEL", "MODEL_NOTE"]
@@ -31,8 +30,6 @@ MODEL_NOTE = (
     "product (the cosine); a negative cosine counts as 0, so scores lie in [0, 1]. A text longer than the "
     "model's input limit (256 word pieces for MiniLM) is truncated by the model."
 )
-# Texts whose sentences are kept per evaluator instance (contexts repeat for every model).
-_SPLIT_CACHE_SIZE = 16_384
 
 
 class SemanticEvaluator(Evaluator):
@@ -42,22 +39,17 @@ class SemanticEvaluator(Evaluator):
     model_params: ClassVar[dict[str, str]] = {"embedding_model": "embedding"}
     supports_gpu: ClassVar[bool] = True
 
-    def __init__(self, params: dict[str, Any], ctx) -> None:
-        super().__init__(params, ctx)
-        self._split = functools.lru_cache(maxsize=_SPLIT_CACHE_SIZE)(self._split_uncached)
-
-    def _split_uncached(self, text: str) -> tuple[str, ...]:
-        # Only evaluators that declare the sentence parameters (sentences.SENTENCE_PARAMETERS) split.
-        return split_text(text, self.ctx.split_sentences, split_on_newlines=self.params["split_on_newlines"],
-                          max_words=self.params["max_sentence_words"])
-
     def sentences(self, text: str) -> tuple[str, ...]:
-        """The sentences of ``text`` (see sentences.py), cached by text."""
-        return self._split(text)
+        """The sentences of ``text`` (see sentences.py), cached by text for the process."""
+        # Only evaluators that declare the sentence parameters (sentences.SENTENCE_PARAMETERS) split.
+        return cached_split(text, self.ctx.split_sentences, split_on_newlines=self.params["split_on_newlines"],
+                            max_words=self.params["max_sentence_words"])
 
     def embed_batch(self, texts: Iterable[str]) -> TextVectors:
         """Vectors of every text a batch needs, from one ``ctx.embed`` request for the unique ones."""
-        unique = list(dict.fromkeys(texts))
+        # Shortest first: the service encodes a long request in chunks, and chunks of like lengths
+        # pad least (one encode call already sorts its own texts by length).
+        unique = sorted(dict.fromkeys(texts), key=len)
         if not unique:
             return TextVectors([], np.zeros((0, 0), dtype=np.float32))
         return TextVectors(unique, self.ctx.embed(unique, self.params["embedding_model"]))

@@ -13,16 +13,21 @@ parameters of the evaluators that split:
 
 Pieces without a letter or digit ("...", "-", an emoji) are dropped: they carry nothing to
 compare and would only pull a minimum down.
+
+:func:`cached_split` keeps the sentences of recent texts for the process, so the semantic
+evaluators of a run (five of them split the same answers and contexts) split each text once.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from typing import Callable
 
 from sonar_core import Param
 
-__all__ = ["split_text", "has_words", "SENTENCE_LEVEL", "SPLIT_ON_NEWLINES", "MAX_SENTENCE_WORDS",
+__all__ = ["split_text", "cached_split", "has_words", "SENTENCE_LEVEL", "SPLIT_ON_NEWLINES", "MAX_SENTENCE_WORDS",
            "SENTENCE_PARAMETERS"]
 
 _WORD = re.compile(r"\w")
@@ -70,3 +75,30 @@ def split_text(text: str, split_sentences: Callable[[str], list[str]], *, split_
             else:
                 sentences.append(sentence)
     return tuple(sentences)
+
+
+# (text, split_on_newlines, max_words) -> sentences, least recently used out first.
+_SPLITS: OrderedDict[tuple[str, bool, int], tuple[str, ...]] = OrderedDict()
+_SPLITS_LIMIT = 65_536
+_SPLITS_LOCK = threading.Lock()
+
+
+def cached_split(text: str, split_sentences: Callable[[str], list[str]], *, split_on_newlines: bool = True,
+                 max_words: int = 64) -> tuple[str, ...]:
+    """:func:`split_text`, remembered per text and options for the process.
+
+    The key leaves out the splitter: every context's ``split_sentences`` is the core's one
+    untrained Punkt splitter, so the sentences of a text are the same whichever evaluator asks.
+    """
+    key = (text, split_on_newlines, max_words)
+    with _SPLITS_LOCK:
+        found = _SPLITS.get(key)
+        if found is not None:
+            _SPLITS.move_to_end(key)
+            return found
+    found = split_text(text, split_sentences, split_on_newlines=split_on_newlines, max_words=max_words)
+    with _SPLITS_LOCK:
+        _SPLITS[key] = found
+        if len(_SPLITS) > _SPLITS_LIMIT:
+            _SPLITS.popitem(last=False)
+    return found

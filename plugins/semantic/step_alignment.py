@@ -98,34 +98,36 @@ class StepAlignmentCompletenessEvaluator(SemanticEvaluator):
         return [self._score(context, answer, vectors) for context, answer in found]
 
     def _score(self, context, answer, vectors) -> RowResult:
-        (context_steps_, context_method), (answer_steps, answer_method) = context, answer
-        matrix = similarities(vectors.of(context_steps_), vectors.of(answer_steps)) if context_steps_ and answer_steps \
-            else np.zeros((len(context_steps_), len(answer_steps)))
+        (source_steps, context_method), (answer_steps, answer_method) = context, answer
+        if source_steps and answer_steps:
+            matrix = similarities(vectors.of(source_steps), vectors.of(answer_steps))
+        else:
+            matrix = np.zeros((len(source_steps), len(answer_steps)))
         alignment = align_steps(matrix, self.params["similarity_cutoff"])
         values = {"edits": alignment.edits, "insertions": alignment.insertions, "deletions": alignment.deletions,
-                  "mismatches": alignment.mismatches, "retrieved_context_steps": len(context_steps_),
+                  "mismatches": alignment.mismatches, "retrieved_context_steps": len(source_steps),
                   "actual_answer_steps": len(answer_steps)}
         details = {
-            "context_steps": context_steps_, "context_steps_from": context_method,
+            "context_steps": source_steps, "context_steps_from": context_method,
             "answer_steps": answer_steps, "answer_steps_from": answer_method,
             "alignment": [{"op": s.op, "context_step": s.context_index, "answer_step": s.answer_index,
                            "similarity": s.similarity} for s in alignment.steps],
         }
         return RowResult({k: float(v) for k, v in values.items()}, details=details,
-                         error_message=self._explain(alignment, context_steps_, answer_steps))
+                         error_message=self._explain(alignment, source_steps, answer_steps))
 
     @staticmethod
-    def _explain(alignment, context_steps_, answer_steps) -> str | None:
+    def _explain(alignment, source_steps, answer_steps) -> str | None:
         """The row's edits in words, or None when there are none."""
         if not alignment.edits:
             return None
         parts = []
         for step in alignment.steps:
             if step.op == INSERTION:
-                parts.append(f"missing step {_quote(context_steps_[step.context_index])}")
+                parts.append(f"missing step {_quote(source_steps[step.context_index])}")
             elif step.op == DELETION:
                 parts.append(f"extra step {_quote(answer_steps[step.answer_index])}")
             elif step.op == MISMATCH:
                 parts.append(f"{_quote(answer_steps[step.answer_index])} in place of "
-                             f"{_quote(context_steps_[step.context_index])} ({step.similarity:.2f})")
+                             f"{_quote(source_steps[step.context_index])} ({step.similarity:.2f})")
         return f"{alignment.edits} edit(s): " + "; ".join(parts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sonar_core import EvaluationContext
 
-from sonar_plugins.semantic.sentences import split_text
+from sonar_plugins.semantic.sentences import cached_split, split_text
 from sonar_plugins.semantic.steps import (
     context_steps, inline_numbered_steps, list_items, sequence_word_steps, structured_steps, text_steps,
 )
@@ -84,3 +84,19 @@ def test_context_steps_come_from_enumerated_chunks_only_unless_none_has_one():
     prose = ["Open the app. Tap Claims.", "Upload photos."]
     assert context_steps(prose, SPLIT) == (["Open the app.", "Tap Claims.", "Upload photos."], "sentences")
     assert context_steps(prose, SPLIT, sentence_fallback=False) == ([], "none")
+
+
+def test_cached_split_splits_a_text_once_per_option_set():
+    calls = []
+
+    def counting_split(text):
+        calls.append(text)
+        return SPLIT(text)
+
+    text = "A text only this test splits. It has two sentences."
+    first = cached_split(text, counting_split)
+    assert cached_split(text, counting_split) == first == ("A text only this test splits.", "It has two sentences.")
+    assert calls == [text]
+    assert cached_split(text, counting_split, max_words=3) == ("A text only", "this test splits.", "It has two",
+                                                               "sentences.")
+    assert calls == [text, text]
