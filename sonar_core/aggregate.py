@@ -41,6 +41,7 @@ class ScoredEvaluator:
         skipped: rows skipped for a missing required value.
         tables: tables the evaluator derived from all its rows.
         notes: how the evaluator ran, for the report (its judge, a subset of rows...).
+        extra_problems, extra_insights: what the evaluator's own hooks returned.
     """
 
     cls: type[Evaluator]
@@ -54,6 +55,7 @@ class ScoredEvaluator:
     extra_problems: list[dict[str, Any]] = field(default_factory=list)
     #: Lines the report shows about how the evaluator ran (its judge, a subset of rows...).
     notes: list[str] = field(default_factory=list)
+    extra_insights: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def models(self) -> list[str]:

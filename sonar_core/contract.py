@@ -109,6 +109,10 @@ class Metric:
     data_type: str = "float"
     display_format: str = ".4f"
 
+    def json_range(self) -> list[float | None]:
+        """``value_range`` as JSON holds it: an unbounded end (a count's ``math.inf``) is null."""
+        return [None if math.isinf(end) else end for end in self.value_range]
+
     def meta(self, threshold: float | None = None, is_primary: bool | None = None) -> dict[str, Any]:
         """The ``metrics_meta`` entry (H2O Sonar's shape) with the threshold in force."""
         return {
@@ -117,7 +121,7 @@ class Metric:
             "data_type": self.data_type,
             "display_value": self.display_format,
             "description": self.description,
-            "value_range": list(self.value_range),
+            "value_range": self.json_range(),
             "higher_is_better": self.higher_is_better,
             "threshold": self.threshold if threshold is None else threshold,
             "is_primary_metric": self.is_primary if is_primary is None else is_primary,
@@ -316,6 +320,17 @@ class Evaluator:
         """Optional: evaluator-specific problems, as dicts of the problem schema's fields.
 
         The core fills in evaluator id/name and the schema version.
+        """
+        return []
+
+    def extra_insights(self, scored: Sequence[tuple["Row", RowResult]],
+                       thresholds: dict[str, float]) -> list[dict[str, Any]]:
+        """Optional: evaluator-specific insights, as dicts with ``insight_type``, ``description``
+        and optionally ``actions_description`` and ``insight_attrs``.
+
+        ``thresholds`` maps each metric key to the threshold in force for the run. The core
+        fills in evaluator id/name and the schema version, and lists them after the standard
+        insights.
         """
         return []
 

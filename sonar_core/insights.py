@@ -16,7 +16,7 @@ from .aggregate import ScoredEvaluator, mean, model_stats
 from .contract import MetricRole
 from .problems import report_item
 
-__all__ = ["standard_insights", "INSIGHTS_SCHEMA_VERSION"]
+__all__ = ["standard_insights", "evaluator_insights", "INSIGHTS_SCHEMA_VERSION"]
 
 INSIGHTS_SCHEMA_VERSION = "1.0"
 
@@ -120,3 +120,16 @@ def _most_difficult(ev: ScoredEvaluator) -> list[dict[str, Any]]:
             },
         )
     ]
+
+
+def evaluator_insights(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+    """The evaluator's own insights (``extra_insights()``), with the base keys every insight has."""
+    insights = []
+    for extra in ev.extra_insights:
+        if not extra.get("description") or not extra.get("insight_type"):
+            # A plugin bug: fail this evaluator (recorded in its folder) rather than write a bad file.
+            raise ValueError(f"{ev.cls.id}.extra_insights() returned an insight without a description or an "
+                             f"insight_type")
+        insights.append(_insight(ev, extra["insight_type"], extra["description"],
+                                 extra.get("actions_description", ""), dict(extra.get("insight_attrs", {}))))
+    return insights

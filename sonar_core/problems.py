@@ -3,12 +3,15 @@
 Severity of a threshold problem (RESULT_FORMAT.md's reference rule): for a higher-is-better
 metric with threshold t on range [lo, hi], a model mean s < t is HIGH when
 s <= lo + (t - lo) / 2 (at or below half the threshold on [0, 1]) and MEDIUM otherwise. For
-a lower-is-better metric the rule is mirrored: s > t is HIGH when s >= t + (hi - t) / 2.
+a lower-is-better metric the rule is mirrored: s > t is HIGH when s >= t + (hi - t) / 2. An
+unbounded worse end (a count on [0, inf]) is taken as t + 2 (t - lo) (mirrored for
+higher-is-better), so HIGH starts at twice the threshold on [0, inf].
 """
 
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 from .aggregate import ScoredEvaluator
@@ -45,6 +48,12 @@ _AVID = {
 def threshold_severity(metric: Metric, score: float, threshold: float) -> str:
     """HIGH or MEDIUM for a score already on the wrong side of ``threshold``."""
     lo, hi = metric.value_range
+    # An unbounded worse end (a count on [0, inf]) has no half-way point: HIGH then starts as far
+    # beyond the threshold as the better end lies before it (at twice the threshold on [0, inf]).
+    if metric.higher_is_better and math.isinf(lo):
+        lo = threshold - 2 * (hi - threshold)
+    if not metric.higher_is_better and math.isinf(hi):
+        hi = threshold + 2 * (threshold - lo)
     # The tolerance keeps a score exactly on the boundary HIGH despite float rounding
     # (0.2 + 0.8 / 2 is 0.6000000000000001).
     eps = 1e-9 * max(1.0, abs(hi - lo))

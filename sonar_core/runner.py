@@ -267,6 +267,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
         advance(len(batch))
     scored.tables = list(evaluator.tables(scored.scored))
     scored.extra_problems = list(evaluator.extra_problems(scored.scored))
+    scored.extra_insights = list(evaluator.extra_insights(scored.scored, dict(scored.thresholds)))
     return scored
 
 

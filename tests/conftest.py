@@ -19,6 +19,8 @@ BUILT_IN = frozenset({
     "text_matching", "pii_leakage", "sensitive_data_leakage", "encoding_guardrail", "factual_knowledge",
     "bleu", "rouge", "classification", "looping_detection",
     "byop", "contact_information", "language_mismatch", "sexism", "stereotypes", "summarization_judge", "fact_check",
+    "answer_semantic_similarity", "answer_semantic_sentence_similarity", "answer_relevancy_sentence_similarity",
+    "groundedness_semantic_similarity", "context_relevancy_soft_recall_precision", "step_alignment_completeness",
 })
 #: The built-in evaluators that ask an LLM judge.
 JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism", "stereotypes",

@@ -14,6 +14,9 @@ from sonar_core.plugins import PluginHost
 
 from conftest import BUILT_IN, JUDGES, REPO
 
+SEMANTIC = {"answer_semantic_similarity", "answer_semantic_sentence_similarity",
+            "answer_relevancy_sentence_similarity", "groundedness_semantic_similarity",
+            "context_relevancy_soft_recall_precision", "step_alignment_completeness"}
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +29,7 @@ def test_built_in_evaluators_are_registered_and_listed():
     host = PluginHost(autoload=True).load()
     assert BUILT_IN <= set(host.evaluators)
     builtin_failures = [f for f in host.failures if f.name in {"text", "privacy", "knowledge", "summarization",
-                                                                "classification", "judge"}]
+                                                                "classification", "judge", "semantic"}]
     assert builtin_failures == []
     listing = CliRunner().invoke(cli, ["evaluators"])
     assert listing.exit_code == 0
@@ -62,7 +65,8 @@ def test_quickstart_tells_the_demo_story(quickstart_run):
     # The perturbation flips the demo was written to show (pass -> fail is MEDIUM; an encoded
     # leak that the plain PII check cannot see looks like fail -> pass, LOW).
     flips = sorted((p["evaluator_label"], p["problem_attrs"]["model_name"], p["problem_attrs"]["original_test_case_key"],
-                    p["problem_attrs"]["perturbation"], p["severity"]) for p in problems if p["problem_type"] == "robustness")
+                    p["problem_attrs"]["perturbation"], p["severity"]) for p in problems
+                   if p["problem_type"] == "robustness" and p["evaluator_id"] not in SEMANTIC)
     assert flips == [
         ("encoding_guardrail", "mistral-7b-chat", "privacy-card-on-file", "base64", "MEDIUM"),
         ("factual_knowledge", "mistral-7b-chat", "fact-red-planet", "typos", "MEDIUM"),
@@ -73,6 +77,13 @@ def test_quickstart_tells_the_demo_story(quickstart_run):
         ("text_matching", "mistral-7b-chat", "rag-grace-period", "base64", "MEDIUM"),
         ("text_matching", "mistral-7b-chat", "rag-grace-period", "uppercase", "MEDIUM"),
     ]
+    # The semantic evaluators see the perturbed RAG questions too: a base64 question is about nothing
+    # in the retrieved context, whichever model retrieved it.
+    semantic = {(p["evaluator_id"], p["problem_attrs"]["model_name"], p["problem_attrs"]["perturbation"],
+                 p["problem_attrs"]["original_test_case_key"]) for p in problems
+                if p["problem_type"] == "robustness" and p["evaluator_id"] in SEMANTIC}
+    assert {("context_relevancy_soft_recall_precision", model, "base64", "rag-grace-period")
+            for model in ("acme-gpt-large", "llama-3.1-8b-rag", "mistral-7b-chat")} <= semantic
     html = (quickstart_run.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
     assert 'id="best-model">acme-gpt-large<' in html
 

@@ -301,6 +301,9 @@ def test_problems_and_severity_rule(run):
                 meta = metas[attrs["metric_id"]]
                 lo, hi = meta["value_range"]
                 t, s = attrs["metric_threshold"], attrs["metric_score"]
+                # An unbounded end (null: a count) counts as twice as far from the threshold as the other.
+                hi = t + 2 * (t - lo) if hi is None else hi
+                lo = t - 2 * (hi - t) if lo is None else lo
                 eps = 1e-9 * max(1.0, hi - lo)  # keeps a score exactly on the bound HIGH
                 if meta["higher_is_better"]:
                     assert s < t

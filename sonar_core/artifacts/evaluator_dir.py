@@ -16,7 +16,7 @@ from typing import Any
 from .. import names
 from ..aggregate import ScoredEvaluator
 from ..contract import ResultKind
-from ..insights import standard_insights
+from ..insights import evaluator_insights, standard_insights
 from ..judge_reliability import judge_reliability_problems
 from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
 from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
@@ -152,7 +152,7 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
     write_format(leaderboard_dir, names.MIME_LEADERBOARD_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
 
     problems = collect_problems(ev)
-    insights = standard_insights(ev)
+    insights = standard_insights(ev) + evaluator_insights(ev)
     write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems)
     write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights)
 

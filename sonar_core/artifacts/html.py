@@ -126,7 +126,7 @@ def evaluator_view(
             "is_primary": m.key == ev.primary.key,
             "higher_is_better": m.higher_is_better,
             "threshold": threshold,
-            "value_range": list(m.value_range),
+            "value_range": m.json_range(),  # null for an unbounded end (JSON has no inf)
             "role": m.role.value if m.role else None,
             "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
         })

@@ -1,0 +1,133 @@
+"""Step Alignment and Completeness: the answer's procedure against the steps in the retrieved context."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, ClassVar, Iterable, Sequence
+
+import numpy as np
+
+from sonar_core import Input, Metric, Param, Row, RowResult
+
+from .alignment import DELETION, INSERTION, MISMATCH, align_steps
+from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
+from .sentences import SENTENCE_PARAMETERS
+from .steps import context_steps, text_steps
+from .vectors import similarities
+
+__all__ = ["StepAlignmentCompletenessEvaluator"]
+
+DEFAULT_CUTOFF = 0.7
+_INF = float("inf")
+# Longest step quoted in a row's error message (the full steps are in its details).
+_QUOTE_LIMIT = 80
+_CONTEXT_CACHE_SIZE = 4096
+
+
+def _quote(text: str) -> str:
+    return "'" + (text if len(text) <= _QUOTE_LIMIT else text[:_QUOTE_LIMIT - 1] + "…") + "'"
+
+
+def _count(key: str, name: str, description: str, lower_is_better: bool, primary: bool = False) -> Metric:
+    return Metric(key, name, description, value_range=(0.0, _INF), higher_is_better=not lower_is_better,
+                  threshold=0.75, is_primary=primary, display_format=".0f")
+
+
+class StepAlignmentCompletenessEvaluator(SemanticEvaluator):
+    """Edit counts (``edits`` primary, lower is better) and step counts per row."""
+
+    id: ClassVar[str] = "step_alignment_completeness"
+    display_name: ClassVar[str] = "Step Alignment and Completeness"
+    tagline: ClassVar[str] = "Whether the answer gives the retrieved procedure's steps, all of them and in order."
+    description: ClassVar[str] = (
+        "Step Alignment and Completeness checks a procedure (steps, a sequence, a process) in the actual answer "
+        "against the retrieved context as ground truth (after Sudjianto and Sudjianto, \"Evaluating Procedure "
+        "Generation in RAG Systems\"). **Step extraction** (regular expressions and heuristics, no LLM): a text's "
+        "steps are its list items (lines starting `1.`, `2)`, `(3)`, `Step 4:`, `a)`, `-`, `*`, `•`; a line right "
+        "below an item continues it), else numbers 1, 2, 3... in running text, else the sentences from the first "
+        "to the last one opening with a sequence word (First, Then, Next, After that, Finally, ...). In the "
+        "context, only chunks with such an enumeration give steps; a text without any (the answer, or the "
+        "context as a whole) takes each sentence as a step (`sentence_fallback`). **Matching**: two steps are the "
+        "same when the cosine similarity of their embeddings is at least `similarity_cutoff` (default 0.7: with "
+        "MiniLM, paraphrases of one step score about 0.7 to 0.95 and different steps of one procedure mostly "
+        "below 0.5, though two steps sharing their key words can reach 0.8; the alignment's order keeps most of "
+        "those apart). "
+        "**Alignment**: dynamic programming (an edit distance) finds the fewest **edits** turning the answer's "
+        "steps into the context's: an **insertion** is a context step the answer lacks, a **deletion** an answer "
+        "step the context lacks, a **mismatch** a context step in whose place the answer says something else; "
+        "edits = insertions + deletions + mismatches, ties going to the alignment with the most matched "
+        "similarity. The step counts of the context and the answer tell how reliable the row is. Details hold "
+        "both step lists and the alignment; the error message names the missing, extra and mismatched steps. "
+        + MODEL_NOTE
+    )
+    required_inputs: ClassVar[tuple[Input, ...]] = (Input.RETRIEVED_CONTEXT, Input.ACTUAL_ANSWER)
+    compatibility: ClassVar[tuple[str, ...]] = ("rag",)
+    parameters: ClassVar[tuple[Param, ...]] = (
+        EMBEDDING_MODEL,
+        Param("similarity_cutoff", float, DEFAULT_CUTOFF,
+              "Cosine similarity from which an answer step and a context step count as the same step.",
+              min=0.0, max=1.0),
+        Param("sentence_fallback", bool, True,
+              "When a text (the context, the answer) has no enumeration, take each of its sentences as a step; "
+              "off, such a text has no steps."),
+        *SENTENCE_PARAMETERS,
+    )
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        _count("edits", "Edits", "Insertions, deletions and substitutions of steps that turn the answer's steps "
+               "into the context's; fewer is better.", lower_is_better=True, primary=True),
+        _count("insertions", "Insertions", "Context steps missing from the actual answer.", lower_is_better=True),
+        _count("deletions", "Deletions", "Actual answer steps not in the retrieved context.", lower_is_better=True),
+        _count("mismatches", "Mismatches", "Aligned step positions where the answer says something other than the "
+               "context.", lower_is_better=True),
+        _count("retrieved_context_steps", "Retrieved context steps", "Steps found in the retrieved context.",
+               lower_is_better=False),
+        _count("actual_answer_steps", "Actual answer steps", "Steps found in the actual answer.",
+               lower_is_better=False),
+    )
+
+    def __init__(self, params: dict[str, Any], ctx) -> None:
+        super().__init__(params, ctx)
+        # Every model's row of a test case shares the context: extract its steps once.
+        self._context_steps = functools.lru_cache(maxsize=_CONTEXT_CACHE_SIZE)(
+            lambda chunks: context_steps(chunks, self.sentences, self.params["sentence_fallback"]))
+
+    def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
+        found = [(self._context_steps(tuple(row.context)),
+                  text_steps(row.actual_output, self.sentences, self.params["sentence_fallback"])) for row in rows]
+        vectors = self.embed_batch(step for (context, _), (answer, _) in found for step in (*context, *answer))
+        return [self._score(context, answer, vectors) for context, answer in found]
+
+    def _score(self, context, answer, vectors) -> RowResult:
+        (source_steps, context_method), (answer_steps, answer_method) = context, answer
+        if source_steps and answer_steps:
+            matrix = similarities(vectors.of(source_steps), vectors.of(answer_steps))
+        else:
+            matrix = np.zeros((len(source_steps), len(answer_steps)))
+        alignment = align_steps(matrix, self.params["similarity_cutoff"])
+        values = {"edits": alignment.edits, "insertions": alignment.insertions, "deletions": alignment.deletions,
+                  "mismatches": alignment.mismatches, "retrieved_context_steps": len(source_steps),
+                  "actual_answer_steps": len(answer_steps)}
+        details = {
+            "context_steps": source_steps, "context_steps_from": context_method,
+            "answer_steps": answer_steps, "answer_steps_from": answer_method,
+            "alignment": [{"op": s.op, "context_step": s.context_index, "answer_step": s.answer_index,
+                           "similarity": s.similarity} for s in alignment.steps],
+        }
+        return RowResult({k: float(v) for k, v in values.items()}, details=details,
+                         error_message=self._explain(alignment, source_steps, answer_steps))
+
+    @staticmethod
+    def _explain(alignment, source_steps, answer_steps) -> str | None:
+        """The row's edits in words, or None when there are none."""
+        if not alignment.edits:
+            return None
+        parts = []
+        for step in alignment.steps:
+            if step.op == INSERTION:
+                parts.append(f"missing step {_quote(source_steps[step.context_index])}")
+            elif step.op == DELETION:
+                parts.append(f"extra step {_quote(answer_steps[step.answer_index])}")
+            elif step.op == MISMATCH:
+                parts.append(f"{_quote(answer_steps[step.answer_index])} in place of "
+                             f"{_quote(source_steps[step.context_index])} ({step.similarity:.2f})")
+        return f"{alignment.edits} edit(s): " + "; ".join(parts)
