@@ -11,7 +11,7 @@ from . import names
 from .artifacts.formats import write_atomic, write_json
 from .aggregate import model_stats
 from .artifacts.html import render_index, tradeoff_view
-from .artifacts.drilldown import build_casebook, write_casebook
+from .artifacts.drilldown import build_casebook, redact_views, write_casebook
 from .config import RunConfig
 from .dataset import LLMDataset
 from .plugins import PluginHost
@@ -131,4 +131,5 @@ def write_index(run_dir: Path, base: dict[str, Any], result: "RunResult", summar
     if book.cases:
         write_casebook(run_dir, book, run)
     tradeoff = tradeoff_view(views, model_stats(dataset.rows))
-    write_atomic(run_dir / names.INDEX_HTML, render_index(run, views, book, tradeoff).encode("utf-8"))
+    shown = redact_views(views, book.hidden_texts)
+    write_atomic(run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff).encode("utf-8"))

@@ -113,9 +113,14 @@ class Bar:
     height: float
 
 
-def _range(values: Sequence[float | None], threshold: float | None, value_range: Sequence[float]) -> tuple[float, float]:
-    """The metric's declared range, or, where an end is not finite, one that holds every value."""
-    lo, hi = float(value_range[0]), float(value_range[1])
+def _range(values: Sequence[float | None], threshold: float | None,
+           value_range: Sequence[float | None]) -> tuple[float, float]:
+    """The metric's declared range, or, where an end is not finite, one that holds every value.
+
+    An unbounded end comes as an infinity, or as None where the range was read back from JSON.
+    """
+    lo = -math.inf if value_range[0] is None else float(value_range[0])
+    hi = math.inf if value_range[1] is None else float(value_range[1])
     seen = [v for v in values if v is not None] + ([threshold] if threshold is not None else [])
     if not math.isfinite(lo):
         lo = min(seen + [0.0])

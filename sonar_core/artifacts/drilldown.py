@@ -171,6 +171,8 @@ class Casebook:
     total_cases: int
     limit: int
     links: dict[str, str] = field(default_factory=dict)
+    #: Answers and context chunks a sensitive evaluator flagged: no page may quote them.
+    hidden_texts: frozenset[str] = frozenset()
 
     def link(self, test_case_key: str) -> str | None:
         """``cases/<file>`` of a test case shown in the drill-down, relative to the run folder."""
@@ -285,6 +287,11 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> 
         if original and original["file"]:
             original["question"] = by_key[original["key"]]["question"]
             case["comparison"] = _comparison(by_key[original["key"]], case)
+    hidden = frozenset(t for t in hidden_answers if t.strip()) | frozenset(
+        c for chunks in hidden_contexts for c in chunks if c.strip())
+    # Another evaluator's message may quote a flagged answer or chunk (groundedness names the
+    # closest context sentence): no cell, message or comparison repeats one.
+    cases = redact(cases, hidden)
     return Casebook(
         evaluators=[_evaluator_info(ev) for ev in evaluators],
         models=models,
@@ -293,7 +300,40 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> 
         total_cases=len(all_keys),
         limit=CASE_LIMIT,
         links=links,
+        hidden_texts=hidden,
     )
+
+
+WITHHELD_QUOTE = "(text withheld: a privacy or security evaluator flagged it)"
+
+
+def redact(value: Any, hidden: frozenset[str]) -> Any:
+    """``value`` (strings, lists and dicts of them) with every hidden text replaced by a note."""
+    if not hidden:
+        return value
+    ordered = sorted(hidden, key=len, reverse=True)  # a long text before any text inside it
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            for text in ordered:
+                if text in item:
+                    item = item.replace(text, WITHHELD_QUOTE)
+            return item
+        if isinstance(item, dict):
+            return {k: clean(v) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return type(item)(clean(v) for v in item)
+        return item
+
+    return clean(value)
+
+
+def redact_views(views: list[dict[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
+    """Copies of ``views`` whose problems and insights quote no hidden text (index.html shows them)."""
+    if not hidden:
+        return views
+    return [{**view, "problems": redact(view.get("problems", []), hidden),
+             "insights": redact(view.get("insights", []), hidden)} for view in views]
 
 
 def _evaluator_info(ev: _Evaluator) -> dict[str, Any]:

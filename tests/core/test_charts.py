@@ -57,8 +57,9 @@ def test_bar_layout_by_hand():
     assert height == 8 + 5 * 26 - 8 + 30
 
 
-def test_bar_layout_without_a_finite_range_holds_every_value():
-    bars, threshold_x, _ = bar_layout([2.0, 8.0], (0.0, float("inf")), 4.0)
+@pytest.mark.parametrize("unbounded", [float("inf"), None], ids=["inf", "null from JSON"])
+def test_bar_layout_without_a_finite_range_holds_every_value(unbounded):
+    bars, threshold_x, _ = bar_layout([2.0, 8.0], (0.0, unbounded), 4.0)
     assert [b.width for b in bars] == [60.0, 240.0]  # range 0..8: 2/8 and 8/8 of 240
     assert threshold_x == 280.0
 

@@ -61,7 +61,7 @@ def _run(tmp_path, host, answers: dict[str, str], **config):
                                    for case, answer in answers.items()]), encoding="utf-8")
     result = execute_run(build_config({"dataset": str(dataset), "evaluators": ["own_insight"],
                                        "output_dir": str(tmp_path / "out"), "run_id": "r", **config}), host=host)
-    folder = next(p for p in result.run_dir.iterdir() if p.is_dir())
+    folder = next(result.run_dir.glob("explainer_*"))
     return result, folder
 
 

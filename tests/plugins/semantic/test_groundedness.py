@@ -91,7 +91,7 @@ def test_a_run_reports_the_least_grounded_sentence_and_the_empty_embedding_probl
     result = sonar_core.run(dataset=str(dataset), evaluators=["groundedness_semantic_similarity"],
                             output_dir=str(tmp_path), run_id="g")
     assert result.status == "success", result.message
-    folder = next(p for p in result.run_dir.iterdir() if p.is_dir())
+    folder = next(result.run_dir.glob("explainer_*"))
     score, support = best_context_match(INVENTED)
     insights = json.loads((folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE).read_text(encoding="utf-8"))
     [own] = [i for i in insights if "least grounded" in i["description"]]
