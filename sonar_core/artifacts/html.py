@@ -15,6 +15,7 @@ import jinja2
 
 from .. import names
 from ..aggregate import ScoredEvaluator
+from ..contract import finite_or_none
 
 __all__ = ["evaluator_view", "render_fragment", "render_index", "WORST_ROWS_LIMIT"]
 
@@ -77,8 +78,9 @@ def evaluator_view(
             "description": m.description,
             "is_primary": m.key == ev.primary.key,
             "higher_is_better": m.higher_is_better,
-            "threshold": threshold,
-            "value_range": list(m.value_range),
+            # None (JSON null) for an infinite threshold or range end: the view is saved as JSON too.
+            "threshold": finite_or_none(threshold),
+            "value_range": [finite_or_none(bound) for bound in m.value_range],
             "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
         })
     primary = next(m for m in metrics if m["is_primary"])
