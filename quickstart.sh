@@ -14,4 +14,10 @@ if ! { .venv/bin/python -m pip install --quiet --upgrade pip &&
   echo "quickstart: installing Sonar failed (log above, also in .venv/install.log)" >&2
   exit 1
 fi
+# The embedded local LM (SmolLM2-135M-Instruct) is prepared once into Sonar's model store
+# (~/.cache/sonar/models); evaluators that need it are skipped, with the reason, if this fails.
+if ! .venv/bin/sonar models prepare smollm2 > .venv/prepare.log 2>&1; then
+  cat .venv/prepare.log >&2
+  echo "quickstart: could not prepare SmolLM2-135M-Instruct; continuing without it" >&2
+fi
 .venv/bin/sonar run configs/quickstart.yaml "$@"

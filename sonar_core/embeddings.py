@@ -83,6 +83,13 @@ class EmbeddingService:
         self.progress = progress
         self._cache = _PROCESS_CACHE
         self.stats: dict[str, dict[str, Any]] = {}
+        # The store lives for the process; this run reports only the loads that happen from now on.
+        self._first_load = len(self.store.loads)
+
+    @property
+    def device_setting(self) -> str:
+        """The device as configured (``auto`` until a model is first used)."""
+        return self._device_setting
 
     @property
     def device(self) -> str:
@@ -145,3 +152,11 @@ class EmbeddingService:
     def summary(self) -> dict[str, Any]:
         """Counters per model, rounded, for the journal and run.json."""
         return {model: {**c, "seconds": round(c["seconds"], 3)} for model, c in self.stats.items()}
+
+    def loads(self) -> list[dict[str, Any]]:
+        """Models the store loaded since this service was made (one run)."""
+        return list(self.store.loads[self._first_load:])
+
+    def describe(self) -> dict[str, Any]:
+        """The service's part of run.json: device, counters per model, model loads."""
+        return {"device": self._device_setting, "models": self.summary(), "model_loads": self.loads()}

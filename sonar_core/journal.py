@@ -6,7 +6,8 @@ Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` an
 ``starting journal``, ``starting run``, ``queuing item``, ``measured item quality``,
 ``evaluator scored``, ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``,
 ``plugin failed``, ``loaded dataset``, ``resuming run``, ``skipping finished evaluator``,
-``evaluator skipped``, ``evaluator failed``, ``rows skipped``, ``wrote artifacts``, ``run interrupted``. Judge and
+``evaluator skipped``, ``evaluator failed``, ``rows skipped``, ``wrote artifacts``, ``run interrupted``,
+``embedding cache info`` (texts requested and encoded per embedding model, models loaded). Judge and
 model-host messages (``fetched annotator response``...) come with the evaluators that use them.
 
 Every write is flushed, so a killed run leaves a journal that ends at its last event.

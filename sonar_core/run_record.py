@@ -45,6 +45,14 @@ def _versions(host: PluginHost) -> dict[str, Any]:
             "plugins": {p.name: p.version for p in host.plugins}}
 
 
+def _services(base: dict[str, Any]) -> dict[str, Any]:
+    """What the run's shared services did: texts embedded and cached, models loaded."""
+    embeddings = base.get("embeddings")
+    if embeddings is None:
+        return {}
+    return {"embeddings": embeddings.describe()}
+
+
 def problem_counts(problems: list[dict[str, Any]]) -> dict[str, int]:
     counts = dict.fromkeys(SEVERITIES, 0)
     for p in problems:
@@ -86,6 +94,7 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "explainers": [j.label for j in jobs],
         "versions": _versions(base["host"]),
         "timings": {"seconds": round(time.time() - base["started"], 3)},
+        "services": _services(base),
         "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
         "result": {
             "dataset": dataset.summary(),

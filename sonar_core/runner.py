@@ -23,6 +23,7 @@ from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
 from .contract import Evaluator, ParameterError
+from .embeddings import EmbeddingService
 from .dataset import LLMDataset, Row, load_dataset
 from .errors import (
     EXIT_EVALUATOR_FAILED,
@@ -33,6 +34,7 @@ from .errors import (
     RunInterrupted,
 )
 from .journal import Journal
+from .model_store import ModelMissingError, get_store
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
 from .run_record import write_index, write_run_json
@@ -53,6 +55,8 @@ class Job:
     thresholds: dict[str, float]
     job_id: str
     folder: Path
+    #: True when the job came from the ``offline`` group rather than being listed by name.
+    implicit: bool = False
 
     @property
     def label(self) -> str:
@@ -92,11 +96,14 @@ def _thresholds(cls: type[Evaluator], params: dict[str, Any], spec: EvaluatorSpe
 def resolve_jobs(config: RunConfig, host: PluginHost, run_id: str, run_dir: Path) -> list[Job]:
     """Evaluator specs -> jobs, with every id and parameter checked before anything runs."""
     specs: list[EvaluatorSpec] = []
+    implicit: set[str] = set()
     for spec in config.specs():
         if spec.id == ALL_OFFLINE:
             explicit = {s.id for s in config.specs() if s.id != ALL_OFFLINE}
-            specs += [EvaluatorSpec(id=eid) for eid, cls in host.evaluators.items()
-                      if cls.offline and not cls.requires_judge and eid not in explicit]
+            group = [EvaluatorSpec(id=eid) for eid, cls in host.evaluators.items()
+                     if cls.offline and not cls.requires_judge and eid not in explicit]
+            implicit.update(s.label for s in group)
+            specs += group
         else:
             specs.append(spec)
     known_metrics = {m.key for cls in host.evaluators.values() for m in cls.metrics}
@@ -116,8 +123,32 @@ def resolve_jobs(config: RunConfig, host: PluginHost, run_id: str, run_dir: Path
         thresholds = _thresholds(cls, params, spec, config.thresholds)
         job_id = names.job_uuid(run_id, spec.label, position)
         jobs.append(Job(spec, cls, params, thresholds, job_id,
-                        run_dir / names.evaluator_dir_name(cls.qualified_name(), job_id)))
+                        run_dir / names.evaluator_dir_name(cls.qualified_name(), job_id),
+                        implicit=spec.label in implicit))
     return jobs
+
+
+def missing_models(jobs: list[Job]) -> dict[str, str]:
+    """label -> why a job cannot run for lack of a model, for jobs from the ``offline`` group.
+
+    A job listed by name whose model is missing raises :class:`ModelMissingError` instead:
+    the user asked for it, so the run stops before any row is scored.
+    """
+    store = get_store()
+    reasons: dict[str, str] = {}
+    for job in jobs:
+        for param in job.cls.model_params:
+            ref = job.params.get(param)
+            if not ref:
+                continue
+            try:
+                store.resolve(ref)
+            except ModelMissingError as exc:
+                if not job.implicit:
+                    raise ModelMissingError(f"evaluator '{job.label}': {exc}") from None
+                reasons[job.label] = str(exc)
+                break
+    return reasons
 
 
 class _ProgressSink:
@@ -160,7 +191,8 @@ def _job_logger(job: Job) -> tuple[logging.Logger, logging.Handler]:
 
 
 def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
-              progress: Callable[[int], Callable[[int], None]], logger: logging.Logger) -> ScoredEvaluator:
+              progress: Callable[[int], Callable[[int], None]], logger: logging.Logger,
+              embeddings: EmbeddingService | None = None) -> ScoredEvaluator:
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
@@ -181,7 +213,8 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
                       reason="empty required input")
     logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
     advance = progress(len(eligible))
-    ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger)
+    ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
+                            device=embeddings.device_setting if embeddings else "auto")
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
@@ -244,6 +277,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, host, run_id, run_dir)
     incompatible = {job.label: reason for job in jobs if (reason := _missing_columns(job, dataset))}
+    for label, reason in missing_models(jobs).items():
+        incompatible.setdefault(label, reason)
     if config.strict and incompatible:
         label, reason = next(iter(incompatible.items()))
         raise PluginError(f"evaluator '{label}' cannot run: {reason}")
@@ -263,8 +298,10 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     result = RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK)
     summaries: list[dict[str, Any]] = []
     executed: list[dict[str, Any]] = []
+    # One embedding service per run: every evaluator's texts share its cache and counters.
+    embeddings = EmbeddingService(device=config.device)
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
-            "host": host, "started": started}
+            "host": host, "started": started, "embeddings": embeddings}
     write_run_json(run_dir, base, executed, result, summaries, status="running")
 
     try:
@@ -274,6 +311,9 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         journal.close()
         raise RunInterrupted(run_dir) from None
 
+    if embeddings.stats:
+        journal.event("embedding cache info", "EmbeddingService", "summary", models=embeddings.summary(),
+                      loads=embeddings.loads())
     result.problems = [p for s in summaries for p in s["problems"]]
     result.insights = [i for s in summaries for i in s["insights"]]
     result.executed = executed
@@ -302,7 +342,9 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
     """Run each job in turn, keeping finished folders (resume) and recording failures."""
     dataset: LLMDataset = base["dataset"]
     config: RunConfig = base["config"]
+    embeddings: EmbeddingService = base["embeddings"]
     with _ProgressSink(progress) as sink:
+        embeddings.progress = sink.task if progress else None
         for job in base["jobs"]:
             entry = {"key": job.job_id, "evaluator_id": job.cls.id, "name": job.label,
                      "explainer_id": job.cls.qualified_name(), "job_location": job.folder.name}
@@ -324,7 +366,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
-                                   lambda total: sink.task(label, total=total), logger)
+                                   lambda total: sink.task(label, total=total), logger, embeddings)
                 summary = write_evaluator_dir(scored, job.folder)
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
