@@ -49,8 +49,13 @@ def load_sequence_classifier(store: ModelStore, ref: str, device: str = "cpu", *
 
         if not (folder / "config.json").is_file():
             raise ModelMissingError(f"model '{ref}': {folder} holds no config.json (not a Hugging Face model folder)")
-        model = AutoModelForSequenceClassification.from_pretrained(
-            str(folder), local_files_only=True, trust_remote_code=trust_remote_code)
+        try:
+            model = AutoModelForSequenceClassification.from_pretrained(
+                str(folder), local_files_only=True, trust_remote_code=trust_remote_code)
+        except OSError as exc:
+            # e.g. a folder with TensorFlow weights only, or custom code needing a model not cached.
+            reason = (str(exc).strip().splitlines() or ["cannot be loaded"])[0]
+            raise ModelMissingError(f"model '{ref}' ({folder}) cannot be loaded offline: {reason}") from None
         model.to(dev).eval()
         tokenizer = None
         if not hasattr(model, "predict"):  # HHEM's custom class brings its own tokenizer
