@@ -31,6 +31,7 @@ __all__ = [
     "ProfanityModel",
     "TextOnlyTokenizer",
     "DETOXIFY_RENAMES",
+    "model_inputs",
 ]
 
 #: detoxify's own renaming of Jigsaw class names (detoxify.detoxify.load_checkpoint).
@@ -63,6 +64,18 @@ def load_sequence_classifier(store: ModelStore, ref: str, device: str = "cpu", *
         return model, tokenizer
 
     return store._load("classifier", ref, device, load)
+
+
+def model_inputs(model: Any, encoded: Any) -> dict[str, Any]:
+    """The tokenizer outputs ``model.forward`` accepts, moved to the model's device.
+
+    A tokenizer may return inputs its model has no use for (a BERT tokenizer's ``token_type_ids``
+    for a DistilBERT classifier).
+    """
+    import inspect
+
+    accepted = inspect.signature(model.forward).parameters
+    return {key: value.to(model.device) for key, value in encoded.items() if key in accepted}
 
 
 class TextOnlyTokenizer:

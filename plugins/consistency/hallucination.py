@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_sequence_classifier
+from sonar_core.model_loaders import load_sequence_classifier, model_inputs
 from sonar_core.model_store import pick_device
 
 __all__ = ["HallucinationEvaluator", "consistency_scores", "consistent_index"]
@@ -49,8 +49,8 @@ def consistency_scores(model, tokenizer, pairs: Sequence[tuple[str, str]]) -> li
         for start in range(0, len(pairs), _BATCH):
             chunk = pairs[start:start + _BATCH]
             encoded = tokenizer([p for p, _ in chunk], [h for _, h in chunk], truncation="only_first",
-                                padding=True, return_tensors="pt").to(model.device)
-            scores += torch.softmax(model(**encoded).logits.float(), dim=-1)[:, index].tolist()
+                                padding=True, return_tensors="pt")
+            scores += torch.softmax(model(**model_inputs(model, encoded)).logits.float(), dim=-1)[:, index].tolist()
     return scores
 
 

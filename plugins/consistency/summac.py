@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from sonar_core.model_loaders import model_inputs
+
 __all__ = ["nli_label_indices", "nli_image", "summac_zs", "summac_conv", "PERCENTILE_BINS", "CONV_ROWS"]
 
 #: SummaC's "percentile" bins, the ones its released Conv weights were trained with.
@@ -54,8 +56,8 @@ def nli_image(model: Any, tokenizer: Any, premises: Sequence[str], hypotheses: S
         for start in range(0, len(pairs), _BATCH):
             chunk = pairs[start:start + _BATCH]
             encoded = tokenizer([p for p, _ in chunk], [h for _, h in chunk], truncation="only_first",
-                                max_length=max_length, padding=True, return_tensors="pt").to(model.device)
-            probs = torch.softmax(model(**encoded).logits.float(), dim=-1)
+                                max_length=max_length, padding=True, return_tensors="pt")
+            probs = torch.softmax(model(**model_inputs(model, encoded)).logits.float(), dim=-1)
             probabilities += probs[:, [entailment, contradiction]].tolist()
     image = np.array(probabilities, dtype=np.float64).reshape(len(premises), len(hypotheses), 2)
     return image.transpose(2, 0, 1)

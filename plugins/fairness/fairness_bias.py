@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any, ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_sequence_classifier
+from sonar_core.model_loaders import load_sequence_classifier, model_inputs
 from sonar_core.model_store import pick_device
 
 __all__ = ["FairnessBiasEvaluator", "label_index"]
@@ -71,8 +71,8 @@ class FairnessBiasEvaluator(Evaluator):
         with torch.inference_mode():
             for start in range(0, len(texts), _BATCH):
                 encoded = tokenizer(texts[start:start + _BATCH], truncation=True, max_length=limit, padding=True,
-                                    return_tensors="pt").to(model.device)
-                logits = model(**encoded).logits.float()
+                                    return_tensors="pt")
+                logits = model(**model_inputs(model, encoded)).logits.float()
                 probabilities += torch.softmax(logits, dim=-1)[:, biased].tolist()
         results = []
         for probability, length in zip(probabilities, lengths):
