@@ -18,6 +18,9 @@ CORE_TESTS = TESTS / "core"
 BUILT_IN = frozenset({
     "text_matching", "pii_leakage", "sensitive_data_leakage", "encoding_guardrail", "factual_knowledge",
     "bleu", "rouge", "classification", "looping_detection",
+    "perplexity", "gptscore_summarization_with_reference", "gptscore_summarization_without_reference",
+    "gptscore_machine_translation", "gptscore_question_answering", "toxicity", "fairness_bias", "hallucination",
+    "summarization_completeness_faithfulness",
 })
 
 
