@@ -53,8 +53,8 @@ class SummarizationFaithfulnessEvaluator(Evaluator):
         Param("embedding_model", str, "all-MiniLM-L6-v2",
               "Sentence embedding model for completeness (the catalogue uses BAAI/bge-small-en-v1.5)."),
     )
-    model_params: ClassVar[dict[str, str]] = {"nli_model": "classifier", "summac_conv_model": "summac_conv",
-                                              "embedding_model": "embedding"}
+    # The embedding model is checked by the embedding service on first use (the default is embedded).
+    model_params: ClassVar[dict[str, str]] = {"nli_model": "classifier", "summac_conv_model": "summac_conv"}
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("completeness", "Completeness",
                "Spread of the summary's grounded sentences over the spread of the text's sentences, in UMAP space.",
