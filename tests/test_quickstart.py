@@ -12,12 +12,8 @@ from sonar_core import names
 from sonar_core.cli import cli
 from sonar_core.plugins import PluginHost
 
-from conftest import BUILT_IN, REPO
+from conftest import BUILT_IN, MODELS_NOT_ON_THE_REGISTRY, REPO
 
-
-
-#: Built-in evaluators whose models cannot be installed from the package registry.
-MODELS_NOT_ON_THE_REGISTRY = {"fairness_bias", "hallucination", "summarization_completeness_faithfulness"}
 
 
 @pytest.fixture(scope="module")

@@ -116,6 +116,8 @@ def test_sonar_models_lists_both_embedded_models_with_their_state(tmp_path, monk
 
     monkeypatch.syspath_prepend(str(CORE_TESTS))
     monkeypatch.setenv("SONAR_HOME", str(tmp_path / "home"))
+    # Only the toy plugin: built-in evaluators use these models too and would fill "used by".
+    monkeypatch.setenv("SONAR_DISABLE_PLUGIN_AUTOLOAD", "1")
     result = CliRunner().invoke(cli, ["models", "-p", "toy_model_plugin"])
     assert result.exit_code == 0, result.output
     lines = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
