@@ -197,7 +197,8 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
     """
-    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
+    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label,
+                             categories=list(job.spec.categories))
     wanted = set(job.spec.categories)
     eligible: list[Row] = []
     for row in dataset.rows:

@@ -82,7 +82,11 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
 
 def _report_md(ev: ScoredEvaluator, board_md: str, problems: list[dict], insights: list[dict]) -> str:
     # Problem texts, model names and table cells come from datasets: md_cell escapes HTML.
-    lines = [f"# {ev.cls.display_name}", "", ev.cls.description, "", board_md, "## Problems", ""]
+    lines = [f"# {ev.cls.display_name}", "", ev.cls.description, ""]
+    if ev.categories:
+        lines += [f"Scored a subset of the dataset: the {len(ev.scored)} rows in the categories "
+                  f"{', '.join(md_cell(c) for c in ev.categories)}.", ""]
+    lines += [board_md, "## Problems", ""]
     lines += [f"- **{p['severity']}** {md_cell(p['description'])}" for p in problems] or ["No problems."]
     lines += ["", "## Insights", ""]
     lines += [f"- *{i['insight_type']}*: {md_cell(i['description'])}" for i in insights] or ["No insights."]

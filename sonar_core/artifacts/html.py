@@ -126,6 +126,7 @@ def evaluator_view(
         "worst": worst[:WORST_ROWS_LIMIT],
         "worst_limit": WORST_ROWS_LIMIT,
         "row_count": len(ev.scored),
+        "categories": list(ev.categories),
         "skipped_count": len(ev.skipped),
     }
 
