@@ -40,8 +40,7 @@ class ScoredEvaluator:
         scored: (row, result) pairs in dataset order.
         skipped: rows skipped for a missing required value.
         tables: tables the evaluator derived from all its rows.
-        categories: the categories the run routed to the evaluator; when set, reports say that
-            only a subset of the dataset was scored.
+        notes: how the evaluator ran, for the report (its judge, a subset of rows...).
     """
 
     cls: type[Evaluator]
@@ -53,8 +52,8 @@ class ScoredEvaluator:
     skipped: list[SkippedRow] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     extra_problems: list[dict[str, Any]] = field(default_factory=list)
-    #: The run routed only rows with one of these categories to the evaluator (empty: every row).
-    categories: list[str] = field(default_factory=list)
+    #: Lines the report shows about how the evaluator ran (its judge, a subset of rows...).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def models(self) -> list[str]:

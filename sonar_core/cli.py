@@ -1,4 +1,4 @@
-"""The ``sonar`` command line: run, evaluators, describe, plugins, models, catalogue.
+"""The ``sonar`` command line: run, evaluators, describe, plugins, models, judges, catalogue.
 
 Every error a user can cause is one line on stderr, ``error: <what is wrong>``, and an exit
 code from :mod:`sonar_core.errors` (documented in docs/cli.md).
@@ -78,8 +78,15 @@ def cli() -> None:
               help="Finish an interrupted run folder: only evaluators without a done marker run.")
 @click.option("--device", help="Where models run: auto (CUDA when visible, else CPU; the default), cpu, cuda.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
+@click.option("--llm-configs", type=click.Path(dir_okay=False), help="YAML file of LLM (judge) configurations.")
+@click.option("--judge", "default_judge", metavar="KEY", help="Default judge: an LLM configuration key (sonar judges).")
+@click.option("--llm-cache", type=click.Path(dir_okay=False), help="LLM response cache file (SQLite).")
+@click.option("--no-cache", is_flag=True, default=None, help="Neither read nor write the LLM response cache.")
+@click.option("--refresh-cache", is_flag=True, default=None,
+              help="Ask the LLMs again instead of using cached answers (new answers are cached).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
-                fail_on_problems, plugins, resume_dir, device, progress) -> None:
+                fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
+                no_cache, refresh_cache) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -98,10 +105,14 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
         else:
             if config is None and not dataset:
                 _fail("give a CONFIG file or --dataset (try: sonar run configs/quickstart.yaml)", EXIT_USAGE)
+            if no_cache and refresh_cache:
+                _fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
             overrides: dict[str, Any] = {
                 "dataset": dataset, "output_dir": output_dir, "run_id": run_id, "strict": strict,
                 "fail_on_problems": fail_on_problems, "plugins": plugins, "device": device,
-                "thresholds": _parse_thresholds(thresholds),
+                "thresholds": _parse_thresholds(thresholds), "llm_configs": llm_configs,
+                "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
+                "refresh_cache": refresh_cache,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -194,6 +205,10 @@ def describe_command(evaluator_id: str, plugins) -> None:
     for p in cls.all_parameters():
         params.add_row(p.name, p.type.__name__, repr(p.default), p.description)
     _out.print(params)
+    if cls.prompt_template:
+        # Prompts hold [BEGIN DATA]-style brackets: print them as they are, not as rich markup.
+        _out.print("[bold]Judge prompt[/bold] (placeholders are filled from each row):")
+        _out.print(cls.prompt_template, markup=False, highlight=False)
 
 
 @cli.command("plugins")
@@ -274,6 +289,32 @@ def models_prepare_command(model: str, wheel: Path | None, gguf: Path | None) ->
         _fail(str(exc).splitlines()[0], exc.exit_code)
         return
     click.echo(str(folder))
+
+
+@cli.command("judges")
+@click.option("--llm-configs", type=click.Path(dir_okay=False), help="YAML file of LLM configurations "
+              "(default: $SONAR_LLM_CONFIGS or ~/.config/sonar/llm-configs.yaml).")
+@click.option("--check/--no-check", default=True, help="Ask each configuration for one short answer (default: on).")
+def judges_command(llm_configs: str | None, check: bool) -> None:
+    """List LLM (judge) configurations and check that each answers.
+
+    Exit code 1 when a checked configuration does not answer.
+    """
+    from .llm.judges import check_configs
+
+    try:
+        rows, default_judge, source, failed = check_configs(llm_configs, check=check)
+    except SonarError as exc:
+        _fail(str(exc).splitlines()[0], exc.exit_code)
+        return
+    table = RichTable(title=f"LLM configurations ({source or 'built-in only'})")
+    for column in ("Key", "Backend", "Model", "Endpoint", "API key variable", "Status"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    _out.print(table)
+    _out.print(f"Default judge: {default_judge}", markup=False)
+    sys.exit(1 if failed else EXIT_OK)
 
 
 @cli.command("catalogue")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError
 
@@ -44,6 +44,9 @@ class EvaluatorSpec(BaseModel):
     thresholds: dict[str, float] = Field(default_factory=dict)
     #: Only rows with at least one of these categories are scored (empty: all rows).
     categories: list[str] = Field(default_factory=list)
+    #: Score at most this many rows: whole test cases (every model's row of a case) in dataset
+    #: order, so models are compared on the same cases. The report says a subset was scored.
+    max_rows: int | None = Field(default=None, ge=1)
 
     @property
     def label(self) -> str:
@@ -69,6 +72,17 @@ class RunConfig(BaseModel):
     batch_size: int = Field(default=512, ge=1)
     #: Where models run: ``auto`` (CUDA when visible, else CPU), ``cpu``, ``cuda``, ``cuda:1``...
     device: str = "auto"
+    #: YAML file of LLM (judge) configurations; default $SONAR_LLM_CONFIGS or
+    #: ~/.config/sonar/llm-configs.yaml (docs/judges.md).
+    llm_configs: str | None = None
+    #: The judge of every judge evaluator that names none (default: the file's, else local-smollm2).
+    default_judge: str | None = None
+    #: The LLM response cache file; default $SONAR_HOME/llm-cache.sqlite (~/.cache/sonar/...).
+    llm_cache: str | None = None
+    #: Neither read nor write the LLM response cache.
+    no_cache: bool = False
+    #: Ask the LLMs again instead of using answers cached before this run (new answers are cached).
+    refresh_cache: bool = False
     #: Base directory for relative paths (the config file's folder).
     base_dir: str | None = None
 
@@ -76,6 +90,16 @@ class RunConfig(BaseModel):
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.upper() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_cache_mode(self) -> "RunConfig":
+        if self.no_cache and self.refresh_cache:
+            raise ValueError("no_cache and refresh_cache exclude each other")
+        return self
+
+    @property
+    def cache_mode(self) -> str:
+        return "off" if self.no_cache else "refresh" if self.refresh_cache else "use"
 
     def specs(self) -> list[EvaluatorSpec]:
         return [EvaluatorSpec(id=e) if isinstance(e, str) else e for e in self.evaluators]

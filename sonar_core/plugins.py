@@ -27,6 +27,7 @@ import pluggy
 from . import hookspecs
 from .contract import Evaluator, Metric
 from .errors import ConfigError, PluginError
+from .judging import JudgeEvaluator
 from .passfail import PassFailEvaluator
 
 __all__ = ["PluginHost", "PluginInfo", "PluginFailure", "ENTRY_POINT_GROUP", "get_host"]
@@ -83,7 +84,13 @@ def _check_declaration(cls: type) -> str | None:
         return f"{cls.__name__} declares several primary metrics: {', '.join(primaries)}"
     if cls.evaluate is Evaluator.evaluate:
         return f"{cls.__name__} does not implement evaluate()"
-    if issubclass(cls, PassFailEvaluator) and cls.check is PassFailEvaluator.check:
+    if issubclass(cls, JudgeEvaluator):
+        if cls.parse_answer is JudgeEvaluator.parse_answer:
+            return f"{cls.__name__} does not implement parse_answer()"
+        if not cls.prompt_template.strip():
+            return f"{cls.__name__} declares no prompt_template"
+    elif issubclass(cls, PassFailEvaluator) and cls.check is PassFailEvaluator.check \
+            and cls.evaluate is PassFailEvaluator.evaluate:
         return f"{cls.__name__} does not implement check()"
     return None
 

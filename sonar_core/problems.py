@@ -12,7 +12,7 @@ import html
 from typing import Any
 
 from .aggregate import ScoredEvaluator
-from .contract import Metric
+from .contract import Metric, MetricRole
 
 __all__ = [
     "SEVERITIES",
@@ -38,6 +38,7 @@ _AVID = {
     "security": ("S0301", "Information leak: credentials or secrets disclosed"),
     "dataset": ("P0101", "Data issues: the evaluation data is incomplete"),
     "fairness": ("E0100", "Bias/discrimination"),
+    "judge": ("P0204", "Accuracy: the evaluation's LLM judge gives unusable or inconsistent verdicts"),
 }
 
 
@@ -97,6 +98,7 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     """One problem per model and metric whose mean is on the wrong side of its threshold."""
     problems = []
     aggregates = ev.aggregates()
+    parse_metric = next((m for m in ev.cls.metrics if m.role is MetricRole.PARSE_FAILURE), None)
     for model, values in aggregates.items():
         for metric in ev.cls.metrics:
             if not (metric.raises_problems or metric.is_primary):
@@ -118,7 +120,12 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
                     if row.model_key == model and metric.fails(result.values.get(metric.key), threshold)
                 ]
                 total = sum(1 for r, _ in ev.scored if r.model_key == model)
-                description += f" ({len(failing)} of {total} test cases on the wrong side)."
+                # A row that could not be checked also misses "pass": say how many, so a report does
+                # not read a judge's unusable answers as the model's failures.
+                unchecked = sum(1 for _, result in failing if parse_metric and metric.role is not MetricRole.PARSE_FAILURE
+                                and result.values.get(parse_metric.key))
+                note = f"; {unchecked} of them could not be checked ({parse_metric.display_name})" if unchecked else ""
+                description += f" ({len(failing)} of {total} test cases on the wrong side{note})."
             problems.append(
                 make_problem(
                     ev,

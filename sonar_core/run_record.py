@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import names
 from .artifacts.formats import write_atomic, write_json
-from .artifacts.html import render_index
+from .aggregate import model_stats
+from .artifacts.html import render_index, tradeoff_view
+from .artifacts.drilldown import build_casebook, write_casebook
 from .config import RunConfig
 from .contract import finite_or_none
 from .dataset import LLMDataset
@@ -60,7 +62,7 @@ def problem_counts(problems: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _render_index(base: dict[str, Any], result: RunResult, summaries: list[dict[str, Any]]) -> str:
+def _run_view(base: dict[str, Any], result: RunResult, summaries: list[dict[str, Any]]) -> dict[str, Any]:
     from . import __version__
 
     views = [s["view"] for s in summaries]
@@ -72,7 +74,7 @@ def _render_index(base: dict[str, Any], result: RunResult, summaries: list[dict[
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
     }
-    return render_index(run, views)
+    return run
 
 
 def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str, Any]], result: RunResult,
@@ -96,6 +98,8 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "timings": {"seconds": round(time.time() - base["started"], 3)},
         "services": _services(base),
         "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
+        # Judges: configuration keys, endpoints and models, never a key's value; cache location and counters.
+        "llm": base["llm"].summary() if base.get("llm") is not None else None,
         "result": {
             "dataset": dataset.summary(),
             "models": dataset.models,
@@ -120,4 +124,12 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
 
 
 def write_index(run_dir: Path, base: dict[str, Any], result: "RunResult", summaries: list[dict[str, Any]]) -> None:
-    write_atomic(run_dir / names.INDEX_HTML, _render_index(base, result, summaries).encode("utf-8"))
+    """index.html, with the test-case drill-down pages it links to (written first)."""
+    dataset: LLMDataset = base["dataset"]
+    run = _run_view(base, result, summaries)
+    views = [s["view"] for s in summaries]
+    book = build_casebook(dataset.rows, summaries)
+    if book.cases:
+        write_casebook(run_dir, book, run)
+    tradeoff = tradeoff_view(views, model_stats(dataset.rows))
+    write_atomic(run_dir / names.INDEX_HTML, render_index(run, views, book, tradeoff).encode("utf-8"))

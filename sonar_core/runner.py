@@ -34,6 +34,7 @@ from .errors import (
     RunInterrupted,
 )
 from .journal import Journal
+from .llm import LLMService, load_llm_configs
 from .model_store import ModelMissingError, get_store
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
@@ -190,21 +191,43 @@ def _job_logger(job: Job) -> tuple[logging.Logger, logging.Handler]:
     return logger, handler
 
 
+def whole_cases_subset(rows: list[Row], max_rows: int) -> list[Row]:
+    """At most ``max_rows`` rows: whole test cases (all their models' rows) in order of first appearance,
+    so every model is scored on the same cases; a first case larger than the limit is cut."""
+    cases: dict[str, list[Row]] = {}
+    for row in rows:
+        cases.setdefault(row.test_case_key, []).append(row)
+    chosen: list[Row] = []
+    for case_rows in cases.values():
+        if len(chosen) + len(case_rows) > max_rows:
+            break
+        chosen += case_rows
+    return chosen or rows[:max_rows]
+
+
+def judge_note(job: Job, llm: LLMService) -> str:
+    """The report's line naming a judge evaluator's judge."""
+    config = llm.config(llm.judge_key(job.params.get(job.cls.judge_param)))
+    repeats = job.params.get("judge_repeats") or 1
+    note = f"Judge: {config.describe()}, each row judged {repeats} time{'s' if repeats != 1 else ''}."
+    return note + (f" {config.description}." if config.description else "")
+
+
 def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
               progress: Callable[[int], Callable[[int], None]], logger: logging.Logger,
-              embeddings: EmbeddingService | None = None) -> ScoredEvaluator:
+              embeddings: EmbeddingService | None = None, llm: LLMService | None = None) -> ScoredEvaluator:
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
     """
-    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label,
-                             categories=list(job.spec.categories))
+    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     wanted = set(job.spec.categories)
+    needs = job.cls.inputs_for(job.params)
     eligible: list[Row] = []
     for row in dataset.rows:
         if wanted and not wanted.intersection(row.categories):
             continue
-        missing = next((needed for needed in job.cls.required_inputs if not row.has_input(needed)), None)
+        missing = next((needed for needed in needs if not row.has_input(needed)), None)
         if missing is not None:
             scored.skipped.append(SkippedRow(row, missing))
             continue
@@ -212,10 +235,21 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     if scored.skipped:
         journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
                       reason="empty required input")
+    limit = job.spec.max_rows
+    if limit is not None and len(eligible) > limit:
+        total = len(eligible)
+        eligible = whole_cases_subset(eligible, limit)
+        scored.notes.append(f"Subset: {len(eligible)} of {total} eligible rows scored (max_rows: {limit}); "
+                            f"whole test cases in dataset order, so the figures describe only these rows.")
+        journal.event("rows limited", "Runner", "score_job", evaluator=job.label, rows=len(eligible),
+                      eligible=total, max_rows=limit)
+    if job.cls.judge_param and llm is not None:
+        scored.notes.append(judge_note(job, llm))
     logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
     advance = progress(len(eligible))
     ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
-                            device=embeddings.device_setting if embeddings else "auto")
+                            device=embeddings.device_setting if embeddings else "auto", llm=llm,
+                            label=job.label)
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
@@ -238,7 +272,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
 
 def _missing_columns(job: Job, dataset: LLMDataset) -> str | None:
     """Why the dataset cannot feed ``job`` at all (no column for a required input), or None."""
-    missing = [needed.value for needed in job.cls.required_inputs if not dataset.has_column_for(needed)]
+    missing = [needed.value for needed in job.cls.inputs_for(job.params) if not dataset.has_column_for(needed)]
     return f"the dataset has no column for required input(s): {', '.join(missing)}" if missing else None
 
 
@@ -277,15 +311,22 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, host, run_id, run_dir)
+    llm = _llm_service(config, jobs, resume_dir, run_dir, started)
     incompatible = {job.label: reason for job in jobs if (reason := _missing_columns(job, dataset))}
     for label, reason in missing_models(jobs).items():
         incompatible.setdefault(label, reason)
+    for job in jobs:
+        if job.cls.judge_param and job.label not in incompatible:
+            reason = llm.unavailable(llm.judge_key(job.params.get(job.cls.judge_param)))
+            if reason:
+                incompatible[job.label] = reason
     if config.strict and incompatible:
         label, reason = next(iter(incompatible.items()))
         raise PluginError(f"evaluator '{label}' cannot run: {reason}")
     run_dir.mkdir(parents=True, exist_ok=True)
 
     journal = Journal(run_dir / names.JOURNAL)
+    llm.attach(journal)
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     journal.event("resuming run" if resume_dir else "starting run", "Runner", "execute_run", run_id=run_id,
                   evaluators=[j.label for j in jobs], dataset=str(dataset_path))
@@ -302,15 +343,17 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     # One embedding service per run: every evaluator's texts share its cache and counters.
     embeddings = EmbeddingService(device=config.device)
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
-            "host": host, "started": started, "embeddings": embeddings}
+            "host": host, "started": started, "embeddings": embeddings, "llm": llm}
     write_run_json(run_dir, base, executed, result, summaries, status="running")
 
     try:
         _run_jobs(base, incompatible, journal, result, summaries, executed, progress)
     except KeyboardInterrupt:
         journal.event("run interrupted", "Runner", "execute_run", finished=len(summaries))
+        llm.close()
         journal.close()
         raise RunInterrupted(run_dir) from None
+    llm.close()
 
     if embeddings.stats:
         journal.event("embedding cache info", "EmbeddingService", "summary", models=embeddings.summary(),
@@ -336,6 +379,32 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
                   seconds=round(time.time() - started, 3))
     journal.close()
     return result
+
+
+def _llm_service(config: RunConfig, jobs: list[Job], resume_dir: Path | None, run_dir: Path,
+                 started: float) -> LLMService:
+    """The run's LLM service; every judge key the jobs name is checked here, before anything runs."""
+    path = config.resolve_path(config.llm_configs) if config.llm_configs else None
+    configs = load_llm_configs(path, required=path is not None)
+    fresh_since = started
+    if resume_dir is not None:
+        # A resumed refresh run keeps what the interrupted run fetched: fresh means since it started.
+        try:
+            created = json.loads((run_dir / names.RUN_JSON).read_text(encoding="utf-8"))["created"]
+            fresh_since = datetime.fromisoformat(created).timestamp()
+        except (OSError, KeyError, ValueError):
+            pass
+    llm = LLMService(configs, default_judge=config.default_judge,
+                     cache_path=config.resolve_path(config.llm_cache) if config.llm_cache else None,
+                     cache_mode=config.cache_mode, fresh_since=fresh_since)
+    llm.judge_key(None)  # an unknown default judge is a configuration error now
+    for job in jobs:
+        if job.cls.judge_param:
+            try:
+                llm.judge_key(job.params.get(job.cls.judge_param))
+            except ConfigError as exc:
+                raise ConfigError(f"evaluator '{job.label}': {exc}") from None
+    return llm
 
 
 def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journal, result: RunResult,
@@ -367,7 +436,8 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
-                                   lambda total: sink.task(label, total=total), logger, embeddings)
+                                   lambda total: sink.task(label, total=total), logger, embeddings,
+                                   llm=base["llm"])
                 summary = write_evaluator_dir(scored, job.folder)
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]

@@ -21,7 +21,11 @@ BUILT_IN = frozenset({
     "perplexity", "gptscore_summarization_with_reference", "gptscore_summarization_without_reference",
     "gptscore_machine_translation", "gptscore_question_answering", "toxicity", "fairness_bias", "hallucination",
     "summarization_completeness_faithfulness",
+    "byop", "contact_information", "language_mismatch", "sexism", "stereotypes", "summarization_judge", "fact_check",
 })
+#: The built-in evaluators that ask an LLM judge.
+JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism", "stereotypes",
+                    "summarization_judge", "fact_check"})
 #: Built-in evaluators whose models cannot be installed from the package registry: the `offline`
 #: group skips them (saying which model is missing) unless their models are in the local caches.
 MODELS_NOT_ON_THE_REGISTRY = frozenset({"fairness_bias", "hallucination", "summarization_completeness_faithfulness"})
@@ -53,3 +57,13 @@ def write_json(path: Path, rows) -> Path:
 def sonar_cli():
     """The installed console script next to this interpreter."""
     return str(Path(sys.executable).parent / "sonar")
+
+
+@pytest.fixture
+def judge_server():
+    """A scripted chat-completions server on 127.0.0.1 (tests/judge_server.py); set its ``script``,
+    ``default`` and fault attributes in the test, read ``calls`` / ``requests`` afterwards."""
+    from judge_server import JudgeServer
+
+    with JudgeServer() as server:
+        yield server

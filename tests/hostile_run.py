@@ -64,3 +64,62 @@ def run_hostile(folder: Path, run_id: str = "hostile"):
     dataset = write_hostile_dataset(folder)
     return sonar_core.run(dataset=str(dataset), evaluators=["offline"], output_dir=str(folder / "reports"),
                           run_id=run_id)
+
+
+#: Payloads that would run script if any page let them through: markup, event handlers,
+#: javascript: URLs, attribute and string breakouts, and a template expression. Each one
+#: sets ``window.__pwned`` when it runs, so a browser test can tell.
+PAYLOADS = (
+    "<script>window.__pwned='script'</script>",
+    "<img src=x onerror=\"window.__pwned='img'\">",
+    "javascript:window.__pwned='url'",
+    "\"><svg onload=\"window.__pwned='svg'\">",
+    "'><a href=\"javascript:window.__pwned='a'\" onmouseover=\"window.__pwned='hover'\">x</a>",
+    "</textarea></title></style></script><script>window.__pwned='close'</script>",
+    "{{ 7 * 7 }}';window.__pwned='js-string';//",
+)
+
+
+def _payload(n: int, label: str) -> str:
+    return f"{label} {PAYLOADS[n % len(PAYLOADS)]}"
+
+
+def everywhere_rows() -> list[dict]:
+    """Rows with a payload in every text field and key, including the perturbation link."""
+    models = [_payload(n, f"model{n}") for n in range(3)]
+    cases = [_payload(n + 3, f"case{n}") for n in range(3)]
+    rows = []
+    for c, case in enumerate(cases):
+        for m, model in enumerate(models):
+            n = c * 3 + m
+            row = {
+                "key": _payload(n + 1, f"key{n}"),
+                "test_case_key": case,
+                "model_key": model,
+                "test_key": _payload(n + 2, "test"),
+                "input": _payload(n + 3, "question"),
+                "expected_output": _payload(n + 4, "expected"),
+                # Rows of the first model get a payload as their condition (a malformed one,
+                # whose error message quotes it); the others' conditions and constraints hold
+                # on answer and context, so that the encoding guardrail (a privacy evaluator
+                # that checks conditions) lets their answers and contexts be shown.
+                "context": [_payload(n, "answer") + " chunk", _payload(n + 6, "answer chunk")],
+                "categories": [_payload(c, "category"), "base64"],
+                "output_condition": PAYLOADS[n % len(PAYLOADS)] if m == 0 else '"answer"',
+                "output_constraints": [_payload(n + 1, "constraint") if m == 0 else _payload(n, "answer")],
+                "actual_output": _payload(n, "answer") * (1 if m else 40),  # one long answer to expand
+                "corpus": [_payload(n + 2, "corpus")],
+                "actual_duration": 0.25 * (m + 1),
+                "cost": 0.001 * (3 - m),
+            }
+            if c == 2:
+                row.update(original_test_case_key=cases[0], perturbation=_payload(n, "perturbation"))
+            rows.append(row)
+    return rows
+
+
+def run_everywhere(folder: Path, run_id: str = "everywhere"):
+    """Every installed offline evaluator over :func:`everywhere_rows`; returns the RunResult."""
+    path = folder / "everywhere.json"
+    path.write_text(json.dumps(everywhere_rows(), ensure_ascii=False, indent=1), encoding="utf-8")
+    return sonar_core.run(dataset=str(path), evaluators=["offline"], output_dir=str(folder / "reports"), run_id=run_id)

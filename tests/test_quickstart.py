@@ -12,7 +12,7 @@ from sonar_core import names
 from sonar_core.cli import cli
 from sonar_core.plugins import PluginHost
 
-from conftest import BUILT_IN, MODELS_NOT_ON_THE_REGISTRY, REPO
+from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, REPO
 
 
 
@@ -27,7 +27,7 @@ def test_built_in_evaluators_are_registered_and_listed():
     assert BUILT_IN <= set(host.evaluators)
     builtin_failures = [f for f in host.failures if f.name in {"text", "privacy", "knowledge", "summarization",
                                                                 "classification", "language_model", "fairness",
-                                                                "consistency"}]
+                                                                "consistency", "judge"}]
     assert builtin_failures == []
     listing = CliRunner().invoke(cli, ["evaluators"])
     assert listing.exit_code == 0
@@ -38,10 +38,15 @@ def test_built_in_evaluators_are_registered_and_listed():
 def test_quickstart_completes_every_built_in_evaluator(quickstart_run):
     assert quickstart_run.status == "success", quickstart_run.message
     assert quickstart_run.failed == []
-    # Only evaluators whose models are not on the package registry may be skipped, saying which model.
+    # Judge evaluators run on SmolLM2 when it is prepared, and are skipped, saying why, when not; evaluators
+    # whose models are not on the package registry are skipped by the offline group, naming the model.
     skipped = {s["evaluator"]: s["reason"] for s in quickstart_run.skipped}
-    assert set(skipped) <= MODELS_NOT_ON_THE_REGISTRY
-    assert all(reason.startswith("model '") and " is not available" in reason for reason in skipped.values())
+    assert set(skipped) <= JUDGES | MODELS_NOT_ON_THE_REGISTRY
+    for evaluator, reason in skipped.items():
+        if evaluator in JUDGES:
+            assert reason.startswith("judge 'local-smollm2' is not available: model 'SmolLM2-135M-Instruct'")
+        else:
+            assert reason.startswith("model '") and " is not available" in reason
     record = json.loads((quickstart_run.run_dir / names.RUN_JSON).read_text())
     executed = {e["evaluator_id"] for e in record["result"]["executed_explainers"] if e["status"] == "success"}
     assert BUILT_IN - set(skipped) <= executed
@@ -75,3 +80,29 @@ def test_quickstart_tells_the_demo_story(quickstart_run):
     ]
     html = (quickstart_run.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
     assert 'id="best-model">acme-gpt-large<' in html
+
+
+def test_quickstart_test_case_pages_withhold_what_the_privacy_evaluators_flag(quickstart_run):
+    """No drill-down page repeats an answer or a context chunk that a privacy evaluator failed."""
+    import glob
+    import html as html_module
+
+    run_dir = quickstart_run.run_dir
+    pages = [html_module.unescape(p.read_text(encoding="utf-8"))
+             for p in [run_dir / names.TEST_CASES_HTML, run_dir / names.INDEX_HTML, *(run_dir / names.CASES_DIR).iterdir()]]
+    assert len(pages) == 2 + 66
+    answers, rows = [], []
+    for path in glob.glob(str(run_dir / "explainer_sonar_plugins_privacy_*" / names.EVAL_RESULTS / "application_json"
+                              / "explanation.json")):
+        data = json.loads(open(path, encoding="utf-8").read())
+        for record in data["results"]:
+            failed = {m.get("role") for m in data["metrics_meta"] if record[m["key"]] is not None
+                      and (record[m["key"]] < m["threshold"] if m["higher_is_better"] else record[m["key"]] > m["threshold"])}
+            if failed - {"retrieval_failure"}:
+                answers.append(record["actual_output"])
+            if failed:
+                rows.append(record)
+    # The demo's leaks: 28 rows fail on their answer, 67 on their answer or their context.
+    assert (len(answers), len(rows)) == (28, 67)
+    assert [a for a in answers if any(a in page for page in pages)] == []
+    assert [c for r in rows for c in r["context"] if any(c in page for page in pages)] == []

@@ -17,19 +17,21 @@ from .. import names
 from ..aggregate import ScoredEvaluator
 from ..contract import ResultKind
 from ..insights import standard_insights
+from ..judge_reliability import judge_reliability_problems
 from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
 from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .descriptor import descriptor
 from .eval_results import write_eval_results
 from .formats import write_format, write_json
 from .html import evaluator_view, render_fragment
+from .drilldown import evaluator_rows
 
 __all__ = ["write_evaluator_dir", "write_failed_marker", "collect_problems"]
 
 
 def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
-    """Threshold, flip and dataset problems, then the evaluator's own."""
-    problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev)
+    """Threshold, flip, dataset and judge-reliability problems, then the evaluator's own."""
+    problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev) + judge_reliability_problems(ev)
     for extra in ev.extra_problems:
         severity = extra.get("severity", "MEDIUM")
         if severity not in SEVERITY_ORDER or not extra.get("description"):
@@ -83,9 +85,7 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
 def _report_md(ev: ScoredEvaluator, board_md: str, problems: list[dict], insights: list[dict]) -> str:
     # Problem texts, model names and table cells come from datasets: md_cell escapes HTML.
     lines = [f"# {ev.cls.display_name}", "", ev.cls.description, ""]
-    if ev.categories:
-        lines += [f"Scored a subset of the dataset: the {len(ev.scored)} rows in the categories "
-                  f"{', '.join(md_cell(c) for c in ev.categories)}.", ""]
+    lines += [f"> {md_cell(note)}" for note in ev.notes] + ([""] if ev.notes else [])
     lines += [board_md, "## Problems", ""]
     lines += [f"- **{p['severity']}** {md_cell(p['description'])}" for p in problems] or ["No problems."]
     lines += ["", "## Insights", ""]
@@ -165,7 +165,7 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
-               "problems": problems, "insights": insights}
+               "problems": problems, "insights": insights, "test_cases": evaluator_rows(ev)}
     write_json(folder / names.EVALUATOR_SUMMARY, summary)
     (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
     return summary

@@ -1,23 +1,43 @@
 """HTML rendering: each evaluator's fragment and the run's index.html.
 
-Both are self-contained (inline CSS, no scripts, no external resources) so they open offline.
-Templates render with Jinja2's autoescaping on: every string that came from a dataset, a
-model or a judge is HTML-escaped; only Sonar's own stylesheet is marked safe.
+(The test-case pages are built in case_pages.py, the charts in charts.py.) Every page is
+self-contained (inline CSS and SVG, no external resources) so it opens offline; only the
+test case matrix has a script, Sonar's own filter, allowed by its hash in the pages'
+Content-Security-Policy (:func:`csp`), which forbids every other script. Templates render
+with Jinja2's autoescaping on: every string that came from a dataset, a model or a judge is
+HTML-escaped; only Sonar's own stylesheet, script and charts (which escape their labels
+themselves, see charts.py) are marked safe.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from .. import names
 from ..aggregate import ScoredEvaluator
 from ..contract import finite_or_none
+from ..contract import RowResult
+from .charts import TradeoffPoint, metric_bars_svg, pareto_front, pass_fail_svg, tradeoff_svg
 
-__all__ = ["evaluator_view", "render_fragment", "render_index", "WORST_ROWS_LIMIT"]
+__all__ = [
+    "WORST_ROWS_LIMIT",
+    "csp",
+    "evaluator_chart",
+    "evaluator_view",
+    "filter_script",
+    "render_fragment",
+    "render_index",
+    "row_why",
+    "style",
+    "tradeoff_view",
+]
 
 #: How many failing rows a fragment lists.
 WORST_ROWS_LIMIT = 25
@@ -35,6 +55,15 @@ def clip(value: object, limit: int) -> str:
     return f"{text[:limit]}… ({len(text):,} characters in all)"
 
 
+def row_why(result: RowResult) -> str:
+    """Why a row scored as it did: the evaluator's message, else its non-empty details.
+
+    Evaluators with ``sensitive_outputs`` mask what they found in both, so this text may be
+    shown where their answers are withheld.
+    """
+    return result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
+
+
 #: Shown instead of an answer an evaluator with ``sensitive_outputs`` flagged.
 WITHHELD = "(answer withheld from the report: it may contain what leaked; see Why)"
 
@@ -49,11 +78,30 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals["format_number"] = lambda v, spec: format(v, spec)
+    env.globals["evaluator_chart"] = evaluator_chart
     return env
 
 
 @lru_cache(maxsize=1)
-def _style() -> str:
+def filter_script() -> str:
+    # Sonar's own script, inserted with `|safe` and allowed by its hash in the page's CSP.
+    return resources.files("sonar_core").joinpath("templates/_filters.js").read_text(encoding="utf-8")
+
+
+def csp(script: str | None = None) -> str:
+    """The pages' Content-Security-Policy: nothing loads, no script runs but ``script``.
+
+    A second line of defence behind the escaping: should a dataset's markup ever reach a
+    page, the browser would still refuse to run it or fetch anything it names.
+    """
+    scripts = "'none'"
+    if script is not None:
+        scripts = "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+    return f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src {scripts}; base-uri 'none'; form-action 'none'"
+
+
+@lru_cache(maxsize=1)
+def style() -> str:
     # The templates insert this with `|safe`: it is Sonar's own stylesheet, not data, and
     # autoescaping it would turn `"` and `>` into entities, which CSS does not decode inside
     # <style>, so the rules holding them (the body font, `details > summary`) would be dropped.
@@ -81,6 +129,7 @@ def evaluator_view(
             # None (JSON null) for an infinite threshold or range end: the view is saved as JSON too.
             "threshold": finite_or_none(threshold),
             "value_range": [finite_or_none(bound) for bound in m.value_range],
+            "role": m.role.value if m.role else None,
             "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
         })
     primary = next(m for m in metrics if m["is_primary"])
@@ -93,13 +142,23 @@ def evaluator_view(
     )[:WORST_ROWS_LIMIT]
     worst = []
     for score, row, result in failing:
-        why = result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
+        why = row_why(result)
         worst.append({
             "test_case_key": row.test_case_key, "model_key": row.model_key, "score": score,
             "input": clip(row.input, TEXT_LIMIT),
             "actual_output": WITHHELD if ev.cls.sensitive_outputs else clip(row.actual_output, TEXT_LIMIT),
             "why": clip(why, CELL_LIMIT),
         })
+    # Rows on the right side of the primary threshold, per model: the quality axis of the
+    # run's cost / speed / quality chart counts them over every evaluator.
+    passes: dict[str, list[int]] = {}
+    for row, result in ev.scored:
+        value = result.values.get(ev.primary.key)
+        if value is None or value != value:  # None or NaN: not scored
+            continue
+        entry = passes.setdefault(row.model_key, [0, 0])
+        entry[1] += 1
+        entry[0] += not ev.metric_fails(ev.primary, value)
     # The leader gets a star and a bold row only when it is strictly ahead: with a tie at the
     # top, the ranking's order is only the model names' order.
     ranking = board["ranking"]
@@ -119,6 +178,8 @@ def evaluator_view(
         "metrics": metrics,
         "primary": primary,
         "primary_by_model": {model: values.get(ev.primary.key) for model, values in aggregates.items()},
+        "primary_pass_counts": dict(sorted(passes.items())),
+        "sensitive_outputs": ev.cls.sensitive_outputs,
         "problems": problems,
         "insights": insights,
         "tables": [{"title": t.title, "columns": [clip(c, CELL_LIMIT) for c in t.columns],
@@ -126,14 +187,65 @@ def evaluator_view(
         "worst": worst[:WORST_ROWS_LIMIT],
         "worst_limit": WORST_ROWS_LIMIT,
         "row_count": len(ev.scored),
-        "categories": list(ev.categories),
+        "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
     }
 
 
+def evaluator_chart(view: dict[str, Any]) -> Markup:
+    """The chart of one evaluator's view: pass/fail rows for bool evaluators, else primary bars."""
+    board, primary = view["board"], view["primary"]
+    models = board["ranking"]
+    rows = {row["model"]: row for row in board["rows"]}
+    if board["kind"] == "bool" and all("counts" in rows[m] for m in models):
+        share = primary["threshold"] if primary.get("role") == "pass" else None
+        return pass_fail_svg(f"{view['display_name']}: passing and failing rows per model", models,
+                             [rows[m]["counts"] for m in models], threshold_share=share, leader=view.get("leader"))
+    return metric_bars_svg(f"{view['display_name']}: {primary['display_name']} per model", models,
+                           [view["primary_by_model"].get(m) for m in models], threshold=primary["threshold"],
+                           value_range=primary["value_range"], higher_is_better=primary["higher_is_better"],
+                           leader=view.get("leader"))
+
+
+def tradeoff_view(views: list[dict[str, Any]], stats: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The quality / cost / speed chart and its table, or None without durations or costs.
+
+    Quality is a model's share of checks passed over every evaluator: rows on the right side
+    of the primary metric's threshold, over all rows scored (``primary_pass_counts``).
+    ``stats`` is :func:`sonar_core.aggregate.model_stats` of the dataset's rows.
+    """
+    totals: dict[str, list[int]] = {}
+    for view in views:
+        for model, (passed, checked) in view.get("primary_pass_counts", {}).items():
+            entry = totals.setdefault(model, [0, 0])
+            entry[0] += passed
+            entry[1] += checked
+    points = [TradeoffPoint(model, passed / checked, stats.get(model, {}).get("mean_time"),
+                            stats.get(model, {}).get("mean_cost"))
+              for model, (passed, checked) in sorted(totals.items()) if checked]
+    svg = tradeoff_svg(points, "the share of checks passed over every evaluator")
+    if svg is None:
+        return None
+    with_cost = {p.model: (p.cost, p.quality) for p in points if p.cost is not None}
+    with_time = {p.model: (p.seconds, p.quality) for p in points if p.seconds is not None}
+    front_cost = set(pareto_front(with_cost, (True, False)))
+    front_time = set(pareto_front(with_time, (True, False)))
+    complete = {p.model: (p.cost, p.seconds, p.quality) for p in points if p.cost is not None and p.seconds is not None}
+    front_all = set(pareto_front(complete, (True, True, False)))
+    return {"svg": svg, "rows": [
+        {"model": p.model, "passed": totals[p.model][0], "checked": totals[p.model][1], "quality": p.quality,
+         "seconds": p.seconds, "cost": p.cost, "front_cost": p.model in front_cost,
+         "front_time": p.model in front_time, "front_all": p.model in front_all}
+        for p in points]}
+
+
 def render_fragment(view: dict[str, Any]) -> str:
-    return _environment().get_template("fragment.html.j2").render(ev=view, style=_style())
+    return _environment().get_template("fragment.html.j2").render(ev=view, style=style(), csp=csp())
 
 
-def render_index(run: dict[str, Any], views: list[dict[str, Any]]) -> str:
-    return _environment().get_template("index.html.j2").render(run=run, evaluators=views, style=_style())
+def render_index(run: dict[str, Any], views: list[dict[str, Any]], book: Any = None,
+                 tradeoff: dict[str, Any] | None = None) -> str:
+    """index.html; ``book`` (a Casebook) adds the drill-down link and links test cases."""
+    return _environment().get_template("index.html.j2").render(
+        run=run, evaluators=views, style=style(), csp=csp(), book=book,
+        links=book.links if book is not None else {}, tradeoff=tradeoff)

@@ -57,7 +57,7 @@ def _run(tmp_path: Path, host, kind: str, evaluator: str):
     config = build_config({"dataset": str(dataset), "evaluators": [evaluator], "output_dir": str(tmp_path),
                            "run_id": kind})
     result = execute_run(config, host=host)
-    folder = next(p for p in result.run_dir.iterdir() if p.is_dir())
+    folder = next(result.run_dir.glob("explainer_*"))
     return result, folder
 
 

@@ -1,0 +1,338 @@
+"""The run's test-case drill-down: a test case x model matrix and one page per test case.
+
+Two halves, so that a resumed run (whose finished evaluators are not in memory) draws the
+same pages:
+
+- :func:`evaluator_rows` runs when an evaluator's folder is written and keeps, in its
+  ``evaluator_summary.json``, each row's metric values and message for the test cases the
+  drill-down shows;
+- :func:`build_casebook` and :func:`write_casebook` run once at the end, over the dataset
+  and every evaluator's summary, and write ``test_cases.html`` and ``cases/<hash>.html``.
+
+Which test cases: all of them up to :data:`CASE_LIMIT`; beyond that the first
+:data:`CASE_LIMIT` keys in alphabetical order. That choice depends on nothing but the keys,
+so each evaluator picks its rows alone and the picks agree: a case among the first keys of
+the dataset is among the first keys of any subset that holds it. The pages say how many
+test cases they leave out.
+
+What the existing reports withhold stays withheld: when an evaluator with
+``sensitive_outputs`` (PII, secrets) finds a row on the wrong side of one of its metrics,
+that row's retrieved context is replaced by a note everywhere in the drill-down, and so is
+its answer unless only the context failed (a retrieval-failure metric). The same texts on
+other rows are withheld too, and so are the other evaluators' messages about a row whose
+answer is withheld (they may quote it); the sensitive evaluators' own messages are masked
+by them and are shown.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .. import names
+from ..aggregate import ScoredEvaluator
+from ..dataset import Row
+from .case_pages import case_html, matrix_html
+from .formats import write_atomic
+from .html import CELL_LIMIT, TEXT_LIMIT, clip, row_why
+
+__all__ = [
+    "CASE_LIMIT",
+    "Casebook",
+    "build_casebook",
+    "evaluator_rows",
+    "selected_case_keys",
+    "write_casebook",
+]
+
+#: Most test cases the drill-down shows (matrix rows, case pages): each is a file to write.
+CASE_LIMIT = 200
+#: Characters of an answer in a matrix cell's one-line preview, and in its expanded text.
+PREVIEW_CHARS = 90
+MATRIX_ANSWER_LIMIT = 600
+#: Characters of a question in the matrix's first column.
+QUESTION_PREVIEW = 240
+#: Most retrieved-context chunks a case page lists per row.
+CHUNK_LIMIT = 20
+
+#: Shown instead of an answer or context that an evaluator with sensitive outputs flagged.
+WITHHELD_ANSWER = "(answer withheld: a privacy or security evaluator flagged this row; see its masked message)"
+WITHHELD_CONTEXT = "(retrieved context withheld: a privacy or security evaluator flagged this row)"
+WITHHELD_MESSAGE = "(message withheld with the answer)"
+
+
+def selected_case_keys(keys: Iterable[str], limit: int | None = None) -> set[str]:
+    """The test case keys the drill-down shows: all, or the first ``limit`` in alphabetical order.
+
+    ``limit`` defaults to :data:`CASE_LIMIT`. Alphabetical order (of the keys' code points)
+    costs a few milliseconds for 50,000 keys and keeps a perturbed copy such as
+    ``fact-x--typos`` next to its original ``fact-x``.
+    """
+    limit = CASE_LIMIT if limit is None else limit
+    unique = set(keys)
+    if len(unique) <= limit:
+        return unique
+    return set(heapq.nsmallest(limit, unique))
+
+
+def _finite(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def evaluator_rows(ev: ScoredEvaluator) -> dict[str, Any]:
+    """One evaluator's rows of the drill-down's test cases, for ``evaluator_summary.json``.
+
+    ``rows`` holds ``[row key, [value per metric, in the evaluator's metric order], message]``
+    (message: the evaluator's error message, else for a row failing the primary metric its
+    details; None when there is nothing to say), ``skipped`` holds ``[row key, missing input]``.
+    """
+    cases = {row.test_case_key for row, _ in ev.scored} | {s.row.test_case_key for s in ev.skipped}
+    chosen = selected_case_keys(cases)
+    primary = ev.primary
+    rows = []
+    for row, result in ev.scored:
+        if row.test_case_key not in chosen:
+            continue
+        values = [_finite(result.values.get(m.key)) for m in ev.cls.metrics]
+        why = result.error_message or (row_why(result) if ev.metric_fails(primary, result.values.get(primary.key)) else "")
+        rows.append([row.key, values, clip(why, CELL_LIMIT) if why else None])
+    skipped = [[s.row.key, s.missing.value] for s in ev.skipped if s.row.test_case_key in chosen]
+    return {"schema_version": names.SCHEMA_VERSION, "case_limit": CASE_LIMIT, "test_cases": len(cases),
+            "rows": rows, "skipped": skipped}
+
+
+@dataclass
+class _Evaluator:
+    """One evaluator as the drill-down sees it (from its summary)."""
+
+    index: int
+    view: dict[str, Any]
+    cells: dict[str, tuple[list[float | None], str | None]]
+    skipped: dict[str, str]
+
+    def __post_init__(self) -> None:
+        self.metrics: list[dict[str, Any]] = self.view["metrics"]
+        self.primary_index = next(i for i, m in enumerate(self.metrics) if m["is_primary"])
+        self.sensitive = bool(self.view.get("sensitive_outputs"))
+        self.boolean = self.view["board"]["kind"] == "bool"
+        # Metrics whose failure withholds the answer: all but a retrieval failure.
+        self.answer_metrics = [m.get("role") != "retrieval_failure" for m in self.metrics]
+
+
+def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:
+    """How one evaluator scored one row; None when the row was not routed to it."""
+    cell = ev.cells.get(row_key)
+    if cell is None:
+        if row_key in ev.skipped:
+            missing = ev.skipped[row_key].replace("_", " ")
+            return {"ev": ev.index, "status": "skip", "text": "skipped", "value": None,
+                    "why": f"skipped: empty {missing}", "metrics": [], "flags_answer": False, "flags_context": False}
+        return None
+    values, why = cell
+    metrics = []
+    fails_answer = fails_any = False
+    for metric, value, about_answer in zip(ev.metrics, values, ev.answer_metrics):
+        if value is None:
+            metrics.append({"value": None, "status": "na"})
+            continue
+        fails = value < metric["threshold"] if metric["higher_is_better"] else value > metric["threshold"]
+        metrics.append({"value": value, "status": "fail" if fails else "pass"})
+        fails_any = fails_any or fails
+        fails_answer = fails_answer or (fails and about_answer)
+    primary = metrics[ev.primary_index] if ev.primary_index < len(metrics) else {"value": None, "status": "na"}
+    value, status = primary["value"], primary["status"]
+    if value is None:
+        text = "n/a"
+    elif ev.boolean:
+        text = "✓ pass" if status == "pass" else "✗ fail"
+    else:
+        text = format(value, ".2f")
+    # A leak found in the retrieved context withholds the context; any other failing metric
+    # (the answer leaked, or could not be checked) withholds the answer and the context too,
+    # since an answer's leak is often copied from its context.
+    return {"ev": ev.index, "status": status, "text": text, "value": value, "why": why or "", "metrics": metrics,
+            "flags_answer": ev.sensitive and fails_answer, "flags_context": ev.sensitive and fails_any}
+
+
+@dataclass
+class Casebook:
+    """The drill-down: its evaluators, models, categories and test cases, ready to render."""
+
+    evaluators: list[dict[str, Any]]
+    models: list[str]
+    categories: list[str]
+    cases: list[dict[str, Any]]
+    total_cases: int
+    limit: int
+    links: dict[str, str] = field(default_factory=dict)
+
+    def link(self, test_case_key: str) -> str | None:
+        """``cases/<file>`` of a test case shown in the drill-down, relative to the run folder."""
+        return self.links.get(test_case_key)
+
+
+def _preview(text: str) -> str:
+    """The start of ``text`` on one line, cut at :data:`PREVIEW_CHARS`."""
+    line = " ".join(text[:PREVIEW_CHARS * 4].split())
+    return line if len(line) <= PREVIEW_CHARS else line[:PREVIEW_CHARS - 1] + "…"
+
+
+def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> Casebook:
+    """The drill-down of a run from its dataset rows and its evaluators' summaries."""
+    evaluators = []
+    for summary in summaries:
+        data = summary.get("test_cases")
+        if not data:  # a summary written before the drill-down existed
+            continue
+        evaluators.append(_Evaluator(
+            index=len(evaluators), view=summary["view"],
+            cells={key: (values, why) for key, values, why in data["rows"]},
+            skipped={key: missing for key, missing in data["skipped"]},
+        ))
+    all_keys = {row.test_case_key for row in rows}
+    chosen = selected_case_keys(all_keys)
+    models = sorted({row.model_key for row in rows})
+    model_index = {m: i for i, m in enumerate(models)}
+
+    by_case: dict[str, list[Row]] = {}
+    for row in rows:
+        if row.test_case_key in chosen:
+            by_case.setdefault(row.test_case_key, []).append(row)
+    links = {key: f"{names.CASES_DIR}/{names.case_page_name(key)}" for key in by_case}
+
+    # Verdicts first: what a sensitive evaluator flagged decides what every page withholds.
+    verdicts = {row.key: [_verdict(ev, row.key) for ev in evaluators] for rs in by_case.values() for row in rs}
+    answer_flagged = {key for key, vs in verdicts.items() if any(v and v["flags_answer"] for v in vs)}
+    context_flagged = {key for key, vs in verdicts.items() if any(v and v["flags_context"] for v in vs)}
+    # The same text on another row is withheld there too.
+    hidden_answers = {row.actual_output for rs in by_case.values() for row in rs if row.key in answer_flagged}
+    hidden_contexts = {tuple(row.context) for rs in by_case.values() for row in rs if row.key in context_flagged}
+
+    categories = sorted({c for rs in by_case.values() for row in rs for c in row.categories})
+    category_index = {c: i for i, c in enumerate(categories)}
+    variants: dict[str, list[str]] = {}
+    for key, rs in by_case.items():
+        original = rs[0].original_test_case_key
+        if original and original != key:
+            variants.setdefault(original, []).append(key)
+
+    cases = []
+    for key, rs in by_case.items():
+        first = rs[0]
+        case_rows = []
+        for row in sorted(rs, key=lambda r: (model_index[r.model_key], r.key)):
+            withheld = row.key in answer_flagged or (row.actual_output != "" and row.actual_output in hidden_answers)
+            context_withheld = row.key in context_flagged or (bool(row.context) and tuple(row.context) in hidden_contexts)
+            row_verdicts = verdicts[row.key]
+            if withheld:
+                row_verdicts = [v if v is None or evaluators[v["ev"]].sensitive or not v["why"]
+                                else {**v, "why": WITHHELD_MESSAGE} for v in row_verdicts]
+            answer = WITHHELD_ANSWER if withheld else row.actual_output
+            case_rows.append({
+                "key": row.key,
+                "model": row.model_key,
+                "model_index": model_index[row.model_key],
+                "withheld": withheld,
+                "answer": clip(answer, TEXT_LIMIT),
+                "answer_cell": clip(answer, MATRIX_ANSWER_LIMIT),
+                "answer_preview": _preview(answer),
+                "answer_long": len(answer) > PREVIEW_CHARS or "\n" in answer,
+                "context_withheld": context_withheld,
+                "context": [] if context_withheld else [clip(c, TEXT_LIMIT) for c in row.context[:CHUNK_LIMIT]],
+                "context_count": len(row.context),
+                "duration": row.actual_duration,
+                "cost": row.cost,
+                "verdicts": row_verdicts,
+                "failing": any(v and v["status"] == "fail" for v in row_verdicts),
+            })
+        # One context for the whole case when every row retrieved the same chunks.
+        contexts = {tuple(r.context) for r in rs}
+        case_categories = sorted({c for r in rs for c in r.categories})
+        original = first.original_test_case_key if first.original_test_case_key != key else ""
+        cases.append({
+            "key": key,
+            "file": names.case_page_name(key),
+            "question": clip(first.input, TEXT_LIMIT),
+            "question_preview": clip(first.input, QUESTION_PREVIEW),
+            "expected": clip(first.expected_output, TEXT_LIMIT),
+            "condition": clip(first.output_condition, TEXT_LIMIT),
+            "constraints": [clip(c, CELL_LIMIT) for c in first.output_constraints],
+            "categories": case_categories,
+            "category_ids": " ".join(str(category_index[c]) for c in case_categories),
+            "perturbation": first.perturbation,
+            "original": {"key": original, "file": names.case_page_name(original) if original in by_case else None}
+            if original else None,
+            "variants": [{"key": v, "file": names.case_page_name(v), "perturbation": by_case[v][0].perturbation}
+                         for v in variants.get(key, [])],
+            "rows": case_rows,
+            "evaluator_ids": [ev.index for ev in evaluators if any(r["verdicts"][ev.index] for r in case_rows)],
+            "evaluators_with_messages": [ev.index for ev in evaluators
+                                         if any(r["verdicts"][ev.index] and r["verdicts"][ev.index]["why"]
+                                                for r in case_rows)],
+            "shared_context": len(contexts) == 1,
+            "failing": any(r["failing"] for r in case_rows),
+        })
+    by_key = {case["key"]: case for case in cases}
+    for case in cases:
+        original = case["original"]
+        case["comparison"] = []
+        if original and original["file"]:
+            original["question"] = by_key[original["key"]]["question"]
+            case["comparison"] = _comparison(by_key[original["key"]], case)
+    return Casebook(
+        evaluators=[_evaluator_info(ev) for ev in evaluators],
+        models=models,
+        categories=categories,
+        cases=cases,
+        total_cases=len(all_keys),
+        limit=CASE_LIMIT,
+        links=links,
+    )
+
+
+def _evaluator_info(ev: _Evaluator) -> dict[str, Any]:
+    view = ev.view
+    return {
+        "index": ev.index,
+        "label": view["label"],
+        "display_name": view["display_name"],
+        "anchor": view["anchor"],
+        "fragment_href": view["fragment_href"],
+        "kind": view["board"]["kind"],
+        "sensitive": bool(view.get("sensitive_outputs")),
+        "metrics": view["metrics"],
+        "primary": ev.primary_index,
+    }
+
+
+def _comparison(original: dict[str, Any], perturbed: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per model in both cases: the original's row beside the perturbed one, and each flip."""
+    first_of = {}
+    for row in original["rows"]:
+        first_of.setdefault(row["model"], row)
+    pairs = []
+    for row in perturbed["rows"]:
+        before = first_of.get(row["model"])
+        if before is None or any(p["model"] == row["model"] for p in pairs):
+            continue
+        flips = []
+        for a, b in zip(before["verdicts"], row["verdicts"]):
+            if a and b and {a["status"], b["status"]} == {"pass", "fail"}:
+                flips.append({"ev": a["ev"], "direction": "pass → fail" if b["status"] == "fail" else "fail → pass"})
+        pairs.append({"model": row["model"], "original": before, "perturbed": row, "flips": flips})
+    return pairs
+
+
+def write_casebook(run_dir: Path, book: Casebook, run: dict[str, Any]) -> None:
+    """``test_cases.html`` and one page per test case under ``cases/``."""
+    cases_dir = run_dir / names.CASES_DIR
+    cases_dir.mkdir(parents=True, exist_ok=True)
+    for case in book.cases:
+        (cases_dir / case["file"]).write_text(case_html(run, book, case, WITHHELD_CONTEXT), encoding="utf-8")
+    write_atomic(run_dir / names.TEST_CASES_HTML, matrix_html(run, book).encode("utf-8"))

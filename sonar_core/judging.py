@@ -1,0 +1,238 @@
+"""A base for LLM-judge evaluators: a prompt per row, N answers, a majority verdict.
+
+An evaluator built on :class:`JudgeEvaluator` declares its prompt (``prompt_template``, with
+``{{QUESTION}}``, ``{{EXPECTED_ANSWER}}``, ``{{RETRIEVED_CONTEXT}}`` / ``{{CONTEXT}}`` and
+``{{ACTUAL_ANSWER}}`` placeholders; single braces and H2O's ``{INPUT}`` / ``{ACTUAL_OUTPUT}``
+also work) and implements :meth:`JudgeEvaluator.parse_answer`, which turns one judge answer
+into a :class:`JudgeVote`. The core does the rest:
+
+* renders the prompt per row and asks the judge ``judge_repeats`` times (repeat index in the
+  cache key), through ``ctx.judge(...)``: cached, concurrent, paced and retried;
+* the row's verdict is the majority of the parsed votes (a tie fails the row); an answer that
+  cannot be parsed, or a call that failed after its retries, is a vote for nothing. A row with
+  no parsed vote is a **parse failure**: never an exception, never a lost row;
+* the row's details keep every raw answer (``judge_answers``), the votes and the judge's key;
+  a failing row's error message is the judge's reason;
+* ``judge_agreement`` is the share of the N answers that agree with the majority (rows judged
+  once have none). The core raises a "judge unreliable" problem (:mod:`sonar_core.judge_reliability`)
+  for a model whose mean agreement is below that metric's threshold or whose parse-failure share
+  is above that metric's threshold.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable, Sequence
+
+from .contract import Input, Metric, MetricRole, Param, RowResult
+from .dataset import Row
+from .passfail import PassFailEvaluator, Verdict
+
+__all__ = [
+    "JudgeEvaluator",
+    "JudgeVote",
+    "JUDGE_KEY_PARAM",
+    "JUDGE_AGREEMENT",
+    "JUDGE_PARAMETERS",
+    "judge_metrics",
+    "keyword_vote",
+    "placeholders_in",
+    "render_prompt",
+]
+
+#: The catalogue's parameter that names the judge configuration.
+JUDGE_KEY_PARAM = "custom_eval_judge_config_key"
+#: Metric key of the agreement rate between repeated judgements.
+JUDGE_AGREEMENT = "judge_agreement"
+#: Longest raw answer a row's details keep (a runaway judge must not bloat the results).
+ANSWER_LIMIT = 4000
+
+JUDGE_PARAMETERS: tuple[Param, ...] = (
+    Param(JUDGE_KEY_PARAM, str, None,
+          "Key of the LLM configuration used as the judge (`sonar judges` lists them). Empty means the run's "
+          "default judge (run setting `default_judge`, else `local-smollm2`)."),
+    Param("judge_repeats", int, 1,
+          "How many times the judge is asked about each row. With more than one, the verdict is the majority "
+          "and the judge agreement rate is reported.", min=1, max=25),
+)
+
+_NAMES: dict[str, Input] = {
+    "question": Input.QUESTION, "input": Input.QUESTION,
+    "expected_answer": Input.EXPECTED_ANSWER, "expected_output": Input.EXPECTED_ANSWER,
+    "retrieved_context": Input.RETRIEVED_CONTEXT, "context": Input.RETRIEVED_CONTEXT,
+    "actual_answer": Input.ACTUAL_ANSWER, "actual_output": Input.ACTUAL_ANSWER,
+}
+_PLACEHOLDER = re.compile(r"\{\{?\s*(" + "|".join(sorted(_NAMES, key=len, reverse=True)) + r")\s*\}?\}",
+                          re.IGNORECASE)
+
+
+def placeholders_in(template: str) -> tuple[Input, ...]:
+    """The inputs a prompt template uses, in the catalogue's order."""
+    used = {_NAMES[m.group(1).lower()] for m in _PLACEHOLDER.finditer(template)}
+    return tuple(needed for needed in Input if needed in used)
+
+
+def _value(row: Row, needed: Input) -> str:
+    if needed is Input.QUESTION:
+        return row.input or ""
+    if needed is Input.EXPECTED_ANSWER:
+        return row.expected_output or ""
+    if needed is Input.RETRIEVED_CONTEXT:
+        return "\n\n".join(row.context or [])
+    return row.actual_output or ""
+
+
+def render_prompt(template: str, row: Row) -> str:
+    """``template`` with each placeholder replaced by the row's value, in one pass: text from the
+    dataset is never scanned for placeholders again."""
+    return _PLACEHOLDER.sub(lambda m: _value(row, _NAMES[m.group(1).lower()]), template)
+
+
+@dataclass
+class JudgeVote:
+    """One judge answer, read.
+
+    Attributes:
+        passed: True when the row passes, False when it fails, None when the answer could not
+            be read.
+        reason: the judge's reason (for a failing row's message), or why the answer could not
+            be read.
+        score: a number the judge gave, where the prompt asks for one.
+    """
+
+    passed: bool | None
+    reason: str = ""
+    score: float | None = None
+
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def keyword_vote(answer: str, verdicts: dict[str, bool], meaning: dict[str, str] | None = None) -> JudgeVote:
+    """Read a one-word answer: the first word when it is a keyword, else the only keyword present.
+
+    ``verdicts`` maps each keyword (lower case) to pass (True) or fail (False); ``meaning`` gives
+    the reason shown for a keyword (default: ``answered '<keyword>'``).
+    """
+    words = _WORD.findall(answer.lower())
+    found = [w for w in words if w in verdicts]
+    if words and words[0] in verdicts:
+        word = words[0]
+    elif len(set(found)) == 1:
+        word = found[0]
+    else:
+        expected = " or ".join(f"'{k}'" for k in verdicts)
+        why = "several of them" if found else "none of them"
+        return JudgeVote(None, f"expected {expected}, the answer holds {why}")
+    reason = (meaning or {}).get(word, f"answered '{word}'")
+    return JudgeVote(verdicts[word], reason)
+
+
+def judge_metrics(*, passes: tuple[str, str], fails: tuple[str, str], retrieval: tuple[str, str],
+                  generation: tuple[str, str], parse: tuple[str, str], what: str,
+                  primary_pass: bool = True) -> tuple[Metric, ...]:
+    """The five pass/fail metrics of a judge evaluator (catalogue names) plus judge agreement.
+
+    Each pair is (key, display name); ``what`` ends each description ("... for <what>").
+    """
+    return (
+        Metric(passes[0], passes[1], f"Share of rows the judge passed {what}.", threshold=0.5,
+               is_primary=primary_pass, role=MetricRole.PASS, raises_problems=primary_pass),
+        Metric(fails[0], fails[1], f"Share of rows the judge failed {what} (1 - pass - parse failures).",
+               higher_is_better=False, threshold=0.5, role=MetricRole.FAIL, raises_problems=False),
+        Metric(retrieval[0], retrieval[1], "Share of rows whose retrieved context failed the check; this judge is "
+               "asked about the answer only, so it is always 0.", higher_is_better=False, threshold=0.5,
+               role=MetricRole.RETRIEVAL_FAILURE, raises_problems=False),
+        Metric(generation[0], generation[1], "Share of rows whose generated answer failed the check; the same as "
+               "the fail metric.", higher_is_better=False, threshold=0.5, role=MetricRole.GENERATION_FAILURE,
+               raises_problems=False),
+        Metric(parse[0], parse[1], "Share of rows with no usable judge answer (unparseable, or the call failed "
+               "after its retries); above the threshold the judge is reported as unreliable.",
+               higher_is_better=False, threshold=0.5, role=MetricRole.PARSE_FAILURE, raises_problems=False),
+        Metric(JUDGE_AGREEMENT, "Judge agreement", "Share of a row's judge_repeats answers that agree with its "
+               "majority verdict (empty when each row is judged once); below the threshold the judge is "
+               "reported as unreliable.", threshold=0.8, raises_problems=False),
+    )
+
+
+class JudgeEvaluator(PassFailEvaluator):
+    """Implement :meth:`parse_answer` and declare ``prompt_template``; see the module docstring."""
+
+    requires_judge: ClassVar[bool] = True
+    judge_param: ClassVar[str | None] = JUDGE_KEY_PARAM
+    #: The parameter holding a user's prompt template, for evaluators that take one.
+    template_param: ClassVar[str | None] = None
+    #: Most tokens a judge answer needs (a one-word verdict needs few); the configuration caps it too.
+    answer_max_tokens: ClassVar[int] = 10
+    #: Metric that receives the mean of the votes' scores, for judges that give a number.
+    score_metric: ClassVar[str | None] = None
+    parameters: ClassVar[tuple[Param, ...]] = JUDGE_PARAMETERS
+    category: ClassVar[str] = "Generation"
+
+    # -- what a judge evaluator implements --------------------------------------------------------
+
+    def parse_answer(self, answer: str) -> JudgeVote:
+        raise NotImplementedError
+
+    # -- the shared machinery ----------------------------------------------------------------------
+
+    def template(self) -> str:
+        if self.template_param and self.params.get(self.template_param):
+            return self.params[self.template_param]
+        return self.prompt_template
+
+    def messages(self, row: Row) -> list[dict[str, str]]:
+        return [{"role": "user", "content": render_prompt(self.template(), row)}]
+
+    def _vote(self, text: str) -> JudgeVote:
+        try:
+            return self.parse_answer(text)
+        except Exception as exc:  # a parser bug costs the row, not the run
+            return JudgeVote(None, f"the answer could not be read ({type(exc).__name__}: {exc})")
+
+    def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
+        from .llm import LLMRequest
+
+        client = self.ctx.judge(self.params.get(self.judge_param) if self.judge_param else None)
+        repeats = self.params.get("judge_repeats") or 1
+        requests = [
+            LLMRequest(self.messages(row), repeat=i, max_tokens=self.answer_max_tokens,
+                       tags={"evaluator": self.ctx.label or self.id, "test_case_key": row.test_case_key,
+                             "model_key": row.model_key})
+            for row in rows for i in range(repeats)
+        ]
+        completions = client.complete_many(requests)
+        for n, _row in enumerate(rows):
+            yield self._row_result(client.config.key, completions[n * repeats:(n + 1) * repeats])
+
+    def _row_result(self, judge: str, completions: list) -> RowResult:
+        votes = [self._vote(c.text) if c.ok else JudgeVote(None, f"judge call failed: {c.error}") for c in completions]
+        parsed = [v for v in votes if v.passed is not None]
+        details: dict[str, Any] = {
+            "judge": judge,
+            "judge_answers": [None if c.text is None else c.text[:ANSWER_LIMIT] for c in completions],
+            "judge_votes": ["pass" if v.passed else "fail" if v.passed is False else "none" for v in votes],
+        }
+        scores = [v.score for v in parsed if v.score is not None]
+        if scores:
+            details["judge_scores"] = scores
+        agreement: float | None = None
+        if not parsed:
+            reason = votes[0].reason if votes else "no answer"
+            verdict = Verdict(parse_error=f"judge {judge}: {reason}", details=details)
+        else:
+            passes = sum(1 for v in parsed if v.passed)
+            majority = passes > len(parsed) - passes  # a tie fails the row
+            agreeing = [v for v in parsed if v.passed == majority]
+            if len(votes) > 1:
+                agreement = len(agreeing) / len(votes)
+            message = None if majority else f"judge {judge}: {agreeing[0].reason}"
+            verdict = Verdict(answer_ok=majority, error_message=message, details=details)
+        result = self.verdict_to_result(verdict)
+        if any(m.key == JUDGE_AGREEMENT for m in self.metrics):
+            result.values[JUDGE_AGREEMENT] = agreement
+        if self.score_metric:
+            result.values[self.score_metric] = math.fsum(scores) / len(scores) if scores else None
+        return result

@@ -1,0 +1,200 @@
+"""LLM backends: one call, one answer, and a clear word on whether a retry can help.
+
+* :class:`OpenAIChatBackend` talks to any OpenAI-compatible ``/chat/completions`` endpoint through
+  the ``openai`` SDK (its own retries off: the client retries, journals and honours Retry-After).
+* :class:`LocalCausalLMBackend` runs a causal LM from the model store with its chat template,
+  greedy unless the configuration sets a temperature.
+
+Backends raise :class:`TransientError` for what a retry may cure (timeouts, 408/409/429, 5xx,
+dropped connections, a body that is not a chat completion) and :class:`PermanentError` for the
+rest (401, 404, a bad request, a missing model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .configs import LLMConfig
+from .rate_limit import retry_after_seconds
+
+__all__ = ["Answer", "Backend", "TransientError", "PermanentError", "OpenAIChatBackend", "LocalCausalLMBackend",
+           "make_backend"]
+
+#: How much of an unreadable body an error message quotes.
+_QUOTE = 200
+
+
+class TransientError(Exception):
+    """A failure a retry may cure; ``retry_after`` is the server's requested wait in seconds."""
+
+    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    """A failure that retrying cannot cure."""
+
+
+@dataclass
+class Answer:
+    """The text of one answer, and what the backend said about it."""
+
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int,
+                 seed: int) -> Answer: ...
+
+    def check(self) -> None:
+        """Raise when the backend cannot work at all (no model, no key), without calling it."""
+
+    def close(self) -> None: ...
+
+
+def _answer_from_body(body: str) -> Answer:
+    try:
+        data = json.loads(body)
+        choice = data["choices"][0]
+        content = choice["message"].get("content")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise TransientError("malformed", f"malformed response body: {body[:_QUOTE]!r}") from None
+    meta = {"finish_reason": choice.get("finish_reason")}
+    if isinstance(data.get("usage"), dict):
+        meta["usage"] = data["usage"]
+    # No content (a refusal, a tool call) is an empty answer: the evaluator counts it as unparseable.
+    return Answer(text=content if isinstance(content, str) else "", meta=meta)
+
+
+class OpenAIChatBackend:
+    """Chat completions over HTTP with the ``openai`` SDK."""
+
+    def __init__(self, config: LLMConfig, api_key: str | None) -> None:
+        import openai
+
+        self._openai = openai
+        self.config = config
+        # openai 3 sends through httpx2, earlier versions through httpx: the raw response type follows.
+        if int(openai.__version__.split(".")[0]) >= 3:
+            import httpx2 as httpx_module
+        else:  # pragma: no cover - depends on the installed SDK
+            import httpx as httpx_module
+        self._raw = httpx_module.Response
+        # A placeholder, never None: the SDK would otherwise pick up OPENAI_API_KEY on its own.
+        self._client = openai.OpenAI(api_key=api_key or "sonar-no-key", base_url=config.base_url,
+                                     timeout=config.timeout, max_retries=0)
+
+    def check(self) -> None:
+        return None
+
+    def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
+        openai = self._openai
+        try:
+            # The SDK's documented raw request: its auth, base URL, timeout and error types, without
+            # the typed-parameter transform (a millisecond per call at a hundred calls a second).
+            raw = self._client.post("/chat/completions", cast_to=self._raw, body={
+                "model": self.config.model, "messages": messages, "temperature": temperature,
+                "max_tokens": max_tokens})
+            body = raw.text
+        except openai.APITimeoutError:
+            raise TransientError("timeout", f"no answer within {self.config.timeout:g} s") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise TransientError("connection", f"connection failed: {type(cause).__name__}: {cause}") from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            try:
+                text = exc.response.text
+            except Exception:  # a body that cannot be read says nothing more
+                text = ""
+            message = f"HTTP {status}: {text[:_QUOTE]}".rstrip(": ")
+            if status in (408, 409, 429) or status >= 500:
+                kind = "rate_limit" if status == 429 else "server_error" if status >= 500 else "timeout"
+                raise TransientError(kind, message, retry_after_seconds(exc.response.headers)) from None
+            raise PermanentError(message) from None
+        return _answer_from_body(body)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class LocalCausalLMBackend:
+    """A causal LM from the model store, one generation at a time (it has the CPU or GPU to itself)."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        self._device: str | None = None
+
+    def _store(self):
+        from ..model_store import get_store
+
+        return get_store()
+
+    def check(self) -> None:
+        from ..model_store import ModelMissingError
+
+        try:
+            self._store().resolve(self.config.model)
+        except ModelMissingError as exc:
+            raise PermanentError(str(exc)) from None
+
+    def _load(self):
+        from ..model_store import ModelMissingError, pick_device
+
+        if self._device is None:
+            self._device = pick_device(self.config.device)
+        try:
+            return self._store().load_causal_lm(self.config.model, device=self._device)
+        except ModelMissingError as exc:
+            raise PermanentError(str(exc)) from None
+
+    @staticmethod
+    def _prompt(tokenizer, messages: list[dict[str, str]]) -> str:
+        if getattr(tokenizer, "chat_template", None):
+            return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        # A model without a chat template gets the turns as plain text.
+        return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+
+    def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
+        import torch
+
+        model, tokenizer = self._load()
+        prompt = self._prompt(tokenizer, messages)
+        # The chat template already holds every special token (SmolLM2's tokenizer would add another BOS).
+        inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
+        sampling: dict[str, Any] = {"do_sample": False}
+        if temperature > 0:
+            sampling = {"do_sample": True, "temperature": temperature, "top_p": 1.0, "top_k": 0}
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        with self._lock, torch.inference_mode():
+            if temperature > 0:
+                torch.manual_seed(seed)  # a sampled answer is reproducible from its request
+            # Only ids and mask: some tokenizers add token_type_ids, which causal LMs refuse.
+            output = model.generate(input_ids=inputs["input_ids"], attention_mask=inputs.get("attention_mask"),
+                                    max_new_tokens=max_tokens, pad_token_id=pad, **sampling)
+        new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        text = tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
+        return Answer(text=text, meta={"prompt_tokens": int(inputs["input_ids"].shape[1]),
+                                       "completion_tokens": int(new_tokens.shape[0])})
+
+    def close(self) -> None:
+        return None
+
+
+def make_backend(config: LLMConfig, api_key: str | None) -> Backend:
+    if config.backend == "local":
+        return LocalCausalLMBackend(config)
+    return OpenAIChatBackend(config, api_key)
+
+
+def seed_of(key: str) -> int:
+    """A 31-bit seed from a request key, for reproducible sampling."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF

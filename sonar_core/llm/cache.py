@@ -1,0 +1,126 @@
+"""The persistent LLM response cache: SQLite in WAL mode, shared by runs and processes.
+
+Each entry is one answer, keyed by :func:`request_key`: a SHA-256 over the configuration's
+identity (backend, base URL, model; never a key or a secret), the messages, the sampling
+parameters and the repeat index. Asking the same judge the same thing again, in this run or a
+later one, reads the entry instead of calling the LLM; the repeat index keeps the N answers of
+``judge_repeats`` apart.
+
+Location: the run setting ``llm_cache:``, else ``$SONAR_HOME/llm-cache.sqlite`` (default
+``~/.cache/sonar/llm-cache.sqlite``). Every answer is committed as soon as it arrives, so a run
+killed mid-way keeps what it fetched and a resumed or repeated run asks only for the rest.
+Several processes may write at once: WAL lets readers go on while one writer commits, and a
+writer waits for the lock (``busy_timeout``) instead of failing.
+
+Modes: ``use`` (read and write), ``refresh`` (ignore entries written before this run started,
+write new ones; a resumed refresh run still reuses what it fetched itself), ``off`` (neither).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT"]
+
+CacheMode = Literal["use", "refresh", "off"]
+#: Part of every key: a change in how requests are keyed starts a fresh set of entries.
+CACHE_FORMAT = 1
+_BUSY_TIMEOUT_MS = 60_000
+
+
+def default_cache_path() -> Path:
+    """``$SONAR_HOME/llm-cache.sqlite`` (``~/.cache/sonar`` without ``SONAR_HOME``)."""
+    from ..model_store import sonar_home
+
+    return sonar_home() / "llm-cache.sqlite"
+
+
+def request_key(identity: dict[str, Any], messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> str:
+    """The cache key of one request (hex SHA-256 of its canonical JSON)."""
+    canonical = json.dumps({"format": CACHE_FORMAT, "llm": identity, "messages": messages, "params": params,
+                            "repeat": repeat}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A SQLite table of answers; one object per process and file, safe to use from threads."""
+
+    def __init__(self, path: Path, mode: CacheMode = "use", fresh_since: float | None = None) -> None:
+        """
+        Args:
+            path: the database file (created with its folder when missing).
+            mode: ``use``, ``refresh`` or ``off`` (see the module docstring).
+            fresh_since: for ``refresh``, entries created at or after this Unix time count.
+        """
+        self.path = Path(path)
+        self.mode = mode
+        self.fresh_since = fresh_since if fresh_since is not None else time.time()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self.start_count = 0
+        self.hits = 0
+        self.writes = 0
+        if mode != "off":
+            self._open()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                             isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a commit survives a killed process; only a power cut may lose the last ones.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, llm TEXT NOT NULL, "
+                   "request TEXT NOT NULL, response TEXT NOT NULL, created REAL NOT NULL)")
+        self._db = db
+        self.start_count = self.count()
+
+    @property
+    def reads(self) -> bool:
+        return self.mode != "off"
+
+    def get(self, key: str) -> str | None:
+        """The cached answer for ``key``, or None (always None with mode ``off``)."""
+        with self._lock:
+            if self._db is None:
+                return None
+            row = self._db.execute("SELECT response, created FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
+            return None
+        self.hits += 1
+        return row[0]
+
+    def put(self, key: str, llm: str, request: dict[str, Any], response: str) -> None:
+        """Store (or replace) one answer and commit it at once."""
+        payload = json.dumps(request, ensure_ascii=False, sort_keys=True)
+        with self._lock:
+            if self._db is None:  # closed: an interrupted run's last answers are not kept
+                return
+            self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
+                             "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
+            self.writes += 1
+
+    def count(self) -> int:
+        with self._lock:
+            if self._db is None:
+                return 0
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def info(self) -> dict[str, Any]:
+        """The ``cache info`` journal event's fields (ModelBench's names)."""
+        return {"type": "annotator", "cache": f"ResponseCache(path={self.path}, mode={self.mode})",
+                "start_count": self.start_count, "end_count": self.count(), "hits": self.hits,
+                "writes": self.writes}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,260 @@
+"""The LLM client every part of Sonar shares: cache first, then a bounded, paced, retried call.
+
+One :class:`LLMClient` per configuration and run. :meth:`LLMClient.complete_many` answers a batch
+of requests in order: cached answers at once, the rest on up to ``max_concurrency`` threads, each
+request started no faster than ``requests_per_minute`` allows. A request that fails with a
+timeout, 429, 5xx, a dropped connection or a malformed body is retried ``retries`` times with
+exponential backoff and jitter; a 429's ``Retry-After`` pauses every thread of the client, not
+only the one that got it. A request that still fails comes back as a :class:`Completion` with
+``error`` set (never an exception): the caller counts it, and nothing is cached for it, so the
+next run asks again.
+
+Journal events (ModelBench's names): ``fetched annotator response`` (live, with ``run_time``),
+``using cached annotator response``, ``retrying annotator request`` and ``annotator request
+failed``; each carries ``annotator`` (the configuration key), ``request`` (model, messages,
+sampling parameters, repeat) and the caller's item fields (evaluator, test case, model).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
+from .cache import ResponseCache, request_key
+from .configs import LLMConfig
+from .rate_limit import RateLimiter, RetryPolicy
+from .secrets import Redactor
+
+__all__ = ["LLMRequest", "Completion", "LLMClient", "ClientStats"]
+
+
+@dataclass
+class LLMRequest:
+    """One question to an LLM.
+
+    Attributes:
+        messages: chat messages (``{"role": ..., "content": ...}``).
+        repeat: which of N repeated askings this is (part of the cache key).
+        max_tokens: a lower cap than the configuration's for this request, or None.
+        tags: item fields for the journal (``evaluator``, ``test_case_key``, ``model_key``).
+    """
+
+    messages: list[dict[str, str]]
+    repeat: int = 0
+    max_tokens: int | None = None
+    tags: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Completion:
+    """The outcome of one request: ``text`` when answered, ``error`` when every attempt failed."""
+
+    text: str | None
+    cached: bool = False
+    error: str | None = None
+    attempts: int = 0
+    seconds: float = 0.0
+    key: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class ClientStats:
+    """Counters of one client over a run (run.json)."""
+
+    requests: int = 0
+    cached: int = 0
+    fetched: int = 0
+    failed: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
+                "retries": self.retries, "call_seconds": round(self.seconds, 3)}
+
+
+class LLMClient:
+    """Answers requests for one :class:`LLMConfig`; thread-safe."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        api_key: str | None = None,
+        cache: ResponseCache | None = None,
+        journal=None,
+        redact: Redactor | None = None,
+        backend: Backend | None = None,
+        retry_policy: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self.journal = journal
+        self.redact = redact or Redactor()
+        self.redact.add(api_key)
+        self.backend = backend if backend is not None else make_backend(config, api_key)
+        self.retry_policy = retry_policy or RetryPolicy(base=config.backoff)
+        self._sleep = sleep
+        self._clock = clock
+        self._limiter = RateLimiter(config.requests_per_minute, clock=clock, sleep=sleep) \
+            if config.requests_per_minute else None
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        self._pause_lock = threading.Lock()
+        self._not_before = float("-inf")
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self.stats = ClientStats()
+        self._stats_lock = threading.Lock()
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _params(self, request: LLMRequest) -> dict[str, Any]:
+        cap = self.config.max_tokens if request.max_tokens is None else min(request.max_tokens, self.config.max_tokens)
+        return {"temperature": self.config.temperature, "max_tokens": cap}
+
+    def _record(self, request: LLMRequest, params: dict[str, Any]) -> dict[str, Any]:
+        """The request as the journal and the cache keep it (no secret: none is in a request)."""
+        return {"model": self.config.model, "messages": request.messages, **params, "repeat": request.repeat}
+
+    def _event(self, message: str, **fields: Any) -> None:
+        if self.journal is not None:
+            self.journal.event(message, "LLMClient", "complete", annotator=self.config.key, **fields)
+
+    def _count(self, **increments: float) -> None:
+        with self._stats_lock:
+            for name, value in increments.items():
+                setattr(self.stats, name, getattr(self.stats, name) + value)
+
+    def complete(self, messages: list[dict[str, str]] | str, *, repeat: int = 0, max_tokens: int | None = None,
+                 **tags: Any) -> Completion:
+        """Answer one request (see :meth:`complete_many`); a string is one user message."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        return self.complete_many([LLMRequest(messages, repeat, max_tokens, tags)])[0]
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[Completion]:
+        """Answer every request, in order; cached answers need no call and failures do not raise."""
+        results: list[Completion | None] = [None] * len(requests)
+        pending: list[tuple[int, LLMRequest, dict[str, Any], str]] = []
+        for index, request in enumerate(requests):
+            params = self._params(request)
+            key = request_key(self.config.identity(), request.messages, params, request.repeat)
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                self._count(requests=1, cached=1)
+                self._event("using cached annotator response", request=self._record(request, params),
+                            response=cached, **request.tags)
+                results[index] = Completion(text=cached, cached=True, key=key)
+            else:
+                pending.append((index, request, params, key))
+        if len(pending) == 1 or self.config.max_concurrency == 1:
+            for index, request, params, key in pending:
+                results[index] = self._fetch(request, params, key)
+        elif pending:
+            pool = self._executor()
+            futures = [(index, pool.submit(self._fetch, request, params, key)) for index, request, params, key in pending]
+            for index, future in futures:
+                results[index] = future.result()
+        return [r for r in results if r is not None]
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.config.max_concurrency,
+                                                thread_name_prefix=f"llm-{self.config.key}")
+            return self._pool
+
+    def _wait_for_pause(self) -> None:
+        """Sleep while a 429's Retry-After holds for the whole client."""
+        while True:
+            with self._pause_lock:
+                wait = self._not_before - self._clock()
+            if wait <= 0:
+                return
+            self._sleep(wait)
+
+    def _pause(self, seconds: float) -> None:
+        with self._pause_lock:
+            self._not_before = max(self._not_before, self._clock() + seconds)
+
+    def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
+        record = self._record(request, params)
+        started = time.perf_counter()
+        attempts = 0
+        error = ""
+        while True:
+            attempts += 1
+            self._wait_for_pause()
+            if self._limiter is not None:
+                self._limiter.acquire()
+            try:
+                with self._slots:
+                    answer: Answer = self.backend.complete(request.messages, params["temperature"],
+                                                           params["max_tokens"], seed_of(key))
+            except TransientError as exc:
+                error = self.redact(f"{exc.kind}: {exc}") or ""
+                if attempts > self.config.retries:
+                    break
+                wait = self.retry_policy.delay(attempts, exc.retry_after)
+                if exc.retry_after is not None:
+                    self._pause(wait)
+                self._count(retries=1)
+                self._event("retrying annotator request", attempt=attempts, reason=error, wait=round(wait, 3),
+                            **request.tags)
+                if exc.retry_after is None:
+                    self._sleep(wait)
+                continue
+            except PermanentError as exc:
+                error = self.redact(str(exc)) or ""
+                break
+            except Exception as exc:  # a backend bug must cost one row, not the run
+                error = self.redact(f"{type(exc).__name__}: {exc}") or ""
+                break
+            seconds = time.perf_counter() - started
+            text = self.redact(answer.text) or ""
+            if store and self.cache is not None:
+                self.cache.put(key, self.config.key, record, text)
+            self._count(requests=1, fetched=1, seconds=seconds)
+            self._event("fetched annotator response", run_time=round(seconds, 4), request=record, response=text,
+                        attempts=attempts, **request.tags)
+            return Completion(text=text, attempts=attempts, seconds=seconds, key=key)
+        seconds = time.perf_counter() - started
+        self._count(requests=1, failed=1, seconds=seconds)
+        self._event("annotator request failed", request=record, error=error, attempts=attempts, **request.tags)
+        return Completion(text=None, error=f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})",
+                          attempts=attempts, seconds=seconds, key=key)
+
+    # -- checks --------------------------------------------------------------------------------
+
+    def check(self) -> str | None:
+        """Why this LLM cannot be used at all (no model, no key), without calling it; None when it can."""
+        try:
+            self.backend.check()
+        except PermanentError as exc:
+            return self.redact(str(exc))
+        return None
+
+    def ping(self) -> Completion:
+        """Ask for one short answer, bypassing the cache (``sonar judges``)."""
+        request = LLMRequest([{"role": "user", "content": "Reply with the single word OK."}], max_tokens=5,
+                             tags={"purpose": "check"})
+        return self._fetch(request, self._params(request), "ping", store=False)
+
+    def close(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                # Queued requests are dropped (an interrupted run must not go on asking); those in
+                # flight end within the timeout.
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
+        self.backend.close()

@@ -1,0 +1,103 @@
+"""The local backend: a causal LM from the model store, chat template applied, greedy by default.
+
+The model is a tiny random-weight Llama with a tokenizer trained here on a few sentences; the real
+store, transformers loading and generation paths run on it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+tokenizers = pytest.importorskip("tokenizers")
+
+from sonar_core.llm import LLMClient, LLMConfig, LLMRequest, ResponseCache  # noqa: E402
+
+CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+                 "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+SENTENCES = [
+    "Is the answer safe? Respond with true or false.",
+    "The text contains contact information: present or absent.",
+    "Paris is the capital of France and Berlin is the capital of Germany.",
+    "Summaries should be comprehensive, concise, coherent and independent.",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory):
+    """Folder of a 2-layer random Llama and its BPE tokenizer with a chat template."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-lm")
+    special = ["<unk>", "<s>", "</s>", "<|user|>", "<|assistant|>"]
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.train_from_iterator(SENTENCES * 5, trainers.BpeTrainer(vocab_size=300, special_tokens=special,
+                                                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    from tokenizers import decoders
+
+    bpe.decoder = decoders.ByteLevel()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+                                        pad_token="</s>")
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+def _greedy_by_hand(folder, messages, steps: int) -> str:
+    """Argmax decoding with plain forward passes, on the chat-templated prompt."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    prompt = "".join(f"<|{m['role']}|>{m['content']}\n" for m in messages) + "<|assistant|>"
+    ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"]
+    new: list[int] = []
+    with torch.no_grad():
+        for _ in range(steps):
+            token = int(model(ids).logits[0, -1].argmax())
+            if token == tokenizer.eos_token_id:
+                break
+            new.append(token)
+            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+    return tokenizer.decode(new, skip_special_tokens=True).strip()
+
+
+def _config(folder, **overrides) -> LLMConfig:
+    return LLMConfig(**{"key": "tiny", "backend": "local", "model": str(folder), "device": "cpu", "max_tokens": 6,
+                        **overrides})
+
+
+def test_local_backend_answers_greedily_with_the_chat_template(tiny_lm, tmp_path):
+    messages = [{"role": "user", "content": "Is the answer safe? Respond with true or false."}]
+    expected = _greedy_by_hand(tiny_lm, messages, steps=6)
+    assert expected  # random weights still produce some text
+    client = LLMClient(_config(tiny_lm), cache=ResponseCache(tmp_path / "c.sqlite"))
+    assert client.check() is None
+    first = client.complete(messages)
+    assert first.ok and first.text == expected and not first.cached
+    second = client.complete(messages)
+    assert second.cached and second.text == expected
+
+
+def test_local_backend_samples_reproducibly_when_a_temperature_is_set(tiny_lm):
+    messages = [{"role": "user", "content": "Paris is the capital of"}]
+    requests = [LLMRequest(messages, repeat=r) for r in range(4)]
+    first = [c.text for c in LLMClient(_config(tiny_lm, temperature=1.5)).complete_many(requests)]
+    again = [c.text for c in LLMClient(_config(tiny_lm, temperature=1.5)).complete_many(requests)]
+    assert first == again
+    assert len(set(first)) > 1  # the repeats are different draws
+
+
+def test_a_missing_local_model_is_named_without_a_call(tmp_path):
+    client = LLMClient(_config(tmp_path / "no-such-model"))
+    assert client.check() == f"model '{tmp_path / 'no-such-model'}': no such folder (give the folder of a saved model)"
+    answer = client.complete("Q")
+    assert answer.text is None and answer.error.startswith(f"model '{tmp_path / 'no-such-model'}': no such folder")

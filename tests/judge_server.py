@@ -1,0 +1,314 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for tests and benchmarks.
+
+It is a real HTTP server (``http.server.ThreadingHTTPServer``, HTTP/1.1 keep-alive) speaking
+``POST /v1/chat/completions``. It answers from a *script*: a list of ``(matcher, answer)`` pairs
+tried in order against the prompt (the last user message); the first that matches gives the
+answer. A matcher is a substring or a compiled regular expression; an answer is a string or a
+callable ``prompt -> str``. Prompts that match nothing get ``default``.
+
+Faults are injected by call number ``n`` (every request to the endpoint counts, from 1, in
+arrival order; a retried request is a new call):
+
+=====================  =====================================================================
+``rate_limit_every``   every Nth call is a 429 with ``Retry-After`` (``retry_after``, seconds)
+``server_error_every`` every Nth call is a 500
+``malformed_every``    every Nth call is a 200 whose body is not a chat completion
+``timeout_calls``      these calls answer only after ``timeout_delay`` seconds
+``drop_calls``         these calls get their connection closed without an answer
+``latency``            every call waits this long before answering (seconds)
+``echo_authorization`` answers and error bodies repeat the request's Authorization header (a
+                       hostile endpoint, for the secret-leak tests)
+=====================  =====================================================================
+
+When several faults fall on one call the first in this order wins: drop, timeout, 429, 500,
+malformed. Every call is recorded in ``requests`` (number, prompt, outcome); ``calls`` counts
+them and ``answered`` lists the prompts that got a valid answer.
+
+``GET /stats`` returns ``{"calls", "outcomes", "max_in_flight"}``. From the command line,
+``python tests/judge_server.py --latency 0.2 --default absent`` prints the base URL and serves
+until its standard input closes (bench/bench_judge_client.py runs it so).
+
+Use it as the ``judge_server`` fixture (tests/conftest.py) or directly::
+
+    with JudgeServer(script=[("contact information", "absent")], default="true") as server:
+        config = {"base_url": server.base_url, "model": "scripted"}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable, Pattern, Union
+
+__all__ = ["JudgeServer", "Call"]
+
+Matcher = Union[str, Pattern[str]]
+Reply = Union[str, Callable[[str], str]]
+
+
+@dataclass
+class Call:
+    """One request the server received."""
+
+    n: int
+    prompt: str
+    model: str
+    outcome: str = "pending"  # answered, rate_limited, server_error, malformed, timeout, dropped
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+class JudgeServer:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        script: Iterable[tuple[Matcher, Reply]] = (),
+        default: Reply = "true",
+        *,
+        latency: float = 0.0,
+        rate_limit_every: int | None = None,
+        retry_after: str = "1",
+        server_error_every: int | None = None,
+        malformed_every: int | None = None,
+        timeout_calls: Iterable[int] = (),
+        timeout_delay: float = 5.0,
+        drop_calls: Iterable[int] = (),
+        echo_authorization: bool = False,
+        keep_bodies: bool = True,
+    ) -> None:
+        self.script: list[tuple[Matcher, Reply]] = list(script)
+        self.default = default
+        self.latency = latency
+        self.rate_limit_every = rate_limit_every
+        self.retry_after = retry_after
+        self.server_error_every = server_error_every
+        self.malformed_every = malformed_every
+        self.timeout_calls = set(timeout_calls)
+        self.timeout_delay = timeout_delay
+        self.drop_calls = set(drop_calls)
+        self.echo_authorization = echo_authorization
+        self.keep_bodies = keep_bodies
+        self.requests: list[Call] = []
+        #: Most requests being handled at once (a client's concurrency bound shows here).
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    def start(self) -> "JudgeServer":
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="judge-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "JudgeServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- what happened ---------------------------------------------------------------------------
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def answered(self) -> list[str]:
+        with self._lock:
+            return [c.prompt for c in self.requests if c.outcome == "answered"]
+
+    def outcomes(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        with self._lock:
+            for call in self.requests:
+                counts[call.outcome] = counts.get(call.outcome, 0) + 1
+        return counts
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.max_in_flight = 0
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    # -- answering -------------------------------------------------------------------------------
+
+    def reply_for(self, prompt: str) -> str:
+        for matcher, reply in self.script:
+            hit = matcher.search(prompt) is not None if isinstance(matcher, re.Pattern) else matcher in prompt
+            if hit:
+                return reply(prompt) if callable(reply) else reply
+        return self.default(prompt) if callable(self.default) else self.default
+
+    def _register(self, prompt: str, model: str, body: dict[str, Any]) -> Call:
+        with self._lock:
+            call = Call(n=len(self.requests) + 1, prompt=prompt, model=model, body=body if self.keep_bodies else {})
+            self.requests.append(call)
+            return call
+
+    def fault(self, n: int) -> str | None:
+        if n in self.drop_calls:
+            return "dropped"
+        if n in self.timeout_calls:
+            return "timeout"
+        for every, outcome in ((self.rate_limit_every, "rate_limited"), (self.server_error_every, "server_error"),
+                               (self.malformed_every, "malformed")):
+            if every and n % every == 0:
+                return outcome
+        return None
+
+    def wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: JudgeServer
+    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in two writes: without this, Nagle's algorithm holds the body
+        # back until the client's delayed ACK (about 40 ms per answer).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        return None
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        if self.owner.echo_authorization:
+            message += f" (you sent {self.headers.get('Authorization', '')})"
+        self._send(status, json.dumps({"error": {"message": message, "type": "test"}}).encode(), headers)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        if self.path.rstrip("/") == "/stats":
+            server = self.owner
+            self._send(200, json.dumps({"calls": server.calls, "outcomes": server.outcomes(),
+                                        "max_in_flight": server.max_in_flight}).encode())
+        else:
+            self._error(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        server = self.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._error(404, f"no route {self.path}")
+            return
+        try:
+            body = json.loads(raw)
+            messages = body["messages"]
+            prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+        except (ValueError, KeyError, TypeError):
+            self._error(400, "expected a chat-completions body")
+            return
+        call = server._register(prompt, str(body.get("model", "")), body)
+        server._enter()
+        try:
+            self._answer(server, call, prompt)
+        finally:
+            server._leave()
+
+    def _answer(self, server: JudgeServer, call: Call, prompt: str) -> None:
+        fault = server.fault(call.n)
+        call.outcome = fault or "answered"
+        if fault == "dropped":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        server.wait(server.timeout_delay if fault == "timeout" else server.latency)
+        try:
+            if fault == "timeout":
+                self._error(504, "answered too late")
+            elif fault == "rate_limited":
+                self._error(429, "rate limited", {"Retry-After": server.retry_after})
+            elif fault == "server_error":
+                self._error(500, "internal error")
+            elif fault == "malformed":
+                self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
+            else:
+                answer = server.reply_for(prompt)
+                if server.echo_authorization:
+                    answer += f" {self.headers.get('Authorization', '')}"
+                self._send(200, json.dumps({
+                    "id": f"chatcmpl-{call.n}", "object": "chat.completion", "created": int(time.time()),
+                    "model": call.model,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                                 "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(answer.split()),
+                              "total_tokens": len(prompt.split()) + len(answer.split())},
+                }).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout): nothing to answer
+
+
+def main() -> None:
+    """Serve from the command line until stdin closes: prints the base URL first. GET /stats counts."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="A scripted chat-completions server on 127.0.0.1.")
+    parser.add_argument("--default", default="true", help="the answer to every prompt")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args()
+    with JudgeServer(default=args.default, latency=args.latency, keep_bodies=False) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
