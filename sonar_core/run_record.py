@@ -13,6 +13,7 @@ from .aggregate import model_stats
 from .artifacts.html import render_index, tradeoff_view
 from .artifacts.drilldown import build_casebook, redact_views, write_casebook
 from .config import RunConfig
+from .contract import finite_or_none
 from .dataset import LLMDataset
 from .plugins import PluginHost
 from .problems import SEVERITIES
@@ -107,7 +108,7 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
             "incompatible_explainers": result.skipped,
             "scheduled_explainers": [j.label for j in jobs],
             "explainers_parameters": {j.label: j.params for j in jobs},
-            "explainers_thresholds": {j.label: j.thresholds for j in jobs},
+            "explainers_thresholds": {j.label: {k: finite_or_none(v) for k, v in j.thresholds.items()} for j in jobs},
             "executed_explainers": executed,
             "problems": problems,
             "insights": [i for s in summaries for i in s["insights"]],

@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from .. import names
 from ..aggregate import ScoredEvaluator
+from ..contract import finite_or_none
 from ..contract import RowResult
 from .charts import TradeoffPoint, metric_bars_svg, pareto_front, pass_fail_svg, tradeoff_svg
 
@@ -125,8 +126,9 @@ def evaluator_view(
             "description": m.description,
             "is_primary": m.key == ev.primary.key,
             "higher_is_better": m.higher_is_better,
-            "threshold": threshold,
-            "value_range": m.json_range(),  # null for an unbounded end (JSON has no inf)
+            # None (JSON null) for an infinite threshold or range end: the view is saved as JSON too.
+            "threshold": finite_or_none(threshold),
+            "value_range": m.json_range(),
             "role": m.role.value if m.role else None,
             "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
         })
