@@ -141,7 +141,8 @@ def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:
         if value is None:
             metrics.append({"value": None, "status": "na"})
             continue
-        fails = value < metric["threshold"] if metric["higher_is_better"] else value > metric["threshold"]
+        threshold = metric["threshold"]  # None (JSON null) for an infinite threshold: nothing fails it
+        fails = threshold is not None and (value < threshold if metric["higher_is_better"] else value > threshold)
         metrics.append({"value": value, "status": "fail" if fails else "pass"})
         fails_any = fails_any or fails
         fails_answer = fails_answer or (fails and about_answer)
