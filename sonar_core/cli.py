@@ -138,9 +138,14 @@ def _host(plugins: tuple[str, ...] = ()):
     return get_host(plugins).load()
 
 
+_JSON_OPTION = click.option("--json", "as_json", is_flag=True,
+                            help="Print JSON (shape documented in docs/cli.md) instead of a table.")
+
+
 @cli.command("evaluators")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-def evaluators_command(plugins) -> None:
+@_JSON_OPTION
+def evaluators_command(plugins, as_json: bool) -> None:
     """List installed evaluators and the inputs each needs.
 
     Columns: LLM/RAG compatibility, judge (J), required inputs (Q/EA/RC/AA/C), GPU.
@@ -148,6 +153,13 @@ def evaluators_command(plugins) -> None:
     from .catalogue import OVERVIEW_COLUMNS, overview_cells
 
     host = _host(plugins)
+    if as_json:
+        from .listings import evaluators_listing, to_json
+
+        click.echo(to_json(evaluators_listing(host)), nl=False)
+        for failure in host.failures:
+            click.echo(f"warning: {failure.message()}", err=True)
+        return
     table = RichTable(title="Sonar evaluators")
     for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS):
         table.add_column(column)
@@ -161,7 +173,8 @@ def evaluators_command(plugins) -> None:
 @cli.command("describe")
 @click.argument("evaluator_id")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-def describe_command(evaluator_id: str, plugins) -> None:
+@_JSON_OPTION
+def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
     """Show one evaluator's metrics and parameters.
 
     EVALUATOR_ID is an id from `sonar evaluators` (or a qualified class name).
@@ -171,6 +184,11 @@ def describe_command(evaluator_id: str, plugins) -> None:
         cls = host.resolve(evaluator_id)
     except SonarError as exc:
         _fail(str(exc), exc.exit_code)
+        return
+    if as_json:
+        from .listings import evaluator_description, to_json
+
+        click.echo(to_json(evaluator_description(cls, host)), nl=False)
         return
     _out.print(f"[bold]{cls.display_name}[/bold] ([cyan]{cls.id}[/cyan], {cls.qualified_name()})")
     if cls.tagline:
@@ -197,9 +215,15 @@ def describe_command(evaluator_id: str, plugins) -> None:
 
 @cli.command("plugins")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-def plugins_command(plugins) -> None:
+@_JSON_OPTION
+def plugins_command(plugins, as_json: bool) -> None:
     """List plugins, their evaluators, and load failures."""
     host = _host(plugins)
+    if as_json:
+        from .listings import plugins_listing, to_json
+
+        click.echo(to_json(plugins_listing(host)), nl=False)
+        return
     table = RichTable(title="Sonar plugins")
     for column in ("Name", "Distribution", "Version", "Hooks", "Evaluators"):
         table.add_column(column)
