@@ -77,8 +77,10 @@ def cli() -> None:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Finish an interrupted run folder: only evaluators without a done marker run.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
+@click.option("--csv-formula-escape/--no-csv-formula-escape", "csv_formula_escape", default=None,
+              help="Prefix CSV text cells starting with = + - @ tab or CR with ' (default: on).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
-                fail_on_problems, plugins, resume_dir, progress) -> None:
+                fail_on_problems, plugins, resume_dir, progress, csv_formula_escape) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -100,7 +102,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
             overrides: dict[str, Any] = {
                 "dataset": dataset, "output_dir": output_dir, "run_id": run_id, "strict": strict,
                 "fail_on_problems": fail_on_problems, "plugins": plugins,
-                "thresholds": _parse_thresholds(thresholds),
+                "thresholds": _parse_thresholds(thresholds), "csv_formula_escape": csv_formula_escape,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)

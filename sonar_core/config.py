@@ -67,6 +67,8 @@ class RunConfig(BaseModel):
     #: Extra plugin modules to load, as with ``sonar run -p module``.
     plugins: list[str] = Field(default_factory=list)
     batch_size: int = Field(default=512, ge=1)
+    #: Prefix CSV text cells that start with = + - @ tab or CR with ' so spreadsheets show them as text.
+    csv_formula_escape: bool = True
     #: Base directory for relative paths (the config file's folder).
     base_dir: str | None = None
 

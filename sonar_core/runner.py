@@ -325,7 +325,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
                                    lambda total: sink.task(label, total=total), logger)
-                summary = write_evaluator_dir(scored, job.folder)
+                summary = write_evaluator_dir(scored, job.folder, csv_formula_escape=config.csv_formula_escape)
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 logger.error("evaluator failed: %s\n%s", error, traceback.format_exc())

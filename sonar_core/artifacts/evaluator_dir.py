@@ -21,6 +21,7 @@ from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
 from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .descriptor import descriptor
 from .eval_results import write_eval_results
+from .csv_cells import neutralise_row
 from .formats import write_format, write_json
 from .html import evaluator_view, render_fragment
 
@@ -103,7 +104,7 @@ def safe_file_stem(name: str) -> str:
     return stem[:120]
 
 
-def _write_tables(ev: ScoredEvaluator, work: Path) -> None:
+def _write_tables(ev: ScoredEvaluator, work: Path, csv_formula_escape: bool) -> None:
     used: set[str] = set()
     for table in ev.tables:
         stem, n = safe_file_stem(table.name), 2
@@ -116,8 +117,12 @@ def _write_tables(ev: ScoredEvaluator, work: Path) -> None:
         })
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(table.columns)
-        writer.writerows(table.rows)
+        if csv_formula_escape:
+            writer.writerow(neutralise_row(table.columns))
+            writer.writerows(neutralise_row(row) for row in table.rows)
+        else:
+            writer.writerow(table.columns)
+            writer.writerows(table.rows)
         (work / f"{stem}.csv").write_text(buffer.getvalue(), encoding="utf-8")
 
 
@@ -133,12 +138,16 @@ def _zip_work_dir(work: Path) -> bytes:
     return buffer.getvalue()
 
 
-def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
-    """Write every artifact of ``ev`` into ``folder``; return what run.json and index.html need."""
+def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape: bool = True) -> dict[str, Any]:
+    """Write every artifact of ``ev`` into ``folder``; return what run.json and index.html need.
+
+    ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run as formulas
+    (:mod:`.csv_cells`); JSON and .jay keep the exact text either way.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
     if ev.params.get("save_llm_result", True):
-        write_eval_results(ev, folder)
+        write_eval_results(ev, folder, csv_formula_escape)
 
     board = build_leaderboard(ev)
     board_md = leaderboard_markdown(ev, board)
@@ -154,7 +163,7 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
 
     work = folder / names.WORK_DIR
     work.mkdir(exist_ok=True)
-    _write_tables(ev, work)
+    _write_tables(ev, work, csv_formula_escape)
     (work / names.REPORT_MD).write_text(_report_md(ev, board_md, problems, insights), encoding="utf-8")
 
     view = evaluator_view(ev, board, problems, insights, folder.name)

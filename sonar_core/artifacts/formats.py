@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import names
 
-__all__ = ["write_format", "write_json", "write_atomic", "FORMAT_CLASSES"]
+__all__ = ["write_format", "write_meta", "write_json", "write_atomic", "FORMAT_CLASSES"]
 
 # The format class each MIME type stands for, as H2O Sonar's .meta files name them.
 FORMAT_CLASSES = {
@@ -49,6 +49,12 @@ def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str 
             write_atomic(target, content.encode("utf-8") if isinstance(content, str) else content)
         else:
             write_json(target, content)
+    write_meta(explanation_dir, mime, files)
+    return folder
+
+
+def write_meta(explanation_dir: Path, mime: str, files) -> None:
+    """The ``.meta`` file beside a MIME folder: format class, MIME type and the file names in it."""
     format_class = FORMAT_CLASSES[mime]
     write_json(
         explanation_dir / f"{names.mime_dir(mime)}.meta",
@@ -63,4 +69,3 @@ def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str 
             "files": sorted(files),
         },
     )
-    return folder
