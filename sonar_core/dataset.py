@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -238,13 +239,66 @@ def _read_jsonl(path: Path, text: str) -> Iterable[tuple[str, Any]]:
         yield f"{path}: line {lineno}", record
 
 
-def _read_csv(path: Path) -> Iterable[tuple[str, Any]]:
+# RFC 4180 fields: quoted (a '"' inside written '""') or plain (no '"' at all).
+_QUOTED_FIELD = re.compile(r'"[^"]*(?:""[^"]*)*"')
+_PLAIN_FIELD = re.compile(r'[^,"\r\n]*')
+
+
+def _check_csv_quotes(path: Path, text: str) -> None:
+    """Raise DatasetError at the first unbalanced quote, naming its line and column.
+
+    datatable's reader accepts a field with an opening quote that never closes, or a stray
+    quote inside a field, and keeps the quote as text (in a key, say); such a file is
+    almost always a broken export, so it is refused here, before any row is read.
+    """
+    if '"' not in text:
+        return
+    pos, end_of_text = 0, len(text)
+    header: list[str] = []
+    field, in_header = 0, True
+
+    def error(at: int, what: str) -> DatasetError:
+        line = text.count("\n", 0, at) + 1
+        column = f"column '{header[field]}'" if not in_header and field < len(header) else f"field {field + 1}"
+        return DatasetError(f"{path}: line {line}, {column}: unbalanced quote ({what})")
+
+    while pos < end_of_text:
+        if text[pos] == '"':
+            match = _QUOTED_FIELD.match(text, pos)
+            if match is None:
+                raise error(pos, "the quoted field that starts here is never closed")
+            end = match.end()
+            if end < end_of_text and text[end] not in ",\r\n":
+                raise error(end, "text after the closing quote; write a '\"' inside a quoted field as '\"\"'")
+            value = text[pos + 1:end - 1].replace('""', '"')
+        else:
+            end = _PLAIN_FIELD.match(text, pos).end()
+            if end < end_of_text and text[end] == '"':
+                raise error(end, "a '\"' inside a field that is not enclosed in quotes; enclose the field in quotes "
+                                 "and write each '\"' in it as '\"\"'")
+            value = text[pos:end]
+        if in_header:
+            header.append(value)
+        pos = end
+        if pos < end_of_text:
+            separator = text[pos]
+            pos += 1
+            if separator == ",":
+                field += 1
+                continue
+            if separator == "\r" and pos < end_of_text and text[pos] == "\n":
+                pos += 1
+            field, in_header = 0, False
+
+
+def _read_csv(path: Path, text: str) -> Iterable[tuple[str, Any]]:
     import datatable as dt  # imported here: only CSV needs it
 
+    _check_csv_quotes(path, text)
     try:
         # Every column as text: type inference would turn a key like "007" into 7;
         # numbers are converted field by field, with the row named on error.
-        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32)
+        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32, sep=",")
     except Exception as exc:  # datatable raises its own IOError/ValueError subclasses
         raise DatasetError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from None
     names = list(frame.names)
@@ -279,7 +333,7 @@ def load_dataset(path: str | Path) -> LLMDataset:
     elif suffix in (".jsonl", ".ndjson"):
         records = list(_read_jsonl(path, text))
     elif suffix == ".csv":
-        records = list(_read_csv(path))
+        records = list(_read_csv(path, text))
     else:
         raise DatasetError(f"{path}: unknown dataset format '{suffix}' (use .json, .jsonl or .csv)")
     if not records:
