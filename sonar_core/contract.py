@@ -129,7 +129,7 @@ class Metric:
 
     def fails(self, value: float | None, threshold: float | None = None) -> bool:
         """Whether ``value`` is on the wrong side of the threshold."""
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None or value != value:  # value != value: NaN (float or numpy)
             return False
         t = self.threshold if threshold is None else threshold
         return value < t if self.higher_is_better else value > t

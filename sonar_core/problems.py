@@ -97,7 +97,14 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     """One problem per model and metric whose mean is on the wrong side of its threshold."""
     problems = []
     aggregates = ev.aggregates()
+    by_model = ev.by_model()
+    failing_by_metric: dict[str, dict[str, list]] = {}
+    for metric in ev.cls.metrics:
+        groups = failing_by_metric[metric.key] = {}
+        for pair in ev.failing(metric):
+            groups.setdefault(pair[0].model_key, []).append(pair)
     for model, values in aggregates.items():
+        pairs = by_model[model]
         for metric in ev.cls.metrics:
             if not (metric.raises_problems or metric.is_primary):
                 continue
@@ -112,13 +119,8 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
                 failing = []
                 description += "."
             else:
-                failing = [
-                    (row, result)
-                    for row, result in ev.scored
-                    if row.model_key == model and metric.fails(result.values.get(metric.key), threshold)
-                ]
-                total = sum(1 for r, _ in ev.scored if r.model_key == model)
-                description += f" ({len(failing)} of {total} test cases on the wrong side)."
+                failing = failing_by_metric[metric.key].get(model, [])
+                description += f" ({len(failing)} of {len(pairs)} test cases on the wrong side)."
             problems.append(
                 make_problem(
                     ev,

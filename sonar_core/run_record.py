@@ -74,6 +74,10 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
     problems = [p for s in summaries for p in s["problems"]]
     best, _ = best_model([s["view"] for s in summaries])
     counts = problem_counts(problems)
+    fragments = base.get("fragments")
+    if fragments is not None:
+        for summary in summaries:  # a resumed evaluator's summary was read back from its folder
+            fragments.keep(*summary["problems"], *summary["insights"])
     write_json(run_dir / names.RUN_JSON, {
         "schema_version": names.SCHEMA_VERSION,
         "run_id": base["run_id"],
@@ -106,7 +110,7 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
                 "failed_explainers": [f["evaluator"] for f in result.failed],
             },
         },
-    })
+    }, fragments)
 
 
 def write_index(run_dir: Path, base: dict[str, Any], result: "RunResult", summaries: list[dict[str, Any]]) -> None:

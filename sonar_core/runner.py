@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
 import time
 import traceback
@@ -20,9 +21,10 @@ from typing import Any, Callable
 from . import names
 from .aggregate import ScoredEvaluator, SkippedRow
 from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
+from .artifacts.jsontext import Fragments
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
-from .contract import Evaluator, ParameterError
+from .contract import Evaluator, Input, ParameterError
 from .dataset import LLMDataset, Row, load_dataset
 from .errors import (
     EXIT_EVALUATOR_FAILED,
@@ -167,14 +169,17 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     """
     scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     wanted = set(job.spec.categories)
+    # An actual answer is always "present" (an empty answer is still scored), so it needs no check.
+    required = [needed for needed in job.cls.required_inputs if needed is not Input.ACTUAL_ANSWER]
     eligible: list[Row] = []
     for row in dataset.rows:
         if wanted and not wanted.intersection(row.categories):
             continue
-        missing = next((needed for needed in job.cls.required_inputs if not row.has_input(needed)), None)
-        if missing is not None:
-            scored.skipped.append(SkippedRow(row, missing))
-            continue
+        if required:
+            missing = next((needed for needed in required if not row.has_input(needed)), None)
+            if missing is not None:
+                scored.skipped.append(SkippedRow(row, missing))
+                continue
         eligible.append(row)
     if scored.skipped:
         journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
@@ -185,17 +190,22 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
-    primary = job.cls.primary_metric().key
-    for start in range(0, len(eligible), size):
+    primary = job.cls.primary_metric()
+    threshold = job.thresholds[primary.key]
+    for number, start in enumerate(range(0, len(eligible), size), start=1):
+        batch_started = time.perf_counter()
         batch = eligible[start:start + size]
         results = list(evaluator.evaluate(batch))
         if len(results) != len(batch):
             raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
         scored.scored.extend(zip(batch, results))
-        journal.events("measured item quality", "Runner", "score_job", (
-            {"evaluator": job.label, "test_case_key": row.test_case_key, "model_key": row.model_key,
-             "metric": primary, "value": result.values.get(primary)}
-            for row, result in zip(batch, results)))
+        # One summary per batch, not one line per row: the row values are in llm-eval-results.
+        values = [v for v in (result.values.get(primary.key) for result in results) if v is not None and v == v]
+        journal.event("measured batch quality", "Runner", "score_job", evaluator=job.label, batch=number,
+                      rows=len(batch), done=start + len(batch), total=len(eligible), metric=primary.key,
+                      mean=math.fsum(values) / len(values) if values else None,
+                      failing=sum(1 for v in values if primary.fails(v, threshold)),
+                      seconds=round(time.perf_counter() - batch_started, 3))
         advance(len(batch))
     scored.tables = list(evaluator.tables(scored.scored))
     scored.extra_problems = list(evaluator.extra_problems(scored.scored))
@@ -263,8 +273,9 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     result = RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK)
     summaries: list[dict[str, Any]] = []
     executed: list[dict[str, Any]] = []
+    # ``fragments``: JSON text of problems and insights, encoded once though run.json repeats them.
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
-            "host": host, "started": started}
+            "host": host, "started": started, "fragments": Fragments()}
     write_run_json(run_dir, base, executed, result, summaries, status="running")
 
     try:
@@ -325,7 +336,8 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
                                    lambda total: sink.task(label, total=total), logger)
-                summary = write_evaluator_dir(scored, job.folder, csv_formula_escape=config.csv_formula_escape)
+                summary = write_evaluator_dir(scored, job.folder, csv_formula_escape=config.csv_formula_escape,
+                                              fragments=base["fragments"])
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 logger.error("evaluator failed: %s\n%s", error, traceback.format_exc())
@@ -339,7 +351,10 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                 logger.removeHandler(handler)
                 handler.close()
             journal.event("evaluator scored", "Runner", "execute_run", evaluator=job.label, rows=len(scored.scored),
-                          skipped_rows=len(scored.skipped), problems=len(summary["problems"]))
+                          skipped_rows=len(scored.skipped), problems=len(summary["problems"]),
+                          metric=scored.primary.key, means={model: values[scored.primary.key]
+                                                            for model, values in scored.aggregates().items()},
+                          seconds=round(time.time() - job_started, 3))
             journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
             summaries.append(summary)
             executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})

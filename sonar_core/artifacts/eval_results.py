@@ -12,17 +12,18 @@ column buffers). Each file goes to ``<name>.tmp`` first and is renamed when comp
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, Iterable
 
 from .. import names
 from ..aggregate import ScoredEvaluator
 from ..leaderboards import metric_meta
-from .csv_cells import FORMULA_PREFIXES, neutralise_cell
+from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row
 from .formats import write_meta
+from .jsontext import compact_encoder
 
 __all__ = ["result_records", "write_eval_results", "RECORD_FIELDS", "CHUNK_ROWS"]
 
@@ -38,13 +39,14 @@ _TRAILING_FIELDS = ["result_error_message", "details", "actual_output_meta"]
 CHUNK_ROWS = 2048
 
 # Compact JSON, the exact text json.dumps(..., separators=(",", ":")) gives; NaN is refused.
-_RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-# CSV and .jay cells: lists and objects as JSON text with sorted keys.
-_CELL_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_encode_records = compact_encoder(item_separator=",", key_separator=":", sort_keys=False, allow_nan=False)
+# CSV and .jay cells: lists and objects as JSON text with sorted keys (json.dumps(..., sort_keys=True)).
+_encode_cell = compact_encoder(item_separator=", ", key_separator=": ", sort_keys=True, allow_nan=True)
+_row_fields = attrgetter(*RECORD_FIELDS)
 
 
 def _record(row, result, metric_keys: list[str]) -> dict[str, Any]:
-    record = {field: getattr(row, field) for field in RECORD_FIELDS}
+    record = dict(zip(RECORD_FIELDS, _row_fields(row)))
     values = result.values
     for key in metric_keys:
         record[key] = values.get(key)
@@ -71,7 +73,7 @@ def _flat(value: Any) -> Any:
         return ""
     if isinstance(value, (list, dict)):
         # Most list cells are empty; skipping the encoder for them halves the write time.
-        return _CELL_ENCODER.encode(value) if value else ("[]" if isinstance(value, list) else "{}")
+        return _encode_cell(value) if value else ("[]" if isinstance(value, list) else "{}")
     return value
 
 
@@ -90,20 +92,28 @@ def _csv_text(value: Any) -> str:
     return text
 
 
-# A column may need a look cell by cell only when its cells, joined, show a formula start or a CR.
-_MAYBE_FORMULA = re.compile("(?:^|\x00)[" + re.escape("".join(FORMULA_PREFIXES)) + "]")
-
-
-def _csv_column(values: list[Any], escape: bool) -> tuple[list[Any], bool]:
-    """A text column's CSV cells (neutralised when ``escape``) and whether one holds a CR."""
+def _text_column(values: tuple | list) -> tuple[tuple | list, str]:
+    """A text column as cells of text (lists and objects as JSON, None as ""), and the cells joined by NUL."""
     try:
-        joined = "\x00".join(values)
-    except TypeError:  # a plugin's non-text value in a text column: written as str() as before
-        values = [v if isinstance(v, str) else str(v) for v in values]
-        joined = "\x00".join(values)
-    if escape and _MAYBE_FORMULA.search(joined):
-        values = [neutralise_cell(v) for v in values]
-    return values, "\r" in joined
+        return values, "\x00".join(values)  # all text already: nothing to convert
+    except TypeError:
+        if values.count([]) == len(values):  # e.g. no row has a retrieved context
+            cells = ["[]"] * len(values)
+            return cells, "\x00".join(cells)
+        cells = [_flat(v) for v in values]
+        cells = [v if isinstance(v, str) else str(v) for v in cells]
+        return cells, "\x00".join(cells)
+
+
+# A NUL (the cell separator of a joined column) followed by a formula character. The literal
+# NUL lets the regular-expression engine skip from separator to separator.
+_FORMULA_AFTER_SEPARATOR = re.compile("\x00[" + re.escape("".join(FORMULA_PREFIXES)) + "]")
+
+
+def _may_hold_formula(joined: str) -> bool:
+    """Whether a cell of a NUL-joined column starts with a formula character (false positives only
+    when a cell holds a NUL, which then costs a look at every cell)."""
+    return joined.startswith(FORMULA_PREFIXES) or _FORMULA_AFTER_SEPARATOR.search(joined) is not None
 
 
 def _write_csv_chunk(handle, writer, rows: list[tuple], has_cr: bool) -> None:
@@ -144,52 +154,49 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
         target.parent.mkdir(parents=True, exist_ok=True)
     temporary = {mime: target.with_name(target.name + ".tmp") for mime, target in targets.items()}
 
-    head = _RECORD_ENCODER.encode({"schema_version": names.SCHEMA_VERSION, "evaluator_id": ev.cls.id})
-    tail = "]," + _RECORD_ENCODER.encode({"metrics_meta": metric_meta(ev)})[1:] + "\n"
+    head = _encode_records({"schema_version": names.SCHEMA_VERSION, "evaluator_id": ev.cls.id})
+    tail = "]," + _encode_records({"metrics_meta": metric_meta(ev)})[1:] + "\n"
     frames = []
     with open(temporary[names.MIME_JSON], "w", encoding="utf-8") as json_file, \
             open(temporary[names.MIME_CSV], "w", encoding="utf-8", newline="") as csv_file:
         json_file.write(head[:-1] + ',"results":[')
         writer = csv.writer(csv_file, lineterminator="\n")
-        header, header_cr = _csv_column(columns, csv_formula_escape)
-        _write_csv_chunk(csv_file, writer, [tuple(header)], header_cr)
+        header = neutralise_row(columns) if csv_formula_escape else columns
+        _write_csv_chunk(csv_file, writer, [tuple(header)], any("\r" in c for c in columns))
+        by_column = itemgetter(*columns)
         first = True
         for chunk in _chunks(ev.scored, CHUNK_ROWS):
             records = [_record(row, result, metric_keys) for row, result in chunk]
-            encoded = _RECORD_ENCODER.encode(records)
+            encoded = _encode_records(records)
             json_file.write(encoded[1:-1] if first else "," + encoded[1:-1])
             first = False
             del encoded
-            cells = {c: ([r[c] for r in records] if c in numeric else [_flat(r[c]) for r in records])
-                     for c in columns}
+            transposed = list(zip(*map(by_column, records)))
             del records
-            csv_columns, has_cr = [], False
-            for c in columns:
-                if c in numeric:
-                    csv_columns.append(["" if v is None else v for v in cells[c]])
-                else:
-                    column, cr = _csv_column(cells[c], csv_formula_escape)
-                    csv_columns.append(column)
-                    has_cr = has_cr or cr
+            csv_columns: list = []
+            jay_columns: dict[str, list] = {}
+            has_cr = False
+            for column, values in zip(columns, transposed):
+                if column in numeric:
+                    jay_columns[column] = [None if v is None else float(v) for v in values]
+                    csv_columns.append(["" if v is None else v for v in values] if None in values else values)
+                    continue
+                cells, joined = _text_column(values)
+                jay_columns[column] = cells if isinstance(cells, list) else list(cells)
+                has_cr = has_cr or "\r" in joined
+                if csv_formula_escape and _may_hold_formula(joined):
+                    cells = [neutralise_cell(v) for v in cells]
+                csv_columns.append(cells)
+            del transposed
             _write_csv_chunk(csv_file, writer, list(zip(*csv_columns)), has_cr)
             del csv_columns
-            frames.append(dt.Frame(_jay_columns(cells, columns, numeric), types=types))
+            frames.append(dt.Frame(jay_columns, types=types))
+            del jay_columns
         json_file.write(tail)
-    frame = dt.rbind(*frames) if frames else dt.Frame(_jay_columns({c: [] for c in columns}, columns, numeric),
-                                                      types=types)
+    frame = dt.rbind(*frames) if frames else dt.Frame({c: [] for c in columns}, types=types)
     del frames
     frame.to_jay(str(temporary[names.MIME_JAY]))
     del frame
     for mime, target in targets.items():
         os.replace(temporary[mime], target)
         write_meta(explanation, mime, [target.name])
-
-
-def _jay_columns(cells: dict[str, list], columns: list[str], numeric: set[str]) -> dict[str, list]:
-    data: dict[str, list] = {}
-    for column in columns:
-        if column in numeric:
-            data[column] = [None if v is None else float(v) for v in cells[column]]
-        else:
-            data[column] = [v if isinstance(v, str) else str(v) for v in cells[column]]
-    return data

@@ -23,6 +23,7 @@ from .descriptor import descriptor
 from .eval_results import write_eval_results
 from .csv_cells import neutralise_row
 from .formats import write_format, write_json
+from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 
 __all__ = ["write_evaluator_dir", "write_failed_marker", "collect_problems"]
@@ -138,12 +139,15 @@ def _zip_work_dir(work: Path) -> bytes:
     return buffer.getvalue()
 
 
-def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape: bool = True) -> dict[str, Any]:
+def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape: bool = True,
+                        fragments: Fragments | None = None) -> dict[str, Any]:
     """Write every artifact of ``ev`` into ``folder``; return what run.json and index.html need.
 
     ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run as formulas
-    (:mod:`.csv_cells`); JSON and .jay keep the exact text either way.
+    (:mod:`.csv_cells`); JSON and .jay keep the exact text either way. ``fragments``: the run's
+    cache of JSON text, so that the problems and insights, which run.json repeats, are encoded once.
     """
+    fragments = fragments if fragments is not None else Fragments()
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
     if ev.params.get("save_llm_result", True):
@@ -158,8 +162,9 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape
 
     problems = collect_problems(ev)
     insights = standard_insights(ev)
-    write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems)
-    write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights)
+    fragments.keep(*problems, *insights)
+    write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems, fragments)
+    write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights, fragments)
 
     work = folder / names.WORK_DIR
     work.mkdir(exist_ok=True)
@@ -171,7 +176,7 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
                "problems": problems, "insights": insights}
-    write_json(folder / names.EVALUATOR_SUMMARY, summary)
+    write_json(folder / names.EVALUATOR_SUMMARY, summary, fragments)
     (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
     return summary
 

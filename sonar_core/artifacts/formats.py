@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from .. import names
+from .jsontext import Fragments, dumps_indented
 
 __all__ = ["write_format", "write_meta", "write_json", "write_atomic", "FORMAT_CLASSES"]
 
@@ -31,12 +31,13 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
-def write_json(path: Path, data: Any) -> None:
-    """JSON with a stable key order and no NaN (NaN is not JSON), written atomically.
+def write_json(path: Path, data: Any, fragments: Fragments | None = None) -> None:
+    """JSON indented by 2, with a stable key order and no NaN (NaN is not JSON), written atomically.
 
     A run killed mid-write must not leave a truncated run.json behind: resume reads it.
+    ``fragments`` reuses the text of objects already written elsewhere (see :mod:`.jsontext`).
     """
-    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n").encode())
+    write_atomic(path, (dumps_indented(data, fragments) + "\n").encode())
 
 
 def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str | Any]) -> Path:
