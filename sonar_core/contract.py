@@ -219,9 +219,9 @@ COMMON_PARAMETERS: tuple[Param, ...] = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class RowResult:
-    """Per-row output of an evaluator.
+    """Per-row output of an evaluator (slotted: a run holds one per scored row).
 
     Attributes:
         values: metric key -> value (float) or None where the metric does not apply.

@@ -2,23 +2,81 @@
 
 from __future__ import annotations
 
+import json
 import platform
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import names
 from .artifacts.formats import write_atomic, write_json
 from .artifacts.html import render_index
+from .artifacts.jsontext import ListFiles
 from .config import RunConfig
-from .dataset import LLMDataset
 from .plugins import PluginHost
 from .problems import SEVERITIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runner import Job, RunResult
 
-__all__ = ["write_run_json", "write_index", "problem_counts", "best_model"]
+__all__ = ["write_run_json", "write_index", "problem_counts", "best_model", "StoredList", "stored_summary"]
+
+
+class StoredList(Sequence):
+    """A finished evaluator's problems or insights: the list in its JSON file, read when first used.
+
+    run.json repeats every finished evaluator's problems, and with a large dataset they name
+    hundreds of thousands of failing rows. Rather than hold them all until the run ends, the
+    run keeps each file's path (run.json copies the file's text, see jsontext.ListFiles), the
+    length and the severities; the items are read back only when something iterates them.
+    """
+
+    def __init__(self, path: Path, items: list[dict[str, Any]]) -> None:
+        self.path = path
+        self._length = len(items)
+        self.severities = [item.get("severity") for item in items]
+        self._items: list[dict[str, Any]] | None = None
+
+    def _load(self) -> list[dict[str, Any]]:
+        if self._items is None:
+            self._items = json.loads(self.path.read_text(encoding="utf-8"))
+        return self._items
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):
+        return self._load()[index]
+
+    def __iter__(self):
+        return iter(self._load())
+
+
+def stored_summary(summary: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """``summary`` (an evaluator's, as written to its folder) with its problems and insights
+    replaced by :class:`StoredList` views of the folder's files, in the view as well."""
+    stored = dict(summary)
+    view = stored["view"] = dict(summary["view"])
+    for key, path in (("problems", folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE),
+                      ("insights", folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE)):
+        items = summary[key]
+        stored[key] = StoredList(path, items)
+        if view.get(key) is items or view.get(key) == items:
+            view[key] = stored[key]
+    return stored
+
+
+def _items_value(lists: list) -> Any:
+    """The concatenation of ``lists`` for run.json: copied from their files when all are stored."""
+    if all(isinstance(items, StoredList) for items in lists):
+        return ListFiles([items.path for items in lists])
+    return [item for items in lists for item in items]
+
+
+def _severities(summaries: list[dict[str, Any]]) -> list[str]:
+    return [severity for s in summaries for severity in
+            (s["problems"].severities if isinstance(s["problems"], StoredList) else (p["severity"] for p in s["problems"]))]
 
 
 def best_model(views: list[dict[str, Any]]) -> tuple[str | None, int]:
@@ -45,10 +103,21 @@ def _versions(host: PluginHost) -> dict[str, Any]:
 
 
 def problem_counts(problems: list[dict[str, Any]]) -> dict[str, int]:
+    return _count_severities(p["severity"] for p in problems)
+
+
+def _count_severities(severities) -> dict[str, int]:
     counts = dict.fromkeys(SEVERITIES, 0)
-    for p in problems:
-        counts[p["severity"]] = counts.get(p["severity"], 0) + 1
+    for severity in severities:
+        counts[severity] = counts.get(severity, 0) + 1
     return counts
+
+
+def _dataset_summary(base: dict[str, Any]) -> dict[str, Any]:
+    # Taken once at the start: the runner lets go of the rows when the last evaluator is done.
+    if "dataset_summary" not in base:
+        base["dataset_summary"] = base["dataset"].summary()
+    return base["dataset_summary"]
 
 
 def _render_index(base: dict[str, Any], result: RunResult, summaries: list[dict[str, Any]]) -> str:
@@ -56,10 +125,10 @@ def _render_index(base: dict[str, Any], result: RunResult, summaries: list[dict[
 
     views = [s["view"] for s in summaries]
     best, counted = best_model(views)
-    dataset: LLMDataset = base["dataset"]
+    dataset = _dataset_summary(base)
     run = {
         "run_id": base["run_id"], "created": base["created"], "status": result.status,
-        "dataset": dataset.summary(), "models": dataset.models, "best_model": best, "ranked_evaluators": counted,
+        "dataset": dataset, "models": dataset["models"], "best_model": best, "ranked_evaluators": counted,
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
     }
@@ -69,15 +138,10 @@ def _render_index(base: dict[str, Any], result: RunResult, summaries: list[dict[
 def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str, Any]], result: RunResult,
                     summaries: list[dict[str, Any]], status: str) -> None:
     config: RunConfig = base["config"]
-    dataset: LLMDataset = base["dataset"]
+    dataset = _dataset_summary(base)
     jobs: list[Job] = base["jobs"]
-    problems = [p for s in summaries for p in s["problems"]]
     best, _ = best_model([s["view"] for s in summaries])
-    counts = problem_counts(problems)
-    fragments = base.get("fragments")
-    if fragments is not None:
-        for summary in summaries:  # a resumed evaluator's summary was read back from its folder
-            fragments.keep(*summary["problems"], *summary["insights"])
+    counts = _count_severities(_severities(summaries))
     write_json(run_dir / names.RUN_JSON, {
         "schema_version": names.SCHEMA_VERSION,
         "run_id": base["run_id"],
@@ -91,8 +155,8 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "timings": {"seconds": round(time.time() - base["started"], 3)},
         "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
         "result": {
-            "dataset": dataset.summary(),
-            "models": dataset.models,
+            "dataset": dataset,
+            "models": dataset["models"],
             "all_explainer_ids": sorted(base["host"].evaluators),
             "incompatible_explainer_ids": [s["evaluator"] for s in result.skipped],
             "incompatible_explainers": result.skipped,
@@ -100,8 +164,8 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
             "explainers_parameters": {j.label: j.params for j in jobs},
             "explainers_thresholds": {j.label: j.thresholds for j in jobs},
             "executed_explainers": executed,
-            "problems": problems,
-            "insights": [i for s in summaries for i in s["insights"]],
+            "problems": _items_value([s["problems"] for s in summaries]),
+            "insights": _items_value([s["insights"] for s in summaries]),
             "overall_result": {
                 "high_severity_problems": counts["HIGH"],
                 "medium_severity_problems": counts["MEDIUM"],
@@ -110,7 +174,7 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
                 "failed_explainers": [f["evaluator"] for f in result.failed],
             },
         },
-    }, fragments)
+    })
 
 
 def write_index(run_dir: Path, base: dict[str, Any], result: "RunResult", summaries: list[dict[str, Any]]) -> None:

@@ -21,7 +21,6 @@ from typing import Any, Callable
 from . import names
 from .aggregate import ScoredEvaluator, SkippedRow
 from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
-from .artifacts.jsontext import Fragments
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
 from .contract import Evaluator, Input, ParameterError
@@ -37,7 +36,7 @@ from .errors import (
 from .journal import Journal
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
-from .run_record import write_index, write_run_json
+from .run_record import stored_summary, write_index, write_run_json
 
 __all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path"]
 
@@ -273,9 +272,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     result = RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK)
     summaries: list[dict[str, Any]] = []
     executed: list[dict[str, Any]] = []
-    # ``fragments``: JSON text of problems and insights, encoded once though run.json repeats them.
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
-            "host": host, "started": started, "fragments": Fragments()}
+            "host": host, "started": started, "dataset_summary": dataset.summary()}
     write_run_json(run_dir, base, executed, result, summaries, status="running")
 
     try:
@@ -284,6 +282,9 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         journal.event("run interrupted", "Runner", "execute_run", finished=len(summaries))
         journal.close()
         raise RunInterrupted(run_dir) from None
+    # The rows are no longer needed (run.json and index.html use the dataset summary): let them
+    # go before the problems of every evaluator are read back for the result and index.html.
+    del base["dataset"], dataset
 
     result.problems = [p for s in summaries for p in s["problems"]]
     result.insights = [i for s in summaries for i in s["insights"]]
@@ -319,7 +320,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                      "explainer_id": job.cls.qualified_name(), "job_location": job.folder.name}
             if (job.folder / names.DONE_MARKER).is_file() and (summary := _load_summary(job.folder)):
                 journal.event("skipping finished evaluator", "Runner", "execute_run", evaluator=job.label)
-                summaries.append(summary)
+                summaries.append(stored_summary(summary, job.folder))
                 executed.append({**entry, "status": "success", "error": "", "duration": None, "resumed": True})
                 continue
             if job.folder.exists():
@@ -332,12 +333,14 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
             job_started = time.time()
             logger, handler = _job_logger(job)
             journal.event("queuing item", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
+            scored = None  # the previous evaluator's rows and results must not outlive its folder
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
                                    lambda total: sink.task(label, total=total), logger)
-                summary = write_evaluator_dir(scored, job.folder, csv_formula_escape=config.csv_formula_escape,
-                                              fragments=base["fragments"])
+                summary = stored_summary(write_evaluator_dir(scored, job.folder,
+                                                             csv_formula_escape=config.csv_formula_escape),
+                                         job.folder)
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 logger.error("evaluator failed: %s\n%s", error, traceback.format_exc())
@@ -355,6 +358,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                           metric=scored.primary.key, means={model: values[scored.primary.key]
                                                             for model, values in scored.aggregates().items()},
                           seconds=round(time.time() - job_started, 3))
+            scored = None
             journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
             summaries.append(summary)
             executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})

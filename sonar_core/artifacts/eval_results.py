@@ -4,9 +4,11 @@ The three hold the same rows. JSON keeps lists and objects as they are; CSV and 
 hold them as JSON text, since both are flat tables.
 
 The files grow with the dataset, so they are written in chunks of rows: each chunk's records
-are encoded once for the JSON file, its cells once for both the CSV and the .jay, and nothing
-holds a copy of every row at the same time except the .jay frame (datatable's compact
-column buffers). Each file goes to ``<name>.tmp`` first and is renamed when complete.
+are encoded once for the JSON file and its cells once for both the CSV and the .jay, so the
+JSON and CSV texts never exist whole in memory. Only the .jay needs every row at once: its
+frame (datatable's column buffers) is built at the end from per-column lists that mostly
+point at the rows' own strings. Each file goes to ``<name>.tmp`` first and is renamed when
+complete.
 """
 
 from __future__ import annotations
@@ -156,8 +158,11 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
 
     head = _encode_records({"schema_version": names.SCHEMA_VERSION, "evaluator_id": ev.cls.id})
     tail = "]," + _encode_records({"metrics_meta": metric_meta(ev)})[1:] + "\n"
-    frames = []
-    with open(temporary[names.MIME_JSON], "w", encoding="utf-8") as json_file, \
+    # The .jay columns, gathered over the chunks: a text cell is mostly a reference to the row's
+    # own string, so these lists cost a pointer per cell; one frame is built from them at the
+    # end (frames per chunk, joined by rbind, would hold every text twice at the peak).
+    jay_columns: dict[str, list] = {c: [] for c in columns}
+    with open(temporary[names.MIME_JSON], "w", encoding="utf-8", newline="") as json_file, \
             open(temporary[names.MIME_CSV], "w", encoding="utf-8", newline="") as csv_file:
         json_file.write(head[:-1] + ',"results":[')
         writer = csv.writer(csv_file, lineterminator="\n")
@@ -174,15 +179,14 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
             transposed = list(zip(*map(by_column, records)))
             del records
             csv_columns: list = []
-            jay_columns: dict[str, list] = {}
             has_cr = False
             for column, values in zip(columns, transposed):
                 if column in numeric:
-                    jay_columns[column] = [None if v is None else float(v) for v in values]
+                    jay_columns[column] += [None if v is None else float(v) for v in values]
                     csv_columns.append(["" if v is None else v for v in values] if None in values else values)
                     continue
                 cells, joined = _text_column(values)
-                jay_columns[column] = cells if isinstance(cells, list) else list(cells)
+                jay_columns[column] += cells
                 has_cr = has_cr or "\r" in joined
                 if csv_formula_escape and _may_hold_formula(joined):
                     cells = [neutralise_cell(v) for v in cells]
@@ -190,11 +194,9 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
             del transposed
             _write_csv_chunk(csv_file, writer, list(zip(*csv_columns)), has_cr)
             del csv_columns
-            frames.append(dt.Frame(jay_columns, types=types))
-            del jay_columns
         json_file.write(tail)
-    frame = dt.rbind(*frames) if frames else dt.Frame({c: [] for c in columns}, types=types)
-    del frames
+    frame = dt.Frame(jay_columns, types=types)
+    del jay_columns
     frame.to_jay(str(temporary[names.MIME_JAY]))
     del frame
     for mime, target in targets.items():

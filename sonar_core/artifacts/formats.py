@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
-from .jsontext import Fragments, dumps_indented
+from .jsontext import Fragments, write_indented
 
 __all__ = ["write_format", "write_meta", "write_json", "write_atomic", "FORMAT_CLASSES"]
 
@@ -35,9 +35,15 @@ def write_json(path: Path, data: Any, fragments: Fragments | None = None) -> Non
     """JSON indented by 2, with a stable key order and no NaN (NaN is not JSON), written atomically.
 
     A run killed mid-write must not leave a truncated run.json behind: resume reads it.
-    ``fragments`` reuses the text of objects already written elsewhere (see :mod:`.jsontext`).
+    ``fragments`` reuses the text of objects already written elsewhere, and a
+    :class:`~.jsontext.ListFiles` value is copied from its files (see :mod:`.jsontext`).
     """
-    write_atomic(path, (dumps_indented(data, fragments) + "\n").encode())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8", newline="") as handle:  # "\n" on every platform
+        write_indented(handle, data, fragments)
+        handle.write("\n")
+    os.replace(temporary, path)
 
 
 def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str | Any]) -> Path:
