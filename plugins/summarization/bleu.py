@@ -48,8 +48,11 @@ BLEU_WEIGHTS: tuple[tuple[float, ...], ...] = (
 SMOOTHING_EPSILON = 0.1
 _KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4")
 _ZEROS = dict.fromkeys(_KEYS, 0.0)
-# Tokenised expected answers (with their n-gram counts) kept between evaluate() calls.
-_REFERENCE_CACHE_SIZE = 4096
+# Tokenised expected answers (with their n-gram counts) kept between evaluate() calls. An entry
+# takes about 30 KB for a 70-token answer, so 1024 of them stay near 30 MB; the default 512-row
+# batch fits twice over (in model-major order, a reference repeats one batch per model later
+# only when the test suite has at most this many test cases).
+_REFERENCE_CACHE_SIZE = 1024
 
 
 # Characters without which an NLTK pattern cannot match (by pattern source): most sentences hold

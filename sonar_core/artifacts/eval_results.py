@@ -195,9 +195,13 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
             _write_csv_chunk(csv_file, writer, list(zip(*csv_columns)), has_cr)
             del csv_columns
         json_file.write(tail)
-    frame = dt.Frame(jay_columns, types=types)
-    del jay_columns
-    frame.to_jay(str(temporary[names.MIME_JAY]))
+    # Column by column, so that each list (and the JSON text of its cells) goes as soon as
+    # datatable has its copy.
+    frame = dt.Frame()
+    for column, stype in zip(columns, types):
+        frame.cbind(dt.Frame({column: jay_columns.pop(column)}, types=[stype]))
+    # "write" streams the columns to the file; the default may map the whole file in memory first.
+    frame.to_jay(str(temporary[names.MIME_JAY]), method="write")
     del frame
     for mime, target in targets.items():
         os.replace(temporary[mime], target)

@@ -118,9 +118,20 @@ def write_indented(handle, data: Any, fragments: Fragments | None = None) -> Non
     handle.write("".join(parts))
 
 
+# With an output file, the encoded pieces go out when this many are pending, and a cached
+# fragment is written in blocks of this many characters: a summary that repeats a large list
+# of problems is never one string in memory.
+_PENDING_PARTS = 65536
+_WRITE_BLOCK = 1 << 20
+
+
 def _encode_into(data: Any, parts: list[str], fragments: Fragments | None, handle) -> None:
     append = parts.append
     cached = fragments._texts if fragments is not None else None
+
+    def flush() -> None:
+        handle.write("".join(parts))
+        parts.clear()
 
     def encode(o: Any, newline: str) -> None:
         # ``newline`` is a line break followed by the current indentation.
@@ -150,6 +161,8 @@ def _encode_into(data: Any, parts: list[str], fragments: Fragments | None, handl
                 append(separator)
                 separator = "," + inner
                 encode(value, inner)
+                if handle is not None and len(parts) > _PENDING_PARTS:
+                    flush()
             append(newline + "]")
         elif isinstance(o, dict):
             if cached is not None and (hit := cached.get(id(o))) is not None:
@@ -157,7 +170,13 @@ def _encode_into(data: Any, parts: list[str], fragments: Fragments | None, handl
                 if text is None:
                     text = dumps_indented(o)
                     cached[id(o)] = (o, text)
-                append(text if newline == "\n" else text.replace("\n", newline))
+                if handle is None or len(text) <= _WRITE_BLOCK:
+                    append(text if newline == "\n" else text.replace("\n", newline))
+                    return
+                flush()
+                for start in range(0, len(text), _WRITE_BLOCK):
+                    block = text[start:start + _WRITE_BLOCK]
+                    handle.write(block if newline == "\n" else block.replace("\n", newline))
                 return
             if not o:
                 append("{}")
@@ -173,8 +192,7 @@ def _encode_into(data: Any, parts: list[str], fragments: Fragments | None, handl
         elif isinstance(o, ListFiles) and handle is not None:
             # Flush what is encoded so far, then copy each file's items straight to the output.
             append("[")
-            handle.write("".join(parts))
-            parts.clear()
+            flush()
             state = {"items": False, "file_started": False}
 
             def write_items(text: str) -> None:

@@ -95,3 +95,18 @@ def test_compact_encoder_matches_json_dumps():
         strict([math.inf])
     with pytest.raises(TypeError, match="not JSON serializable"):
         strict({"x": object()})
+
+
+def test_streamed_output_is_the_same_text(monkeypatch):
+    import sonar_core.artifacts.jsontext as jsontext
+
+    # Tiny limits: pieces are flushed mid-list and cached fragments written in 5-character blocks.
+    monkeypatch.setattr(jsontext, "_PENDING_PARTS", 3)
+    monkeypatch.setattr(jsontext, "_WRITE_BLOCK", 5)
+    problem = {"description": "x\ny", "problem_attrs": {"dataset_row_keys": [["a", "m"], ["b", "m"]]}}
+    fragments = Fragments()
+    fragments.keep(problem)
+    document = {"problems": [problem, problem], "view": {"problems": [problem]}, "rows": [[1, 2]] * 10}
+    handle = io.StringIO()
+    write_indented(handle, document, fragments)
+    assert handle.getvalue() == json.dumps(document, indent=2, ensure_ascii=False)
