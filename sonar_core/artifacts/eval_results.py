@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from .. import names
 from ..aggregate import ScoredEvaluator
 from ..leaderboards import metric_meta
-from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row
+from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row, write_csv_rows
 from .formats import write_meta
 from .jsontext import compact_encoder
 
@@ -79,21 +79,6 @@ def _flat(value: Any) -> Any:
     return value
 
 
-def _csv_text(value: Any) -> str:
-    """One CSV cell as Python's csv writer (QUOTE_MINIMAL) writes it, but quoting a lone CR too.
-
-    The csv module quotes a field only for the delimiter, the quote and the characters of its
-    line terminator ("\\n" here), so a cell holding "\\r" without "\\n" came out unquoted and
-    readers split the row there.
-    """
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else str(value)
-    if any(c in text for c in ',"\n\r'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
 def _text_column(values: tuple | list) -> tuple[tuple | list, str]:
     """A text column as cells of text (lists and objects as JSON, None as ""), and the cells joined by NUL."""
     try:
@@ -116,21 +101,6 @@ def _may_hold_formula(joined: str) -> bool:
     """Whether a cell of a NUL-joined column starts with a formula character (false positives only
     when a cell holds a NUL, which then costs a look at every cell)."""
     return joined.startswith(FORMULA_PREFIXES) or _FORMULA_AFTER_SEPARATOR.search(joined) is not None
-
-
-def _write_csv_chunk(handle, writer, rows: list[tuple], has_cr: bool) -> None:
-    if not has_cr:
-        writer.writerows(rows)
-        return
-    plain: list[tuple] = []
-    for cells in rows:
-        if any(isinstance(v, str) and "\r" in v for v in cells):
-            writer.writerows(plain)
-            plain = []
-            handle.write(",".join(_csv_text(v) for v in cells) + "\n")
-        else:
-            plain.append(cells)
-    writer.writerows(plain)
 
 
 def _chunks(items: list, size: int) -> Iterable[list]:
@@ -167,7 +137,7 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
         json_file.write(head[:-1] + ',"results":[')
         writer = csv.writer(csv_file, lineterminator="\n")
         header = neutralise_row(columns) if csv_formula_escape else columns
-        _write_csv_chunk(csv_file, writer, [tuple(header)], any("\r" in c for c in columns))
+        write_csv_rows(csv_file, writer, [tuple(header)], any("\r" in c for c in columns))
         by_column = itemgetter(*columns)
         first = True
         for chunk in _chunks(ev.scored, CHUNK_ROWS):
@@ -192,7 +162,7 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
                     cells = [neutralise_cell(v) for v in cells]
                 csv_columns.append(cells)
             del transposed
-            _write_csv_chunk(csv_file, writer, list(zip(*csv_columns)), has_cr)
+            write_csv_rows(csv_file, writer, list(zip(*csv_columns)), has_cr)
             del csv_columns
         json_file.write(tail)
     # Column by column, so that each list (and the JSON text of its cells) goes as soon as

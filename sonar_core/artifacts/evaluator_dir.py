@@ -21,7 +21,7 @@ from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
 from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .descriptor import descriptor
 from .eval_results import write_eval_results
-from .csv_cells import neutralise_row
+from .csv_cells import neutralise_row, write_csv_rows
 from .formats import write_format, write_json
 from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
@@ -117,13 +117,9 @@ def _write_tables(ev: ScoredEvaluator, work: Path, csv_formula_escape: bool) -> 
             "model_key": table.model_key, "columns": table.columns, "rows": table.rows,
         })
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        if csv_formula_escape:
-            writer.writerow(neutralise_row(table.columns))
-            writer.writerows(neutralise_row(row) for row in table.rows)
-        else:
-            writer.writerow(table.columns)
-            writer.writerows(table.rows)
+        rows = [table.columns, *table.rows]
+        write_csv_rows(buffer, csv.writer(buffer, lineterminator="\n"),
+                       [neutralise_row(row) for row in rows] if csv_formula_escape else rows)
         (work / f"{stem}.csv").write_text(buffer.getvalue(), encoding="utf-8")
 
 

@@ -145,3 +145,17 @@ def test_work_table_csv_is_neutralised(tmp_path):
 ])
 def test_neutralise_cell(cell, written):
     assert neutralise_cell(cell) == written
+
+
+def test_csv_cells_with_a_lone_carriage_return_are_quoted(tmp_path):
+    import csv
+    import io
+
+    from sonar_core.artifacts.csv_cells import write_csv_rows
+
+    rows = [["a", "b\rc", 1.5], ["plain", "x", None], ["d,e", 'q"r', 2]]
+    buffer = io.StringIO()
+    write_csv_rows(buffer, csv.writer(buffer, lineterminator="\n"), rows)
+    assert buffer.getvalue() == 'a,"b\rc",1.5\nplain,x,\n"d,e","q""r",2\n'
+    assert list(csv.reader(io.StringIO(buffer.getvalue(), newline=""))) == [
+        ["a", "b\rc", "1.5"], ["plain", "x", ""], ["d,e", 'q"r', "2"]]

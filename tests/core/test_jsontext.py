@@ -28,7 +28,7 @@ VALUES = [
     {"a": [], "b": {}, "c": [[]], "d": [{}]},
     {"text": 'ünï "quoted" \\ back\nline\ttab\x00\u2028 <script>', "emoji": "✓"},
     [0, -1, 10**30, 0.1 + 0.2, -0.0, 1e-310, 2.5e300, 1.0, True, False, None],
-    {"keys": {1: "int", 2.5: "float", True: "bool", None: "none", Colour.RED: "enum"}},
+    {"keys": {7: "int", 2.5: "float", True: "bool", None: "none", Colour.RED: "enum"}},
     [Colour.RED, Level.HIGH, Path("/tmp/x")],  # str enum, int enum, and default=str
     {"problem_attrs": {"dataset_row_keys": [["tc-1", "m"], ["tc-2", "m"]], "test_case_keys": ["tc-1", "tc-2"]}},
     [[["deep"]], [[[]]], [{"x": [1, [2, [3]]]}]],
