@@ -40,7 +40,7 @@ class StoredList(Sequence):
 
     def _load(self) -> list[dict[str, Any]]:
         if self._items is None:
-            self._items = json.loads(self.path.read_text(encoding="utf-8"))
+            self._items = _load_sharing_row_keys(self.path.read_text(encoding="utf-8"))
         return self._items
 
     def __len__(self) -> int:
@@ -51,6 +51,31 @@ class StoredList(Sequence):
 
     def __iter__(self):
         return iter(self._load())
+
+
+def _load_sharing_row_keys(text: str) -> list[Any]:
+    """``json.loads(text)``, with the test case and model keys of each problem's row lists made
+    one string per distinct key.
+
+    A problem names its failing rows twice (``dataset_row_keys`` pairs and ``test_case_keys``)
+    and the JSON reader makes a new string for every occurrence: with many failing rows those
+    copies were most of the memory the read-back problems took. Sharing happens as each
+    object is completed, so the copies of only one problem exist at a time.
+    """
+    shared: dict[str, str] = {}
+
+    def share(obj: dict[str, Any]) -> dict[str, Any]:
+        keys = obj.get("test_case_keys")
+        if isinstance(keys, list):
+            obj["test_case_keys"] = [shared.setdefault(k, k) if type(k) is str else k for k in keys]
+        pairs = obj.get("dataset_row_keys")
+        if isinstance(pairs, list):
+            for pair in pairs:
+                if isinstance(pair, list):
+                    pair[:] = [shared.setdefault(k, k) if type(k) is str else k for k in pair]
+        return obj
+
+    return json.JSONDecoder(object_hook=share).decode(text)
 
 
 def stored_summary(summary: dict[str, Any], folder: Path) -> dict[str, Any]:
