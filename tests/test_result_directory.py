@@ -417,8 +417,10 @@ def test_run_json(run):
         assert entry["key"] == entry["job_location"][-36:]
     per_folder = [p for folder in dirs.values() for p in _load(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE)]
     assert result["problems"] == per_folder
-    assert result["insights"] == [i for folder in dirs.values()
-                                  for i in _load(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE)]
+    insights = [i for folder in dirs.values() for i in _load(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE)]
+    assert result["insights"] == insights
+    # The API's result holds the same problems and insights (read back from the folders).
+    assert run.problems == per_folder and run.insights == insights
     overall = result["overall_result"]
     for severity in ("high", "medium", "low"):
         assert overall[f"{severity}_severity_problems"] == sum(p["severity"] == severity.upper() for p in per_folder)
