@@ -57,9 +57,21 @@ class ScoredEvaluator:
     notes: list[str] = field(default_factory=list)
     extra_insights: list[dict[str, Any]] = field(default_factory=list)
 
+    # Derived from ``scored`` once it is complete (leaderboards, problems, insights and the
+    # journal all ask); keyed by the number of scored rows so that a later append recomputes.
+    _derived: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def _cached(self, name: str, compute):
+        size = len(self.scored)
+        hit = self._derived.get(name)
+        if hit is None or hit[0] != size:
+            hit = (size, compute())
+            self._derived[name] = hit
+        return hit[1]
+
     @property
     def models(self) -> list[str]:
-        return sorted({row.model_key for row, _ in self.scored})
+        return list(self.by_model())
 
     @property
     def primary(self) -> Metric:
@@ -68,19 +80,47 @@ class ScoredEvaluator:
     def metric_fails(self, metric: Metric, value: float | None) -> bool:
         return metric.fails(value, self.thresholds.get(metric.key))
 
+    def failing(self, metric: Metric) -> list[tuple[Row, RowResult]]:
+        """The (row, result) pairs whose value of ``metric`` is on the wrong side of its threshold."""
+        def compute():
+            key, threshold = metric.key, self.thresholds.get(metric.key, metric.threshold)
+            if threshold is None:  # a metric without a threshold fails no row
+                return []
+            values = [(pair, pair[1].values.get(key)) for pair in self.scored]
+            # Metric.fails, inlined: this runs once per row and metric.
+            if metric.higher_is_better:
+                return [pair for pair, v in values if v is not None and v == v and v < threshold]
+            return [pair for pair, v in values if v is not None and v == v and v > threshold]
+        return self._cached(f"failing:{metric.key}", compute)
+
+    def by_model(self) -> dict[str, list[tuple[Row, RowResult]]]:
+        """model -> its (row, result) pairs in dataset order; models sorted by name."""
+        def compute():
+            groups: dict[str, list[tuple[Row, RowResult]]] = {}
+            for pair in self.scored:
+                groups.setdefault(pair[0].model_key, []).append(pair)
+            return dict(sorted(groups.items()))
+        return self._cached("by_model", compute)
+
     def aggregates(self) -> dict[str, dict[str, float | None]]:
-        """model -> metric key -> mean of the model's row values."""
-        by_model: dict[str, dict[str, list[float]]] = {}
-        for row, result in self.scored:
-            per_metric = by_model.setdefault(row.model_key, {m.key: [] for m in self.cls.metrics})
-            for metric in self.cls.metrics:
-                value = result.values.get(metric.key)
-                if value is not None and not (isinstance(value, float) and math.isnan(value)):
-                    per_metric[metric.key].append(float(value))
-        return {
-            model: {key: mean(values) for key, values in metrics.items()}
-            for model, metrics in sorted(by_model.items())
-        }
+        """model -> metric key -> mean of the model's row values (NaN and None left out)."""
+        def compute():
+            keys = [m.key for m in self.cls.metrics]
+            result: dict[str, dict[str, float | None]] = {}
+            for model, pairs in self.by_model().items():
+                means: dict[str, float | None] = {}
+                for key in keys:
+                    values = [float(v) for v in (r.values.get(key) for _, r in pairs)
+                              if v is not None and not (isinstance(v, float) and math.isnan(v))]
+                    means[key] = mean(values)
+                result[model] = means
+            return result
+        # A copy: callers (leaderboard rows) hand the dicts on into documents.
+        return {model: dict(values) for model, values in self._cached("aggregates", compute).items()}
+
+    def model_stats(self) -> dict[str, dict[str, float | int | None]]:
+        """:func:`model_stats` of the scored rows, computed once."""
+        return self._cached("model_stats", lambda: model_stats([row for row, _ in self.scored]))
 
 
 def model_stats(rows: list[Row]) -> dict[str, dict[str, float | int | None]]:

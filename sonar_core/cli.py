@@ -84,9 +84,11 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, default=None, help="Neither read nor write the LLM response cache.")
 @click.option("--refresh-cache", is_flag=True, default=None,
               help="Ask the LLMs again instead of using cached answers (new answers are cached).")
+@click.option("--csv-formula-escape/--no-csv-formula-escape", "csv_formula_escape", default=None,
+              help="Prefix CSV text cells starting with = + - @ tab or CR with ' (default: on).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
-                no_cache, refresh_cache) -> None:
+                no_cache, refresh_cache, csv_formula_escape) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -112,7 +114,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "fail_on_problems": fail_on_problems, "plugins": plugins, "device": device,
                 "thresholds": _parse_thresholds(thresholds), "llm_configs": llm_configs,
                 "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
-                "refresh_cache": refresh_cache,
+                "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -150,9 +152,14 @@ def _host(plugins: tuple[str, ...] = ()):
     return get_host(plugins).load()
 
 
+_JSON_OPTION = click.option("--json", "as_json", is_flag=True,
+                            help="Print JSON (shape documented in docs/cli.md) instead of a table.")
+
+
 @cli.command("evaluators")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-def evaluators_command(plugins) -> None:
+@_JSON_OPTION
+def evaluators_command(plugins, as_json: bool) -> None:
     """List installed evaluators and the inputs each needs.
 
     Columns: LLM/RAG compatibility, judge (J), required inputs (Q/EA/RC/AA/C), GPU.
@@ -160,6 +167,13 @@ def evaluators_command(plugins) -> None:
     from .catalogue import OVERVIEW_COLUMNS, overview_cells
 
     host = _host(plugins)
+    if as_json:
+        from .listings import evaluators_listing, to_json
+
+        click.echo(to_json(evaluators_listing(host)), nl=False)
+        for failure in host.failures:
+            click.echo(f"warning: {failure.message()}", err=True)
+        return
     table = RichTable(title="Sonar evaluators")
     for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS):
         table.add_column(column)
@@ -173,7 +187,8 @@ def evaluators_command(plugins) -> None:
 @cli.command("describe")
 @click.argument("evaluator_id")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-def describe_command(evaluator_id: str, plugins) -> None:
+@_JSON_OPTION
+def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
     """Show one evaluator's metrics and parameters.
 
     EVALUATOR_ID is an id from `sonar evaluators` (or a qualified class name).
@@ -183,6 +198,11 @@ def describe_command(evaluator_id: str, plugins) -> None:
         cls = host.resolve(evaluator_id)
     except SonarError as exc:
         _fail(str(exc), exc.exit_code)
+        return
+    if as_json:
+        from .listings import evaluator_description, to_json
+
+        click.echo(to_json(evaluator_description(cls, host)), nl=False)
         return
     _out.print(f"[bold]{cls.display_name}[/bold] ([cyan]{cls.id}[/cyan], {cls.qualified_name()})")
     if cls.tagline:
@@ -213,9 +233,15 @@ def describe_command(evaluator_id: str, plugins) -> None:
 
 @cli.command("plugins")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-def plugins_command(plugins) -> None:
+@_JSON_OPTION
+def plugins_command(plugins, as_json: bool) -> None:
     """List plugins, their evaluators, and load failures."""
     host = _host(plugins)
+    if as_json:
+        from .listings import plugins_listing, to_json
+
+        click.echo(to_json(plugins_listing(host)), nl=False)
+        return
     table = RichTable(title="Sonar plugins")
     for column in ("Name", "Distribution", "Version", "Hooks", "Evaluators"):
         table.add_column(column)

@@ -83,6 +83,8 @@ class RunConfig(BaseModel):
     no_cache: bool = False
     #: Ask the LLMs again instead of using answers cached before this run (new answers are cached).
     refresh_cache: bool = False
+    #: Prefix CSV text cells that start with = + - @ tab or CR with ' so spreadsheets show them as text.
+    csv_formula_escape: bool = True
     #: Base directory for relative paths (the config file's folder).
     base_dir: str | None = None
 

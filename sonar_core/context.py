@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["EvaluationContext"]
 
+# Candidate-break contexts whose Punkt verdict is remembered (a few MB); emptied when full.
+_SENTBREAK_CACHE_SIZE = 200_000
+
 
 @dataclass
 class EvaluationContext:
@@ -51,7 +54,29 @@ class EvaluationContext:
         # An untrained Punkt tokenizer needs no NLTK data download.
         from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-        return PunktSentenceTokenizer()
+        class MemoizingPunkt(PunktSentenceTokenizer):
+            """Punkt that remembers its verdict on each candidate break's context.
+
+            Untrained, Punkt's parameters (abbreviations, collocations, sentence starters,
+            orthographic counts) are empty and stay so, so whether a context such as
+            ``"word. Next"`` holds a break depends on that string alone; the same contexts
+            recur across answers, and judging one (tokenising and annotating it) is most of
+            Punkt's time. Sentences are exactly Punkt's.
+            """
+
+            def __init__(self) -> None:
+                super().__init__()
+                self._verdicts: dict[str, bool] = {}
+
+            def text_contains_sentbreak(self, text: str) -> bool:
+                verdict = self._verdicts.get(text)
+                if verdict is None:
+                    if len(self._verdicts) >= _SENTBREAK_CACHE_SIZE:
+                        self._verdicts.clear()
+                    verdict = self._verdicts[text] = super().text_contains_sentbreak(text)
+                return verdict
+
+        return MemoizingPunkt()
 
     def split_sentences(self, text: str) -> list[str]:
         """Split ``text`` into sentences (Punkt, untrained); blank pieces are dropped."""

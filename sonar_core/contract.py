@@ -138,7 +138,7 @@ class Metric:
 
     def fails(self, value: float | None, threshold: float | None = None) -> bool:
         """Whether ``value`` is on the wrong side of the threshold."""
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None or value != value:  # value != value: NaN (float or numpy)
             return False
         t = self.threshold if threshold is None else threshold
         return value < t if self.higher_is_better else value > t
@@ -235,9 +235,9 @@ COMMON_PARAMETERS: tuple[Param, ...] = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class RowResult:
-    """Per-row output of an evaluator.
+    """Per-row output of an evaluator (slotted: a run holds one per scored row).
 
     Attributes:
         values: metric key -> value (float) or None where the metric does not apply.

@@ -7,12 +7,14 @@ a perturbation of another carries the original's ``test_case_key`` in
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from .contract import Input
 from .errors import DatasetError
@@ -20,9 +22,13 @@ from .errors import DatasetError
 __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Row:
-    """One test case answered by one model."""
+    """One test case answered by one model.
+
+    Slots: a run holds every row of the dataset at once, and without an instance dict a row
+    takes a fifth of the memory it did.
+    """
 
     key: str
     input: str = ""
@@ -109,13 +115,24 @@ class LLMDataset:
     def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
+    # run.json and index.html ask for these after every evaluator: compute them once per
+    # number of rows (the rows are not changed after loading, but may be extended).
+    _keys_cache: dict[str, tuple[int, list[str]]] = field(default_factory=dict, repr=False, compare=False)
+
+    def _sorted_unique(self, name: str) -> list[str]:
+        hit = self._keys_cache.get(name)
+        if hit is None or hit[0] != len(self.rows):
+            hit = (len(self.rows), sorted({getattr(r, name) for r in self.rows}))
+            self._keys_cache[name] = hit
+        return list(hit[1])
+
     @property
     def models(self) -> list[str]:
-        return sorted({r.model_key for r in self.rows})
+        return self._sorted_unique("model_key")
 
     @property
     def test_case_keys(self) -> list[str]:
-        return sorted({r.test_case_key for r in self.rows})
+        return self._sorted_unique("test_case_key")
 
     def has_column_for(self, needed: Input) -> bool:
         """Whether the file carried a column for ``needed`` at all."""
@@ -182,19 +199,46 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
     return value
 
 
-def row_from_record(record: Any, where: str, index: int) -> Row:
-    """Validate one raw record (dict) into a Row; ``where`` names file and row."""
+# Text fields whose values recur across the rows of a dataset (one test case, many models):
+# rows share one string object per distinct value instead of one each.
+_SHARED_FIELDS = ("input", "expected_output", "output_condition", "test_case_key", "model_key", "test_key")
+
+
+def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] | None = None) -> Row:
+    """Validate one raw record (dict) into a Row; ``where`` names file and row.
+
+    ``shared``: a dict the loader keeps for one dataset, so that equal texts of
+    ``_SHARED_FIELDS`` become one object.
+    """
     if not isinstance(record, dict):
         raise DatasetError(f"{where}: expected an object, got {type(record).__name__}")
     values: dict[str, Any] = {}
     for name, raw in record.items():
-        if name not in DATASET_FIELDS:
+        kind = DATASET_FIELDS.get(name)
+        if kind is None:
             continue  # extra columns are kept out of the model but do no harm
+        # The common, valid cases need no conversion; everything else goes through _coerce_field.
+        if kind is str:
+            if type(raw) is str:
+                values[name] = raw
+                continue
+        elif kind is float:
+            if (type(raw) is float or type(raw) is int) and raw >= 0:  # NaN fails the test
+                values[name] = float(raw)
+                continue
+        elif type(raw) is list and name != "relationships" and all(type(v) is str for v in raw):
+            values[name] = raw
+            continue
         coerced = _coerce_field(name, raw, where)
         if coerced is not None:
             values[name] = coerced
     if "input" not in values and "actual_output" not in values:
         raise DatasetError(f"{where}: row has neither 'input' nor 'actual_output'")
+    if shared is not None:
+        for name in _SHARED_FIELDS:
+            value = values.get(name)
+            if value is not None:
+                values[name] = shared.setdefault(value, value)
     values.setdefault("model_key", "model")
     values.setdefault("test_case_key", values.get("key") or f"tc-{index}")
     values.setdefault("key", f"{values['test_case_key']}::{values['model_key']}")
@@ -227,10 +271,25 @@ def _read_json(path: Path, text: str) -> Iterable[tuple[str, Any]]:
         yield f"{path}: row {i}", record
 
 
-def _read_jsonl(path: Path, text: str) -> Iterable[tuple[str, Any]]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
+def _read_jsonl(path: Path, handle: BinaryIO, digest) -> Iterable[tuple[str, Any]]:
+    """Records of a JSON Lines file, read line by line (never the whole text at once).
+
+    Lines end with ``\\n`` (a ``\\r`` before it is whitespace to JSON); blank lines are skipped.
+    Every byte read also goes into ``digest``, the dataset's fingerprint.
+    """
+    for lineno, raw_line in enumerate(handle, start=1):
+        digest.update(raw_line)
+        if lineno == 1 and raw_line.startswith(codecs.BOM_UTF8):
+            raw_line = raw_line[len(codecs.BOM_UTF8):]
+        try:
+            line = raw_line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path}: not UTF-8 (invalid byte 0x{raw_line[exc.start]:02x} on line {lineno})") from None
         if not line.strip():
             continue
+        # Without its line end, so that a message's column counts within the line.
+        line = line[:-1] if line.endswith("\n") else line
+        line = line[:-1] if line.endswith("\r") else line
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -238,13 +297,66 @@ def _read_jsonl(path: Path, text: str) -> Iterable[tuple[str, Any]]:
         yield f"{path}: line {lineno}", record
 
 
-def _read_csv(path: Path) -> Iterable[tuple[str, Any]]:
+# RFC 4180 fields: quoted (a '"' inside written '""') or plain (no '"' at all).
+_QUOTED_FIELD = re.compile(r'"[^"]*(?:""[^"]*)*"')
+_PLAIN_FIELD = re.compile(r'[^,"\r\n]*')
+
+
+def _check_csv_quotes(path: Path, text: str) -> None:
+    """Raise DatasetError at the first unbalanced quote, naming its line and column.
+
+    datatable's reader accepts a field with an opening quote that never closes, or a stray
+    quote inside a field, and keeps the quote as text (in a key, say); such a file is
+    almost always a broken export, so it is refused here, before any row is read.
+    """
+    if '"' not in text:
+        return
+    pos, end_of_text = 0, len(text)
+    header: list[str] = []
+    field, in_header = 0, True
+
+    def error(at: int, what: str) -> DatasetError:
+        line = text.count("\n", 0, at) + 1
+        column = f"column '{header[field]}'" if not in_header and field < len(header) else f"field {field + 1}"
+        return DatasetError(f"{path}: line {line}, {column}: unbalanced quote ({what})")
+
+    while pos < end_of_text:
+        if text[pos] == '"':
+            match = _QUOTED_FIELD.match(text, pos)
+            if match is None:
+                raise error(pos, "the quoted field that starts here is never closed")
+            end = match.end()
+            if end < end_of_text and text[end] not in ",\r\n":
+                raise error(end, "text after the closing quote; write a '\"' inside a quoted field as '\"\"'")
+            value = text[pos + 1:end - 1].replace('""', '"')
+        else:
+            end = _PLAIN_FIELD.match(text, pos).end()
+            if end < end_of_text and text[end] == '"':
+                raise error(end, "a '\"' inside a field that is not enclosed in quotes; enclose the field in quotes "
+                                 "and write each '\"' in it as '\"\"'")
+            value = text[pos:end]
+        if in_header:
+            header.append(value)
+        pos = end
+        if pos < end_of_text:
+            separator = text[pos]
+            pos += 1
+            if separator == ",":
+                field += 1
+                continue
+            if separator == "\r" and pos < end_of_text and text[pos] == "\n":
+                pos += 1
+            field, in_header = 0, False
+
+
+def _read_csv(path: Path, text: str) -> Iterable[tuple[str, Any]]:
     import datatable as dt  # imported here: only CSV needs it
 
+    _check_csv_quotes(path, text)
     try:
         # Every column as text: type inference would turn a key like "007" into 7;
         # numbers are converted field by field, with the row named on error.
-        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32)
+        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32, sep=",")
     except Exception as exc:  # datatable raises its own IOError/ValueError subclasses
         raise DatasetError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from None
     names = list(frame.names)
@@ -265,36 +377,49 @@ def _check_utf8(path: Path, raw: bytes) -> str:
 def load_dataset(path: str | Path) -> LLMDataset:
     """Load and validate a dataset file (.json, .jsonl or .csv).
 
+    A JSON Lines file is read and validated line by line, so the first bad line stops the
+    load; the other formats are parsed whole, then validated row by row.
+
     Raises:
         DatasetError: one line naming the file, the row and the field at fault.
     """
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: dataset file not found")
-    raw = path.read_bytes()
-    text = _check_utf8(path, raw)
     suffix = path.suffix.lower()
-    if suffix == ".json":
-        records = list(_read_json(path, text))
-    elif suffix in (".jsonl", ".ndjson"):
-        records = list(_read_jsonl(path, text))
-    elif suffix == ".csv":
-        records = list(_read_csv(path))
+    digest = hashlib.sha256()
+    if suffix in (".jsonl", ".ndjson"):
+        with path.open("rb") as handle:
+            rows, columns = _validate(path, _read_jsonl(path, handle, digest))
+    elif suffix in (".json", ".csv"):
+        raw = path.read_bytes()
+        digest.update(raw)
+        text = _check_utf8(path, raw)
+        del raw
+        records = _read_json(path, text) if suffix == ".json" else _read_csv(path, text)
+        rows, columns = _validate(path, records)
     else:
         raise DatasetError(f"{path}: unknown dataset format '{suffix}' (use .json, .jsonl or .csv)")
-    if not records:
-        raise DatasetError(f"{path}: dataset has no rows")
-    rows = [row_from_record(record, where, i) for i, (where, record) in enumerate(records, start=1)]
-    columns: list[str] = []
-    for _, record in records:
-        if isinstance(record, dict):
-            for name in record:
-                if name in DATASET_FIELDS and name not in columns:
-                    columns.append(name)
-    seen: dict[str, str] = {}
-    for (where, _), row in zip(records, rows):
-        if row.key in seen:
-            raise DatasetError(f"{where}, field 'key': duplicate key {row.key!r} (first at {seen[row.key].split(': ', 1)[1]})")
-        seen[row.key] = where
-    return LLMDataset(rows=rows, source=str(path), columns=columns, fingerprint=hashlib.sha256(raw).hexdigest())
+    return LLMDataset(rows=rows, source=str(path), columns=columns, fingerprint=digest.hexdigest())
 
+
+def _validate(path: Path, records: Iterable[tuple[str, Any]]) -> tuple[list[Row], list[str]]:
+    """Rows from ``(where, record)`` pairs, the dataset's columns, and the duplicate-key check."""
+    rows: list[Row] = []
+    columns: list[str] = []
+    last_names: tuple = ()
+    seen: dict[str, str] = {}
+    shared: dict[str, str] = {}
+    for index, (where, record) in enumerate(records, start=1):
+        row = row_from_record(record, where, index, shared)
+        names = tuple(record)
+        if names != last_names:  # the rows of a file nearly always share one set of fields
+            last_names = names
+            columns += [name for name in names if name in DATASET_FIELDS and name not in columns]
+        first = seen.setdefault(row.key, where)
+        if first is not where:
+            raise DatasetError(f"{where}, field 'key': duplicate key {row.key!r} (first at {first.split(': ', 1)[1]})")
+        rows.append(row)
+    if not rows:
+        raise DatasetError(f"{path}: dataset has no rows")
+    return rows, columns

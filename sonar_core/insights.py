@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .aggregate import ScoredEvaluator, mean, model_stats
+from .aggregate import ScoredEvaluator, mean
 from .contract import MetricRole
 from .problems import report_item
 
@@ -74,7 +74,7 @@ def standard_insights(ev: ScoredEvaluator) -> list[dict[str, Any]]:
 
     insights += _most_difficult(ev)
 
-    stats = model_stats([row for row, _ in ev.scored])
+    stats = ev.model_stats()
     times = _ranked({m: s["mean_time"] for m, s in stats.items()}, higher_is_better=False)
     insights += _best_worst(ev, "performance", times, ("fastest model", "slowest model"), "mean_time", " s per answer")
     costs = _ranked({m: s["total_cost"] for m, s in stats.items()}, higher_is_better=False)
@@ -85,18 +85,21 @@ def standard_insights(ev: ScoredEvaluator) -> list[dict[str, Any]]:
 def _most_difficult(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     primary = ev.primary
     failures: dict[str, list[str]] = {}
-    scores: dict[str, list[float]] = {}
-    questions: dict[str, str] = {}
-    for row, result in ev.scored:
-        value = result.values.get(primary.key)
-        if value is None:
-            continue
-        scores.setdefault(row.test_case_key, []).append(value)
-        questions[row.test_case_key] = row.input
-        if ev.metric_fails(primary, value):
-            failures.setdefault(row.test_case_key, []).append(row.model_key)
+    for row, _ in ev.failing(primary):
+        failures.setdefault(row.test_case_key, []).append(row.model_key)
     if not failures:
         return []
+    # Scores and questions only of the test cases that failed somewhere (the candidates).
+    scores: dict[str, list[float]] = {}
+    questions: dict[str, str] = {}
+    key = primary.key
+    for row, result in ev.scored:
+        case = row.test_case_key
+        if case in failures:
+            value = result.values.get(key)
+            if value is not None:
+                scores.setdefault(case, []).append(value)
+                questions[case] = row.input
 
     def difficulty(case: str):
         average = mean(scores[case]) or 0.0

@@ -3,14 +3,20 @@
 Each event has ``timestamp`` (ISO 8601, UTC), ``message``, ``class`` and ``method`` (where in
 Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` and
 ``evaluator``. Messages follow ModelBench's journal where the meaning is the same:
-``starting journal``, ``starting run``, ``queuing item``, ``measured item quality``,
-``evaluator scored``, ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``,
-``plugin failed``, ``loaded dataset``, ``resuming run``, ``skipping finished evaluator``,
-``evaluator skipped``, ``evaluator failed``, ``rows skipped``, ``rows limited``, ``wrote artifacts``,
-``run interrupted``, ``embedding cache info`` (texts requested and encoded per embedding model, models
-loaded). LLM judges add ``fetched annotator response``, ``using cached annotator response``,
-``retrying annotator request``, ``annotator request failed`` (:mod:`sonar_core.llm.client`) and, once
-per run that used the response cache, ``cache info`` (before ``finished run``).
+``starting journal``, ``starting run``, ``queuing item``, ``evaluator scored``,
+``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``, ``plugin failed``,
+``loaded dataset``, ``resuming run``, ``skipping finished evaluator``, ``evaluator skipped``,
+``evaluator failed``, ``rows skipped``, ``rows limited``, ``measured batch quality``,
+``wrote artifacts``, ``run interrupted``, ``embedding cache info`` (texts requested and encoded
+per embedding model, models loaded). LLM judges add ``fetched annotator response``, ``using cached
+annotator response``, ``retrying annotator request``, ``annotator request failed``
+(:mod:`sonar_core.llm.client`) and, once per run that used the response cache, ``cache info``
+(before ``finished run``).
+
+Scoring is summarised per batch of rows (``measured batch quality``: rows, primary-metric mean,
+failing rows, seconds) and per evaluator (``evaluator scored``: per-model means), not per row:
+a line per row made the journal as large as the results and its writing a large share of a
+fast evaluator's run. Every row's values are in the evaluator's llm-eval-results.
 
 Every write is flushed, so a killed run leaves a journal that ends at its last event.
 """

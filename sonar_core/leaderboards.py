@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .aggregate import ScoredEvaluator, model_stats
+from .aggregate import ScoredEvaluator
 from .contract import MetricRole, ResultKind
 
 __all__ = ["build_leaderboard", "leaderboard_markdown", "metric_meta", "md_cell", "LEADERBOARD_SCHEMA_VERSION"]
@@ -40,19 +40,16 @@ def _ranking(ev: ScoredEvaluator, aggregates: dict[str, dict[str, float | None]]
 def build_leaderboard(ev: ScoredEvaluator) -> dict[str, Any]:
     """The leaderboard of one evaluator: kind, ranking, per-model rows, and metric meta."""
     aggregates = ev.aggregates()
-    stats = model_stats([row for row, _ in ev.scored])
+    stats = ev.model_stats()
     ranking = _ranking(ev, aggregates)
     counts: dict[str, dict[str, int]] = {}
     if ev.cls.kind is ResultKind.BOOL:
         role_keys = {m.role: m.key for m in ev.cls.metrics if m.role is not None}
+        by_model = ev.by_model()
         for model in ranking:
             per_role = {role.value: 0 for role in MetricRole}
-            for row, result in ev.scored:
-                if row.model_key != model:
-                    continue
-                for role, key in role_keys.items():
-                    if result.values.get(key):
-                        per_role[role.value] += 1
+            for role, key in role_keys.items():
+                per_role[role.value] = sum(1 for _, result in by_model[model] if result.values.get(key))
             counts[model] = per_role
     rows = []
     for rank, model in enumerate(ranking, start=1):

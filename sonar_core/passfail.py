@@ -24,6 +24,8 @@ from .dataset import Row
 
 __all__ = ["Verdict", "PassFailEvaluator"]
 
+_ONE, _ZERO = 1.0, 0.0
+
 
 @dataclass
 class Verdict:
@@ -59,12 +61,13 @@ class PassFailEvaluator(Evaluator):
     @classmethod
     def verdict_to_result(cls, verdict: Verdict) -> RowResult:
         parsed = verdict.parse_error is None
+        # The two float objects are shared by every row's values (a run holds them all).
         by_role = {
-            MetricRole.PASS: float(parsed and verdict.answer_ok),
-            MetricRole.FAIL: float(parsed and not verdict.answer_ok),
-            MetricRole.GENERATION_FAILURE: float(parsed and not verdict.answer_ok),
-            MetricRole.RETRIEVAL_FAILURE: float(parsed and verdict.context_ok is False),
-            MetricRole.PARSE_FAILURE: float(not parsed),
+            MetricRole.PASS: _ONE if parsed and verdict.answer_ok else _ZERO,
+            MetricRole.FAIL: _ONE if parsed and not verdict.answer_ok else _ZERO,
+            MetricRole.GENERATION_FAILURE: _ONE if parsed and not verdict.answer_ok else _ZERO,
+            MetricRole.RETRIEVAL_FAILURE: _ONE if parsed and verdict.context_ok is False else _ZERO,
+            MetricRole.PARSE_FAILURE: _ZERO if parsed else _ONE,
         }
         values = {m.key: by_role[m.role] for m in cls.metrics if m.role is not None}
         details = dict(verdict.details)

@@ -108,7 +108,14 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     problems = []
     aggregates = ev.aggregates()
     parse_metric = next((m for m in ev.cls.metrics if m.role is MetricRole.PARSE_FAILURE), None)
+    by_model = ev.by_model()
+    failing_by_metric: dict[str, dict[str, list]] = {}
+    for metric in ev.cls.metrics:
+        groups = failing_by_metric[metric.key] = {}
+        for pair in ev.failing(metric):
+            groups.setdefault(pair[0].model_key, []).append(pair)
     for model, values in aggregates.items():
+        pairs = by_model[model]
         for metric in ev.cls.metrics:
             if not (metric.raises_problems or metric.is_primary):
                 continue
@@ -123,18 +130,13 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
                 failing = []
                 description += "."
             else:
-                failing = [
-                    (row, result)
-                    for row, result in ev.scored
-                    if row.model_key == model and metric.fails(result.values.get(metric.key), threshold)
-                ]
-                total = sum(1 for r, _ in ev.scored if r.model_key == model)
+                failing = failing_by_metric[metric.key].get(model, [])
                 # A row that could not be checked also misses "pass": say how many, so a report does
                 # not read a judge's unusable answers as the model's failures.
                 unchecked = sum(1 for _, result in failing if parse_metric and metric.role is not MetricRole.PARSE_FAILURE
                                 and result.values.get(parse_metric.key))
                 note = f"; {unchecked} of them could not be checked ({parse_metric.display_name})" if unchecked else ""
-                description += f" ({len(failing)} of {total} test cases on the wrong side{note})."
+                description += f" ({len(failing)} of {len(pairs)} test cases on the wrong side{note})."
             problems.append(
                 make_problem(
                     ev,

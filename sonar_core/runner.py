@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
 import time
 import traceback
@@ -22,7 +23,7 @@ from .aggregate import ScoredEvaluator, SkippedRow
 from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
-from .contract import Evaluator, ParameterError
+from .contract import Evaluator, Input, ParameterError
 from .embeddings import EmbeddingService
 from .dataset import LLMDataset, Row, load_dataset
 from .errors import (
@@ -38,7 +39,7 @@ from .llm import LLMService, load_llm_configs
 from .model_store import ModelMissingError, get_store
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
-from .run_record import write_index, write_run_json
+from .run_record import prepare_index, stored_summary, write_index, write_run_json
 
 __all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path"]
 
@@ -222,15 +223,17 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     """
     scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     wanted = set(job.spec.categories)
-    needs = job.cls.inputs_for(job.params)
+    # An actual answer is always "present" (an empty answer is still scored), so it needs no check.
+    required = [needed for needed in job.cls.inputs_for(job.params) if needed is not Input.ACTUAL_ANSWER]
     eligible: list[Row] = []
     for row in dataset.rows:
         if wanted and not wanted.intersection(row.categories):
             continue
-        missing = next((needed for needed in needs if not row.has_input(needed)), None)
-        if missing is not None:
-            scored.skipped.append(SkippedRow(row, missing))
-            continue
+        if required:
+            missing = next((needed for needed in required if not row.has_input(needed)), None)
+            if missing is not None:
+                scored.skipped.append(SkippedRow(row, missing))
+                continue
         eligible.append(row)
     if scored.skipped:
         journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
@@ -253,17 +256,22 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
-    primary = job.cls.primary_metric().key
-    for start in range(0, len(eligible), size):
+    primary = job.cls.primary_metric()
+    threshold = job.thresholds[primary.key]
+    for number, start in enumerate(range(0, len(eligible), size), start=1):
+        batch_started = time.perf_counter()
         batch = eligible[start:start + size]
         results = list(evaluator.evaluate(batch))
         if len(results) != len(batch):
             raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
         scored.scored.extend(zip(batch, results))
-        journal.events("measured item quality", "Runner", "score_job", (
-            {"evaluator": job.label, "test_case_key": row.test_case_key, "model_key": row.model_key,
-             "metric": primary, "value": result.values.get(primary)}
-            for row, result in zip(batch, results)))
+        # One summary per batch, not one line per row: the row values are in llm-eval-results.
+        values = [v for v in (result.values.get(primary.key) for result in results) if v is not None and v == v]
+        journal.event("measured batch quality", "Runner", "score_job", evaluator=job.label, batch=number,
+                      rows=len(batch), done=start + len(batch), total=len(eligible), metric=primary.key,
+                      mean=math.fsum(values) / len(values) if values else None,
+                      failing=sum(1 for v in values if primary.fails(v, threshold)),
+                      seconds=round(time.perf_counter() - batch_started, 3))
         advance(len(batch))
     scored.tables = list(evaluator.tables(scored.scored))
     scored.extra_problems = list(evaluator.extra_problems(scored.scored))
@@ -344,7 +352,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     # One embedding service per run: every evaluator's texts share its cache and counters.
     embeddings = EmbeddingService(device=config.device)
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
-            "host": host, "started": started, "embeddings": embeddings, "llm": llm}
+            "host": host, "started": started, "embeddings": embeddings, "llm": llm,
+            "dataset_summary": dataset.summary()}
     write_run_json(run_dir, base, executed, result, summaries, status="running")
 
     try:
@@ -355,6 +364,11 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         journal.close()
         raise RunInterrupted(run_dir) from None
     llm.close()
+    # The rows are no longer needed once index.html's drill-down is taken from them (run.json and
+    # index.html use the dataset summary): let them go before the problems of every evaluator are
+    # read back for the result and index.html.
+    prepare_index(base, summaries)
+    del base["dataset"], dataset
 
     if embeddings.stats:
         journal.event("embedding cache info", "EmbeddingService", "summary", models=embeddings.summary(),
@@ -421,7 +435,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                      "explainer_id": job.cls.qualified_name(), "job_location": job.folder.name}
             if (job.folder / names.DONE_MARKER).is_file() and (summary := _load_summary(job.folder)):
                 journal.event("skipping finished evaluator", "Runner", "execute_run", evaluator=job.label)
-                summaries.append(summary)
+                summaries.append(stored_summary(summary, job.folder))
                 executed.append({**entry, "status": "success", "error": "", "duration": None, "resumed": True})
                 continue
             if job.folder.exists():
@@ -434,12 +448,15 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
             job_started = time.time()
             logger, handler = _job_logger(job)
             journal.event("queuing item", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
+            scored = None  # the previous evaluator's rows and results must not outlive its folder
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
                                    lambda total: sink.task(label, total=total), logger, embeddings,
                                    llm=base["llm"])
-                summary = write_evaluator_dir(scored, job.folder)
+                summary = stored_summary(write_evaluator_dir(scored, job.folder,
+                                                             csv_formula_escape=config.csv_formula_escape),
+                                         job.folder)
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 logger.error("evaluator failed: %s\n%s", error, traceback.format_exc())
@@ -453,7 +470,11 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                 logger.removeHandler(handler)
                 handler.close()
             journal.event("evaluator scored", "Runner", "execute_run", evaluator=job.label, rows=len(scored.scored),
-                          skipped_rows=len(scored.skipped), problems=len(summary["problems"]))
+                          skipped_rows=len(scored.skipped), problems=len(summary["problems"]),
+                          metric=scored.primary.key, means={model: values[scored.primary.key]
+                                                            for model, values in scored.aggregates().items()},
+                          seconds=round(time.time() - job_started, 3))
+            scored = None
             journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
             summaries.append(summary)
             executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})

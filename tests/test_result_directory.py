@@ -425,8 +425,10 @@ def test_run_json(run):
         assert entry["key"] == entry["job_location"][-36:]
     per_folder = [p for folder in dirs.values() for p in _load(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE)]
     assert result["problems"] == per_folder
-    assert result["insights"] == [i for folder in dirs.values()
-                                  for i in _load(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE)]
+    insights = [i for folder in dirs.values() for i in _load(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE)]
+    assert result["insights"] == insights
+    # The API's result holds the same problems and insights (read back from the folders).
+    assert run.problems == per_folder and run.insights == insights
     overall = result["overall_result"]
     for severity in ("high", "medium", "low"):
         assert overall[f"{severity}_severity_problems"] == sum(p["severity"] == severity.upper() for p in per_folder)
@@ -450,12 +452,26 @@ def test_journal(run):
     assert events[1]["message"] == "starting run"
     assert events[-1]["message"] == "finished run" and events[-1]["status"] == "success"
     dirs = _evaluator_dirs(run)
-    measured = [(e["evaluator"], e["test_case_key"], e["model_key"]) for e in events
-                if e["message"] == "measured item quality"]
-    expected = [(evaluator, r["test_case_key"], r["model_key"]) for evaluator in dirs for r in hostile_rows()]
-    assert sorted(measured) == sorted(expected)  # one per scored row, no duplicates
-    scored = [e["evaluator"] for e in events if e["message"] == "evaluator scored"]
-    assert scored == list(dirs)
+    # Scoring is summarised per batch (the 9 rows make one batch per evaluator), not per row.
+    batches = {e["evaluator"]: e for e in events if e["message"] == "measured batch quality"}
+    assert len(batches) == len([e for e in events if e["message"] == "measured batch quality"]) == len(dirs)
+    for evaluator, folder in dirs.items():
+        explanation, _, _ = _eval_results(folder)
+        primary = next(m for m in explanation["metrics_meta"] if m["is_primary_metric"])
+        values = [r[primary["key"]] for r in explanation["results"] if r[primary["key"]] is not None]
+        threshold = primary["threshold"]  # null: a metric without a threshold fails no row
+        failing = [v for v in values if threshold is not None
+                   and (v < threshold if primary["higher_is_better"] else v > threshold)]
+        batch = batches[evaluator]
+        assert (batch["batch"], batch["rows"], batch["done"], batch["total"], batch["metric"], batch["failing"]) == (
+            1, len(hostile_rows()), len(hostile_rows()), len(hostile_rows()), primary["key"], len(failing)), evaluator
+        assert batch["mean"] == pytest.approx(sum(values) / len(values)), evaluator
+    scored = {e["evaluator"]: e for e in events if e["message"] == "evaluator scored"}
+    assert list(scored) == list(dirs)
+    for evaluator, folder in dirs.items():
+        board = _load(_leaderboard_dir(folder) / "application_json" / "leaderboard_0.json")
+        primary = scored[evaluator]["metric"]
+        assert scored[evaluator]["means"] == {model: values[primary] for model, values in board["data"].items()}
 
 
 def test_docs_name_every_file_and_journal_message(run):

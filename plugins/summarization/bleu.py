@@ -33,8 +33,6 @@ import re
 from collections import Counter
 from typing import ClassVar, Iterable, Sequence
 
-from nltk.tokenize import NLTKWordTokenizer
-
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
 
 __all__ = ["BleuEvaluator", "BLEU_WEIGHTS", "SMOOTHING_EPSILON", "bleu_scores", "ngram_counts", "treebank_words"]
@@ -50,8 +48,11 @@ BLEU_WEIGHTS: tuple[tuple[float, ...], ...] = (
 SMOOTHING_EPSILON = 0.1
 _KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4")
 _ZEROS = dict.fromkeys(_KEYS, 0.0)
-# Tokenised expected answers (with their n-gram counts) kept between evaluate() calls.
-_REFERENCE_CACHE_SIZE = 4096
+# Tokenised expected answers (with their n-gram counts) kept between evaluate() calls. An entry
+# takes about 30 KB for a 70-token answer, so 1024 of them stay near 30 MB; the default 512-row
+# batch fits twice over (in model-major order, a reference repeats one batch per model later
+# only when the test suite has at most this many test cases).
+_REFERENCE_CACHE_SIZE = 1024
 
 
 # Characters without which an NLTK pattern cannot match (by pattern source): most sentences hold
@@ -81,11 +82,22 @@ def _steps(pairs) -> list[tuple[frozenset[str] | None, object, str, frozenset[st
     return steps
 
 
-_T = NLTKWordTokenizer
-# NLTKWordTokenizer.tokenize (convert_parentheses=False), step by step, in its order.
-_BEFORE_PADDING = _steps((*_T.STARTING_QUOTES, *_T.PUNCTUATION, _T.PARENS_BRACKETS, _T.DOUBLE_DASHES))
-_AFTER_PADDING = _steps(_T.ENDING_QUOTES)
-_CONTRACTIONS = _steps((p, r" \1 \2 ") for p in (*_T.CONTRACTIONS2, *_T.CONTRACTIONS3))
+@functools.cache
+def _tokenizer_steps() -> tuple[list, list, list]:
+    """NLTKWordTokenizer.tokenize (convert_parentheses=False), step by step, in its order:
+    the substitutions before padding, after padding, and the contractions.
+
+    Built on first use: importing NLTK takes longer than a small run, and registering the
+    built-in plugins (which imports this module) must not pay for it when BLEU does not run.
+    """
+    from nltk.tokenize import NLTKWordTokenizer as tokenizer
+
+    return (
+        _steps((*tokenizer.STARTING_QUOTES, *tokenizer.PUNCTUATION, tokenizer.PARENS_BRACKETS,
+                tokenizer.DOUBLE_DASHES)),
+        _steps(tokenizer.ENDING_QUOTES),
+        _steps((p, r" \1 \2 ") for p in (*tokenizer.CONTRACTIONS2, *tokenizer.CONTRACTIONS3)),
+    )
 # Every contraction pattern's match contains its groups' letters verbatim (same engine, same
 # case-insensitivity), so when this finds nothing none of the ten can match.
 _ANY_CONTRACTION = re.compile(r"(?i)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna|'tis|'twas")
@@ -93,18 +105,19 @@ _ANY_CONTRACTION = re.compile(r"(?i)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|w
 
 def treebank_words(sentence: str) -> list[str]:
     """``NLTKWordTokenizer().tokenize(sentence)``, token for token, without NLTK's per-call overhead."""
+    before_padding, after_padding, contractions = _tokenizer_steps()
     chars = set(sentence)  # a superset of the sentence's characters at every step
-    for needs, sub, replacement, adds in _BEFORE_PADDING:
+    for needs, sub, replacement, adds in before_padding:
         if needs is None or not needs.isdisjoint(chars):
             sentence = sub(replacement, sentence)
             chars |= adds
     sentence = " " + sentence + " "
-    for needs, sub, replacement, adds in _AFTER_PADDING:
+    for needs, sub, replacement, adds in after_padding:
         if needs is None or not needs.isdisjoint(chars):
             sentence = sub(replacement, sentence)
             chars |= adds
     if _ANY_CONTRACTION.search(sentence):
-        for _, sub, replacement, _ in _CONTRACTIONS:
+        for _, sub, replacement, _ in contractions:
             sentence = sub(replacement, sentence)
     return sentence.split()
 

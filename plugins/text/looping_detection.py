@@ -29,8 +29,6 @@ from typing import ClassVar, Iterable, Sequence
 from sonar_core.contract import Evaluator, Input, Metric, RowResult
 from sonar_core.dataset import Row
 
-from .suffix_array import longest_repeat
-
 __all__ = ["LoopingDetectionEvaluator", "MIN_SENTENCE_CHARS"]
 
 #: Sentences shorter than this many characters are left out of unique_sentences.
@@ -125,6 +123,10 @@ class LoopingDetectionEvaluator(Evaluator):
 
     @staticmethod
     def longest_repeated_substring(text: str) -> tuple[float, dict]:
+        # Imported on first use: the suffix array needs numpy, whose import costs more than a
+        # small run, and registering the built-in plugins must not pay it when this does not run.
+        from .suffix_array import longest_repeat
+
         repeat = longest_repeat(text)
         facts = {
             "longest_repeated_substring_text": _excerpt(text[repeat.start : repeat.start + repeat.length]) or None,

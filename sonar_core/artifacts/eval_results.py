@@ -2,22 +2,32 @@
 
 The three hold the same rows. JSON keeps lists and objects as they are; CSV and .jay cells
 hold them as JSON text, since both are flat tables.
+
+The files grow with the dataset, so they are written in chunks of rows: each chunk's records
+are encoded once for the JSON file and its cells once for both the CSV and the .jay, so the
+JSON and CSV texts never exist whole in memory. Only the .jay needs every row at once: its
+frame (datatable's column buffers) is built at the end from per-column lists that mostly
+point at the rows' own strings. Each file goes to ``<name>.tmp`` first and is renamed when
+complete.
 """
 
 from __future__ import annotations
 
 import csv
-import io
-import json
+import os
+import re
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .. import names
 from ..aggregate import ScoredEvaluator
 from ..leaderboards import metric_meta
-from .formats import write_format
+from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row, write_csv_rows
+from .formats import write_meta
+from .jsontext import compact_encoder
 
-__all__ = ["result_records", "write_eval_results", "RECORD_FIELDS"]
+__all__ = ["result_records", "write_eval_results", "RECORD_FIELDS", "CHUNK_ROWS"]
 
 #: Dataset fields of each result record, in column order; metric columns follow.
 RECORD_FIELDS = [
@@ -26,24 +36,37 @@ RECORD_FIELDS = [
     "actual_duration", "cost", "original_test_case_key", "perturbation",
 ]
 _TRAILING_FIELDS = ["result_error_message", "details", "actual_output_meta"]
+#: Rows encoded per chunk: large enough that per-chunk costs vanish, small enough that a
+#: chunk's records and cells stay a few MB.
+CHUNK_ROWS = 2048
+
+# Compact JSON, the exact text json.dumps(..., separators=(",", ":")) gives; NaN is refused.
+_encode_records = compact_encoder(item_separator=",", key_separator=":", sort_keys=False, allow_nan=False)
+# CSV and .jay cells: lists and objects as JSON text with sorted keys (json.dumps(..., sort_keys=True)).
+_encode_cell = compact_encoder(item_separator=", ", key_separator=": ", sort_keys=True, allow_nan=True)
+_row_fields = attrgetter(*RECORD_FIELDS)
+
+
+def _record(row, result, metric_keys: list[str]) -> dict[str, Any]:
+    record = dict(zip(RECORD_FIELDS, _row_fields(row)))
+    values = result.values
+    for key in metric_keys:
+        record[key] = values.get(key)
+    record["result_error_message"] = result.error_message or ""
+    record["details"] = result.details
+    record["actual_output_meta"] = result.actual_output_meta or []
+    return record
 
 
 def result_records(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     """One record per scored row: dataset fields, metric values, error message, details."""
-    records = []
-    for row, result in ev.scored:
-        record = {field: getattr(row, field) for field in RECORD_FIELDS}
-        for metric in ev.cls.metrics:
-            record[metric.key] = result.values.get(metric.key)
-        record["result_error_message"] = result.error_message or ""
-        record["details"] = result.details
-        record["actual_output_meta"] = result.actual_output_meta or []
-        records.append(record)
-    return records
+    metric_keys = [m.key for m in ev.cls.metrics]
+    return [_record(row, result, metric_keys) for row, result in ev.scored]
 
 
 def _columns(ev: ScoredEvaluator) -> list[str]:
-    return RECORD_FIELDS + [m.key for m in ev.cls.metrics] + _TRAILING_FIELDS
+    # A metric named like a dataset field replaces that field's value in place (dict order).
+    return list(dict.fromkeys(RECORD_FIELDS + [m.key for m in ev.cls.metrics] + _TRAILING_FIELDS))
 
 
 def _flat(value: Any) -> Any:
@@ -52,45 +75,104 @@ def _flat(value: Any) -> Any:
         return ""
     if isinstance(value, (list, dict)):
         # Most list cells are empty; skipping the encoder for them halves the write time.
-        return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ("[]" if isinstance(value, list) else "{}")
+        return _encode_cell(value) if value else ("[]" if isinstance(value, list) else "{}")
     return value
 
 
-def write_eval_results(ev: ScoredEvaluator, root: Path) -> None:
-    records = result_records(ev)
-    columns = _columns(ev)
+def _text_column(values: tuple | list) -> tuple[tuple | list, str]:
+    """A text column as cells of text (lists and objects as JSON, None as ""), and the cells joined by NUL."""
+    try:
+        return values, "\x00".join(values)  # all text already: nothing to convert
+    except TypeError:
+        if values.count([]) == len(values):  # e.g. no row has a retrieved context
+            cells = ["[]"] * len(values)
+            return cells, "\x00".join(cells)
+        cells = [_flat(v) for v in values]
+        cells = [v if isinstance(v, str) else str(v) for v in cells]
+        return cells, "\x00".join(cells)
+
+
+# A NUL (the cell separator of a joined column) followed by a formula character. The literal
+# NUL lets the regular-expression engine skip from separator to separator.
+_FORMULA_AFTER_SEPARATOR = re.compile("\x00[" + re.escape("".join(FORMULA_PREFIXES)) + "]")
+
+
+def _may_hold_formula(joined: str) -> bool:
+    """Whether a cell of a NUL-joined column starts with a formula character (false positives only
+    when a cell holds a NUL, which then costs a look at every cell)."""
+    return joined.startswith(FORMULA_PREFIXES) or _FORMULA_AFTER_SEPARATOR.search(joined) is not None
+
+
+def _chunks(items: list, size: int) -> Iterable[list]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool = True) -> None:
+    """Write the JSON, CSV and .jay files of llm-eval-results and their .meta files.
+
+    ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run (:mod:`.csv_cells`).
+    """
+    import datatable as dt  # imported here: only this writer needs it
+
     explanation = root / names.EVAL_RESULTS
-    document = {
-        "schema_version": names.SCHEMA_VERSION,
-        "evaluator_id": ev.cls.id,
-        "results": records,
-        "metrics_meta": metric_meta(ev),
-    }
-    # Compact: this file grows with the dataset, and indenting 20,000 records costs seconds.
-    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
-    write_format(explanation, names.MIME_JSON, {f"{names.EXPLANATION_STEM}.json": text})
-    numeric = {"actual_duration", "cost"} | {m.key for m in ev.cls.metrics}
-    # Flatten each column once; CSV and .jay share the cells.
-    cells = {c: ([r[c] for r in records] if c in numeric else [_flat(r[c]) for r in records]) for c in columns}
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(zip(*(["" if v is None else v for v in cells[c]] for c in columns)))
-    write_format(explanation, names.MIME_CSV, {f"{names.EXPLANATION_STEM}.csv": buffer.getvalue()})
-    write_format(explanation, names.MIME_JAY, {f"{names.EXPLANATION_STEM}.jay": _jay_bytes(cells, columns, numeric)})
+    columns = _columns(ev)
+    metric_keys = [m.key for m in ev.cls.metrics]
+    numeric = {"actual_duration", "cost", *metric_keys}
+    types = [dt.Type.float64 if c in numeric else dt.Type.str32 for c in columns]
+    targets = {mime: explanation / names.mime_dir(mime) / f"{names.EXPLANATION_STEM}.{ext}"
+               for mime, ext in ((names.MIME_JSON, "json"), (names.MIME_CSV, "csv"), (names.MIME_JAY, "jay"))}
+    for target in targets.values():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = {mime: target.with_name(target.name + ".tmp") for mime, target in targets.items()}
 
-
-def _jay_bytes(cells: dict[str, list], columns: list[str], numeric: set[str]) -> bytes:
-    import datatable as dt
-
-    data: dict[str, list] = {}
-    types: dict[str, Any] = {}
-    for column in columns:
-        if column in numeric:
-            data[column] = [None if v is None else float(v) for v in cells[column]]
-            types[column] = dt.Type.float64
-        else:
-            data[column] = [v if isinstance(v, str) else str(v) for v in cells[column]]
-            types[column] = dt.Type.str32
-    frame = dt.Frame(data, types=[types[c] for c in columns])
-    return frame.to_jay()
+    head = _encode_records({"schema_version": names.SCHEMA_VERSION, "evaluator_id": ev.cls.id})
+    tail = "]," + _encode_records({"metrics_meta": metric_meta(ev)})[1:] + "\n"
+    # The .jay columns, gathered over the chunks: a text cell is mostly a reference to the row's
+    # own string, so these lists cost a pointer per cell; one frame is built from them at the
+    # end (frames per chunk, joined by rbind, would hold every text twice at the peak).
+    jay_columns: dict[str, list] = {c: [] for c in columns}
+    with open(temporary[names.MIME_JSON], "w", encoding="utf-8", newline="") as json_file, \
+            open(temporary[names.MIME_CSV], "w", encoding="utf-8", newline="") as csv_file:
+        json_file.write(head[:-1] + ',"results":[')
+        writer = csv.writer(csv_file, lineterminator="\n")
+        header = neutralise_row(columns) if csv_formula_escape else columns
+        write_csv_rows(csv_file, writer, [tuple(header)], any("\r" in c for c in columns))
+        by_column = itemgetter(*columns)
+        first = True
+        for chunk in _chunks(ev.scored, CHUNK_ROWS):
+            records = [_record(row, result, metric_keys) for row, result in chunk]
+            encoded = _encode_records(records)
+            json_file.write(encoded[1:-1] if first else "," + encoded[1:-1])
+            first = False
+            del encoded
+            transposed = list(zip(*map(by_column, records)))
+            del records
+            csv_columns: list = []
+            has_cr = False
+            for column, values in zip(columns, transposed):
+                if column in numeric:
+                    jay_columns[column] += [None if v is None else float(v) for v in values]
+                    csv_columns.append(["" if v is None else v for v in values] if None in values else values)
+                    continue
+                cells, joined = _text_column(values)
+                jay_columns[column] += cells
+                has_cr = has_cr or "\r" in joined
+                if csv_formula_escape and _may_hold_formula(joined):
+                    cells = [neutralise_cell(v) for v in cells]
+                csv_columns.append(cells)
+            del transposed
+            write_csv_rows(csv_file, writer, list(zip(*csv_columns)), has_cr)
+            del csv_columns
+        json_file.write(tail)
+    # Column by column, so that each list (and the JSON text of its cells) goes as soon as
+    # datatable has its copy.
+    frame = dt.Frame()
+    for column, stype in zip(columns, types):
+        frame.cbind(dt.Frame({column: jay_columns.pop(column)}, types=[stype]))
+    # "write" streams the columns to the file; the default may map the whole file in memory first.
+    frame.to_jay(str(temporary[names.MIME_JAY]), method="write")
+    del frame
+    for mime, target in targets.items():
+        os.replace(temporary[mime], target)
+        write_meta(explanation, mime, [target.name])

@@ -22,7 +22,9 @@ from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
 from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .descriptor import descriptor
 from .eval_results import write_eval_results
+from .csv_cells import neutralise_row, write_csv_rows
 from .formats import write_format, write_json
+from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 from .drilldown import evaluator_rows
 
@@ -107,7 +109,7 @@ def safe_file_stem(name: str) -> str:
     return stem[:120]
 
 
-def _write_tables(ev: ScoredEvaluator, work: Path) -> None:
+def _write_tables(ev: ScoredEvaluator, work: Path, csv_formula_escape: bool) -> None:
     used: set[str] = set()
     for table in ev.tables:
         stem, n = safe_file_stem(table.name), 2
@@ -119,9 +121,9 @@ def _write_tables(ev: ScoredEvaluator, work: Path) -> None:
             "model_key": table.model_key, "columns": table.columns, "rows": table.rows,
         })
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(table.columns)
-        writer.writerows(table.rows)
+        rows = [table.columns, *table.rows]
+        write_csv_rows(buffer, csv.writer(buffer, lineterminator="\n"),
+                       [neutralise_row(row) for row in rows] if csv_formula_escape else rows)
         (work / f"{stem}.csv").write_text(buffer.getvalue(), encoding="utf-8")
 
 
@@ -137,12 +139,19 @@ def _zip_work_dir(work: Path) -> bytes:
     return buffer.getvalue()
 
 
-def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
-    """Write every artifact of ``ev`` into ``folder``; return what run.json and index.html need."""
+def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape: bool = True,
+                        fragments: Fragments | None = None) -> dict[str, Any]:
+    """Write every artifact of ``ev`` into ``folder``; return what run.json and index.html need.
+
+    ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run as formulas
+    (:mod:`.csv_cells`); JSON and .jay keep the exact text either way. ``fragments``: the run's
+    cache of JSON text, so that the problems and insights, which run.json repeats, are encoded once.
+    """
+    fragments = fragments if fragments is not None else Fragments()
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
     if ev.params.get("save_llm_result", True):
-        write_eval_results(ev, folder)
+        write_eval_results(ev, folder, csv_formula_escape)
 
     board = build_leaderboard(ev)
     board_md = leaderboard_markdown(ev, board)
@@ -153,12 +162,13 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
 
     problems = collect_problems(ev)
     insights = standard_insights(ev) + evaluator_insights(ev)
-    write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems)
-    write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights)
+    fragments.keep(*problems, *insights)
+    write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems, fragments)
+    write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights, fragments)
 
     work = folder / names.WORK_DIR
     work.mkdir(exist_ok=True)
-    _write_tables(ev, work)
+    _write_tables(ev, work, csv_formula_escape)
     (work / names.REPORT_MD).write_text(_report_md(ev, board_md, problems, insights), encoding="utf-8")
 
     view = evaluator_view(ev, board, problems, insights, folder.name)
@@ -166,7 +176,7 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path) -> dict[str, Any]:
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
                "problems": problems, "insights": insights, "test_cases": evaluator_rows(ev)}
-    write_json(folder / names.EVALUATOR_SUMMARY, summary)
+    write_json(folder / names.EVALUATOR_SUMMARY, summary, fragments)
     (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
     return summary
 

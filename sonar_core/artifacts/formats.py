@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from .. import names
+from .jsontext import Fragments, write_indented
 
-__all__ = ["write_format", "write_json", "write_atomic", "FORMAT_CLASSES"]
+__all__ = ["write_format", "write_meta", "write_json", "write_atomic", "FORMAT_CLASSES"]
 
 # The format class each MIME type stands for, as H2O Sonar's .meta files name them.
 FORMAT_CLASSES = {
@@ -31,12 +31,19 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
-def write_json(path: Path, data: Any) -> None:
-    """JSON with a stable key order and no NaN (NaN is not JSON), written atomically.
+def write_json(path: Path, data: Any, fragments: Fragments | None = None) -> None:
+    """JSON indented by 2, with a stable key order and no NaN (NaN is not JSON), written atomically.
 
     A run killed mid-write must not leave a truncated run.json behind: resume reads it.
+    ``fragments`` reuses the text of objects already written elsewhere, and a
+    :class:`~.jsontext.ListFiles` value is copied from its files (see :mod:`.jsontext`).
     """
-    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n").encode())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8", newline="") as handle:  # "\n" on every platform
+        write_indented(handle, data, fragments)
+        handle.write("\n")
+    os.replace(temporary, path)
 
 
 def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str | Any]) -> Path:
@@ -49,6 +56,12 @@ def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str 
             write_atomic(target, content.encode("utf-8") if isinstance(content, str) else content)
         else:
             write_json(target, content)
+    write_meta(explanation_dir, mime, files)
+    return folder
+
+
+def write_meta(explanation_dir: Path, mime: str, files) -> None:
+    """The ``.meta`` file beside a MIME folder: format class, MIME type and the file names in it."""
     format_class = FORMAT_CLASSES[mime]
     write_json(
         explanation_dir / f"{names.mime_dir(mime)}.meta",
@@ -63,4 +76,3 @@ def write_format(explanation_dir: Path, mime: str, files: dict[str, bytes | str 
             "files": sorted(files),
         },
     )
-    return folder

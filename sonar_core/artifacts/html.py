@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import heapq
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -135,11 +136,11 @@ def evaluator_view(
     primary = next(m for m in metrics if m["is_primary"])
     # Choose the weakest rows first, then format only those few.
     sign = 1 if ev.primary.higher_is_better else -1
-    failing = sorted(
-        ((result.values[ev.primary.key], row, result) for row, result in ev.scored
-         if ev.metric_fails(ev.primary, result.values.get(ev.primary.key))),
+    failing = heapq.nsmallest(
+        WORST_ROWS_LIMIT,
+        ((result.values[ev.primary.key], row, result) for row, result in ev.failing(ev.primary)),
         key=lambda item: (sign * item[0], item[1].test_case_key, item[1].model_key),
-    )[:WORST_ROWS_LIMIT]
+    )
     worst = []
     for score, row, result in failing:
         why = row_why(result)

@@ -58,6 +58,16 @@ def test_non_utf8_csv(monkeypatch, tmp_path):
     assert result.stderr == f"error: {path}: not UTF-8 (invalid byte 0xff on line 2)\n"
 
 
+def test_csv_with_an_unbalanced_quote(monkeypatch, tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text('test_case_key,input,actual_output\nt1,q,0.5\n"t2,q,0.7\n', encoding="utf-8")
+    result = invoke(monkeypatch, tmp_path, "-d", str(path), "-e", "toy_score", "-p", "toy_plugin")
+    assert result.exit_code == 3
+    assert result.stderr == (f"error: {path}: line 3, column 'test_case_key': unbalanced quote "
+                             "(the quoted field that starts here is never closed)\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_unknown_evaluator_id(monkeypatch, tmp_path, dataset):
     result = invoke(monkeypatch, tmp_path, "-d", str(dataset), "-e", "nope", "-p", "toy_plugin")
     assert result.exit_code == 2

@@ -87,3 +87,43 @@ def test_non_utf8_and_missing_file(tmp_path):
         load_dataset(path)
     with pytest.raises(DatasetError, match=r"nope\.json: dataset file not found$"):
         load_dataset(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        # An opening quote that never closes: the rest of the file would become one cell.
+        ('input,actual_output,test_case_key\n"q1,a1,k1\nq2,a2,k2\n',
+         "line 2, column 'input': unbalanced quote (the quoted field that starts here is never closed)"),
+        ('input,actual_output,test_case_key\nq1,a1,"k1\nq2,a2,k2\n',
+         "line 2, column 'test_case_key': unbalanced quote (the quoted field that starts here is never closed)"),
+        # A stray quote at the end of a key (the reader used to keep it in the key).
+        ('input,actual_output,test_case_key\r\nq1,a1,k1"\r\nq2,a2,k2\r\n',
+         "line 2, column 'test_case_key': unbalanced quote (a '\"' inside a field that is not enclosed in quotes; "
+         "enclose the field in quotes and write each '\"' in it as '\"\"')"),
+        ('input,actual_output\n"q1"x,a1\n',
+         "line 2, column 'input': unbalanced quote (text after the closing quote; write a '\"' inside a quoted "
+         "field as '\"\"')"),
+        # Lines are the file's lines: a quoted cell spanning two lines moves the count on.
+        ('input,actual_output\n"multi\nline",ok\nq,"a\n',
+         "line 4, column 'actual_output': unbalanced quote (the quoted field that starts here is never closed)"),
+        ('in"put,actual_output\nq,a\n',
+         "line 1, field 1: unbalanced quote (a '\"' inside a field that is not enclosed in quotes; enclose the field "
+         "in quotes and write each '\"' in it as '\"\"')"),
+    ],
+)
+def test_csv_with_an_unbalanced_quote_names_the_line(tmp_path, content, message):
+    path = tmp_path / "d.csv"
+    path.write_bytes(content.encode("utf-8"))
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_csv_with_balanced_quotes_loads(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_bytes(b'input,actual_output,test_case_key\r\n"multi\nline ""x""",,"k,1"\r\n"q",""""," k2 "\r\n')
+    rows = load_dataset(path).rows
+    assert [(r.input, r.actual_output, r.test_case_key) for r in rows] == [
+        ('multi\nline "x"', "", "k,1"), ("q", '"', " k2 "),
+    ]
