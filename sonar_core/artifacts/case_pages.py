@@ -42,13 +42,18 @@ def _tags(case: dict[str, Any], with_original: bool) -> str:
     return "".join(parts)
 
 
+def _threshold_text(threshold: float | None) -> str:
+    """A threshold as shown; views store an infinite one (no value fails it) as None."""
+    return "none" if threshold is None else str(threshold)
+
+
 def verdict_title(book: Any, verdict: dict[str, Any]) -> str:
     """A verdict's tooltip: evaluator, primary metric, value, threshold and message (unescaped)."""
     ev = book.evaluators[verdict["ev"]]
     metric = ev["metrics"][ev["primary"]]
     text = f"{ev['display_name']} · {metric['display_name']}"
     if verdict["value"] is not None:
-        text += f" {verdict['value']:.4f}, threshold {metric['threshold']}"
+        text += f" {verdict['value']:.4f}, threshold {_threshold_text(metric['threshold'])}"
     if verdict["why"]:
         text += f": {verdict['why']}"
     return text
@@ -163,7 +168,7 @@ def _metrics_table(book: Any, case: dict[str, Any]) -> str:
                     cell = v["metrics"][mi]
                     cells.append(f'<td class="num {cell["status"]}">{_num(cell["value"])}</td>')
             out.append(f'<tr><td>{_e(metric["display_name"])}{star} <span class="muted">({better} better)</span></td>'
-                       f'<td class="num">{_e(metric["threshold"])}</td>{"".join(cells)}</tr>\n')
+                       f'<td class="num">{_e(_threshold_text(metric["threshold"]))}</td>{"".join(cells)}</tr>\n')
         if i in case["evaluators_with_messages"]:
             whys = "".join(f'<td class="why">{_e(r["verdicts"][i]["why"] if r["verdicts"][i] else "")}</td>'
                            for r in rows)
