@@ -237,3 +237,17 @@ def test_what_a_sensitive_evaluator_flags_is_withheld_from_every_drilldown_page(
         ("A", True, True), ("B", True, False), ("C", False, True)]
     t2 = book.cases[1]["rows"][0]
     assert t2["withheld"] is False and t2["answer"] == "fine"
+
+
+def test_a_threshold_stored_as_null_reads_none_in_a_verdicts_title():
+    # Perplexity and GPTScore have no finite threshold; views store it as null (JSON).
+    from types import SimpleNamespace
+
+    from sonar_core.artifacts.case_pages import verdict_title
+
+    book = SimpleNamespace(evaluators=[{"display_name": "Perplexity", "primary": 0,
+                                        "metrics": [{"display_name": "Perplexity", "threshold": None}]},
+                                       {"display_name": "Toy", "primary": 0,
+                                        "metrics": [{"display_name": "Score", "threshold": 0.5}]}])
+    assert verdict_title(book, {"ev": 0, "value": 46.25, "why": ""}) == "Perplexity · Perplexity 46.2500, threshold none"
+    assert verdict_title(book, {"ev": 1, "value": 0.25, "why": "low"}) == "Toy · Score 0.2500, threshold 0.5: low"
