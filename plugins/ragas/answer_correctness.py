@@ -65,7 +65,7 @@ class AnswerCorrectnessEvaluator(RagasEvaluator):
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
-        from ragas.metrics import AnswerCorrectness
+        from ragas.metrics._answer_correctness import AnswerCorrectness
 
         weights = [self.params["factuality_weight"], self.params["similarity_weight"]]
         if not any(weights):

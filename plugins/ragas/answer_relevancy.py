@@ -32,8 +32,9 @@ def generated_questions(scored: Scored, question: str, embed) -> list[dict[str, 
 def low_relevancy_message(questions: list[dict[str, Any]]) -> str:
     if questions and all(q["noncommittal"] for q in questions):
         return "the judge found the answer noncommittal (evasive or vague), which scores 0"
-    shown = "; ".join(f"{quote(q['question'])} ({q['similarity']:.2f})" for q in questions[:3]
-                      if q["similarity"] is not None)
+    # Repeated askings often give the same question: each is shown once.
+    distinct = {q["question"]: q["similarity"] for q in questions if q["similarity"] is not None}
+    shown = "; ".join(f"{quote(text)} ({sim:.2f})" for text, sim in list(distinct.items())[:3])
     return f"the answer answers other questions than the one asked: {shown}"
 
 
@@ -68,7 +69,7 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
-        from ragas.metrics import AnswerRelevancy
+        from ragas.metrics._answer_relevance import AnswerRelevancy
 
         return {"answer_relevancy": AnswerRelevancy(llm=llm, embeddings=embeddings,
                                                     strictness=self.params["strictness"])}

@@ -53,7 +53,7 @@ class ContextPrecisionEvaluator(RagasEvaluator):
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
-        from ragas.metrics import LLMContextPrecisionWithReference
+        from ragas.metrics._context_precision import LLMContextPrecisionWithReference
 
         return {"context_precision": LLMContextPrecisionWithReference(llm=llm)}
 

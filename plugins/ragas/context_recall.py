@@ -52,7 +52,7 @@ class ContextRecallEvaluator(RagasEvaluator):
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
-        from ragas.metrics import LLMContextRecall
+        from ragas.metrics._context_recall import LLMContextRecall
 
         return {"context_recall": LLMContextRecall(llm=llm)}
 

@@ -56,7 +56,7 @@ class ContextRelevancyEvaluator(RagasEvaluator):
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
-        from ragas.metrics import ContextRelevance
+        from ragas.metrics._nv_metrics import ContextRelevance
 
         return {"context_relevancy": ContextRelevance(llm=llm)}
 

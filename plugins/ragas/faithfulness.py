@@ -52,7 +52,7 @@ class FaithfulnessEvaluator(RagasEvaluator):
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
-        from ragas.metrics import Faithfulness
+        from ragas.metrics._faithfulness import Faithfulness
 
         return {"faithfulness": Faithfulness(llm=llm)}
 

@@ -66,7 +66,10 @@ class RagasScoreEvaluator(RagasEvaluator):
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
-        from ragas.metrics import AnswerRelevancy, Faithfulness, LLMContextPrecisionWithReference, LLMContextRecall
+        from ragas.metrics._answer_relevance import AnswerRelevancy
+        from ragas.metrics._context_precision import LLMContextPrecisionWithReference
+        from ragas.metrics._context_recall import LLMContextRecall
+        from ragas.metrics._faithfulness import Faithfulness
 
         return {"faithfulness": Faithfulness(llm=llm),
                 "answer_relevancy": AnswerRelevancy(llm=llm, embeddings=embeddings, strictness=self.params["strictness"]),
