@@ -202,3 +202,75 @@ def test_failed_judge_calls_are_parse_failures_and_an_unreliable_judge_problem(j
     problems = [p for p in result.problems if p["problem_type"] == "judge"]
     assert sorted(p["problem_attrs"]["model_name"] for p in problems) == ["good", "weak"]
     assert all(p["description"].endswith("no usable answer for 100% of rows (limit 20%).") for p in problems)
+
+
+#: Sonar evaluator id -> (ragas metric class path, the column evaluate() names it)
+REFERENCE = {
+    "faithfulness": ("ragas.metrics._faithfulness.Faithfulness", "faithfulness"),
+    "answer_relevancy": ("ragas.metrics._answer_relevance.AnswerRelevancy", "answer_relevancy"),
+    "context_precision": ("ragas.metrics._context_precision.LLMContextPrecisionWithReference",
+                          "llm_context_precision_with_reference"),
+    "context_recall": ("ragas.metrics._context_recall.LLMContextRecall", "context_recall"),
+    "context_relevancy": ("ragas.metrics._nv_metrics.ContextRelevance", "nv_context_relevance"),
+    "answer_correctness": ("ragas.metrics._answer_correctness.AnswerCorrectness", "answer_correctness"),
+}
+
+
+def test_values_equal_ragas_evaluate_on_the_same_server_and_embeddings(runs, encoder):
+    """ragas's evaluate() with its own OpenAI-compatible client (LangChain ChatOpenAI) on a second server with the
+    same script, and the same embedding model loaded directly: every row's value equals Sonar's."""
+    import importlib
+    import math
+
+    from langchain_openai import ChatOpenAI
+    from ragas import EvaluationDataset, RunConfig, evaluate
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.embeddings.base import BaseRagasEmbeddings
+    from ragas.llms import LangchainLLMWrapper
+
+    class DirectEmbeddings(BaseRagasEmbeddings):
+        def embed_documents(self, texts):
+            return encoder.encode(list(texts), convert_to_numpy=True).tolist()
+
+        def embed_query(self, text):
+            return self.embed_documents([text])[0]
+
+        async def aembed_documents(self, texts):
+            return self.embed_documents(texts)
+
+        async def aembed_query(self, text):
+            return self.embed_query(text)
+
+    data = rows()
+    samples = [SingleTurnSample(user_input=r["input"], response=r["actual_output"], retrieved_contexts=r["context"],
+                                reference=r["expected_output"]) for r in data]
+    metrics = []
+    for path, _ in REFERENCE.values():
+        module, name = path.rsplit(".", 1)
+        metrics.append(getattr(importlib.import_module(module), name)())
+    with JudgeServer(default=RagasJudge(data)) as server:
+        llm = LangchainLLMWrapper(ChatOpenAI(model="scripted-judge", base_url=server.base_url, api_key="test",
+                                             temperature=0, max_retries=0))
+        result = evaluate(EvaluationDataset(samples), metrics=metrics, llm=llm, embeddings=DirectEmbeddings(),
+                          run_config=RunConfig(max_retries=1, max_workers=8), show_progress=False)
+    reference = result.scores
+    keys = [(r["test_case_key"], r["model_key"]) for r in data]
+    for evaluator_id, (_, column) in REFERENCE.items():
+        sonar = _rows(runs[0], evaluator_id)
+        for n, key in enumerate(keys):
+            theirs, ours = reference[n][column], sonar[key][evaluator_id]
+            if theirs is None or math.isnan(theirs):
+                assert ours is None, (evaluator_id, key, ours)
+            else:
+                assert ours == pytest.approx(theirs, abs=1e-6), (evaluator_id, key)
+    sonar = _rows(runs[0], "ragas")
+    for n, key in enumerate(keys):
+        parts = [reference[n][c] for c in ("faithfulness", "answer_relevancy", "llm_context_precision_with_reference",
+                                           "context_recall")]
+        if any(math.isnan(p) for p in parts):
+            assert sonar[key]["ragas"] is None
+        else:
+            expected = 0.0 if min(parts) <= 0 else 4 / sum(1 / p for p in parts)
+            assert sonar[key]["ragas"] == pytest.approx(expected, abs=1e-6), key
+    # The malformed answer is a NaN in ragas and a counted parse failure in Sonar.
+    assert math.isnan(reference[keys.index(("c5", "weak"))]["faithfulness"])
