@@ -216,10 +216,12 @@ class RagasEvaluator(Evaluator):
         return [dict(zip(names, flat[i * len(names):(i + 1) * len(names)])) for i in range(len(rows))]
 
     async def _score_one(self, row: Row, name: str, metric) -> Scored:
-        from sonar_core.llm.ragas_adapter import CALL_LOG
+        from sonar_core.llm.ragas_adapter import CALL_LOG, CALL_TAGS
 
         calls: list[dict[str, Any]] = []
-        CALL_LOG.set(calls)  # this task's own context: the adapter records this row's answers here
+        # This task's own context: the adapter records this row's answers here and tags its requests.
+        CALL_LOG.set(calls)
+        CALL_TAGS.set({"test_case_key": row.test_case_key, "model_key": row.model_key})
         recorder = _recorder_class()(metric.name)
         sample = self.sample(row)
         try:

@@ -35,12 +35,14 @@ from .client import LLMClient, LLMRequest  # noqa: E402
 # counts them as parse failures, so the console stays quiet.
 logging.getLogger("ragas").setLevel(logging.CRITICAL)
 
-__all__ = ["SonarRagasLLM", "SonarRagasEmbeddings", "JudgeCallFailed", "CALL_LOG", "no_retry_config"]
+__all__ = ["SonarRagasLLM", "SonarRagasEmbeddings", "JudgeCallFailed", "CALL_LOG", "CALL_TAGS", "no_retry_config"]
 
 #: Where the adapter records each answer of the current ragas task (a list, or None for no record):
 #: set per scored (row, metric) so a row's details can show what the judge said.
 CALL_LOG: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar("sonar_ragas_calls",
                                                                                           default=None)
+#: Journal fields of the current ragas task's requests (test case, model), added to the adapter's own.
+CALL_TAGS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("sonar_ragas_tags", default=None)
 
 
 class JudgeCallFailed(RuntimeError):
@@ -58,7 +60,9 @@ class SonarRagasLLM(BaseRagasLLM):
     ``n`` completions of one prompt are ``n`` requests with repeat indexes 0..n-1 (each its own
     cache entry). The sampling temperature is the configuration's, not ragas's: the configuration
     owns how the judge is asked. Blocking client calls run on a thread pool as wide as the client's
-    concurrency bound, so ragas's concurrent prompts are concurrent requests.
+    concurrency bound, so ragas's concurrent prompts are concurrent requests. A prompt asked again
+    while the same prompt is in flight (one test case's context judged for each model's row) waits
+    for that answer instead of asking twice: the response cache only helps once an answer is in.
     """
 
     def __init__(self, client: LLMClient, tags: dict[str, Any] | None = None,
@@ -69,6 +73,7 @@ class SonarRagasLLM(BaseRagasLLM):
         self.max_tokens = max_tokens
         self._pool = ThreadPoolExecutor(max_workers=max(1, client.config.max_concurrency),
                                         thread_name_prefix=f"ragas-{client.config.key}")
+        self._in_flight: dict[tuple[str, int], asyncio.Future] = {}
 
     def set_run_config(self, run_config: RunConfig) -> None:
         # evaluate()-style callers hand their configuration down; keep the retry loop off anyway.
@@ -78,13 +83,13 @@ class SonarRagasLLM(BaseRagasLLM):
         # A cut-off answer is a parse failure downstream, with the text kept; nothing to re-ask.
         return True
 
-    def _requests(self, prompt: Any, n: int, tags: dict[str, Any]) -> list[LLMRequest]:
+    def _requests(self, prompt: Any, n: int) -> list[LLMRequest]:
         text = prompt.to_string() if hasattr(prompt, "to_string") else str(prompt)
         messages = [{"role": "user", "content": text}]
+        tags = {**self.tags, **(CALL_TAGS.get() or {})}
         return [LLMRequest(messages, repeat=i, max_tokens=self.max_tokens, tags=dict(tags)) for i in range(max(1, n))]
 
-    def _answer(self, requests: list[LLMRequest]) -> LLMResult:
-        completions = self.client.complete_many(requests)
+    def _result(self, requests: list[LLMRequest], completions: list) -> LLMResult:
         log = CALL_LOG.get()
         if log is not None:
             prompt = requests[0].messages[-1]["content"]
@@ -98,15 +103,20 @@ class SonarRagasLLM(BaseRagasLLM):
 
     def generate_text(self, prompt: Any, n: int = 1, temperature: float = 0.01, stop: list[str] | None = None,
                       callbacks: Any = None) -> LLMResult:
-        return self._answer(self._requests(prompt, n, self.tags))
+        requests = self._requests(prompt, n)
+        return self._result(requests, self.client.complete_many(requests))
 
     async def agenerate_text(self, prompt: Any, n: int = 1, temperature: float | None = 0.01,
                              stop: list[str] | None = None, callbacks: Any = None) -> LLMResult:
-        requests = self._requests(prompt, n, self.tags)
-        # The context (CALL_LOG) travels with the call into the pool thread.
-        context = contextvars.copy_context()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, context.run, self._answer, requests)
+        requests = self._requests(prompt, n)
+        key = (requests[0].messages[-1]["content"], len(requests))
+        future = self._in_flight.get(key)
+        if future is None:
+            future = asyncio.get_running_loop().run_in_executor(self._pool, self.client.complete_many, requests)
+            self._in_flight[key] = future
+            future.add_done_callback(lambda _: self._in_flight.pop(key, None))
+        # shield: one waiter cancelled (a ragas timeout) must not cancel the others' answer.
+        return self._result(requests, await asyncio.shield(future))
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
