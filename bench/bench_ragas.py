@@ -12,10 +12,12 @@ cases (default 250) each answered by two models (500 rows), three retrieved chun
   no judge call) with LangChain's ``ChatOpenAI`` on the same server, ``max_workers`` = ``--concurrency``,
   the same embedding model loaded directly.
 
-The embedding model and the imports are warmed before either is timed. Goal: Sonar at least 2x
-faster cold, and the cached rerun under 5% of the cold time.
+The embedding model and the imports are warmed before either is timed. ``--torch-threads`` sets
+torch's intra-op threads for both (default 1): on a shared 2-core machine torch's default of 2
+threads made each small encode take about 1.3 s instead of 0.05 s, which would swamp both sides.
+Goal: Sonar at least 2x faster cold, and the cached rerun under 5% of the cold time.
 
-    .venv/bin/python bench/bench_ragas.py [--cases 250] [--latency 0.2] [--concurrency 16]
+    .venv/bin/python bench/bench_ragas.py [--cases 250] [--latency 0.2] [--concurrency 16] [--torch-threads 1]
 """
 
 from __future__ import annotations
@@ -140,12 +142,17 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=250)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads; 0 keeps torch's default")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.latency)
         return
 
+    import torch
+
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
     import ragas.metrics._faithfulness  # noqa: F401 - warm the imports before timing
     import sonar_core.llm.ragas_adapter  # noqa: F401
     from sonar_core.model_store import get_store
@@ -183,7 +190,8 @@ def main() -> None:
                 same = (ours is None and math.isnan(theirs)) or (ours is not None and abs(ours - theirs) < 1e-6)
                 mismatches += not same
     print(f"{len(rows)} rows ({args.cases} cases x 2 models), judge latency {args.latency * 1000:.0f} ms, "
-          f"concurrency {args.concurrency} (Sonar max_concurrency, ragas max_workers)")
+          f"concurrency {args.concurrency} (Sonar max_concurrency, ragas max_workers), torch threads "
+          f"{torch.get_num_threads()}")
     print(f"Sonar, seven evaluators, cold:   {cold:7.2f} s  {cold_calls:5d} judge calls")
     print(f"Sonar, seven evaluators, cached: {warm:7.2f} s  {warm_calls:5d} judge calls = {warm / cold:.1%} of cold "
           f"(goal < 5%)")
