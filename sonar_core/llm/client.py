@@ -142,6 +142,14 @@ class LLMClient:
             messages = [{"role": "user", "content": messages}]
         return self.complete_many([LLMRequest(messages, repeat, max_tokens, tags)])[0]
 
+    def is_cached(self, request: LLMRequest) -> bool:
+        """Whether the response cache holds an answer to ``request`` (no call, no journal event): lets an
+        asynchronous caller answer it on its own thread instead of handing it to a worker."""
+        if self.cache is None:
+            return False
+        key = request_key(self.config.identity(), request.messages, self._params(request), request.repeat)
+        return self.cache.get(key) is not None
+
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         """Answer every request, in order; cached answers need no call and failures do not raise."""
         results: list[Completion | None] = [None] * len(requests)

@@ -1,0 +1,262 @@
+"""What the RAGAS evaluators share: ragas metric objects on Sonar's services, rows scored concurrently,
+NaN and judge failures turned into counted parse failures, and what the judge said kept per row.
+
+Each evaluator names the ragas metric classes it runs (:meth:`RagasEvaluator.ragas_metrics`) and
+turns one row's scores and the judge's parsed answers into a :class:`RowResult` (:meth:`explain`).
+The machinery here:
+
+* builds the metrics with :class:`~sonar_core.llm.ragas_adapter.SonarRagasLLM` (the run's judge
+  client: cache, concurrency, retries, journal) and :class:`~sonar_core.llm.ragas_adapter.SonarRagasEmbeddings`
+  (the run's embedding service);
+* scores every (row, metric) of a batch as one asyncio task with ragas's own
+  ``single_turn_ascore``, all tasks at once, so the client's concurrency is used across rows;
+* records, per task, the outputs ragas parsed from the judge (through ragas's callback events)
+  and the raw answers (through the adapter), for the row's explanation;
+* a score that is NaN or missing, or a task that raised (an answer ragas could not parse, a
+  call that failed after its retries), makes the row a parse failure with the reason: never a
+  silent number, never a lost row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable, Sequence
+
+from sonar_core import Evaluator, Input, Metric, MetricRole, Param, ResultKind, Row, RowResult
+from sonar_core.judging import ANSWER_LIMIT, JUDGE_KEY_PARAM
+
+__all__ = ["RagasEvaluator", "Scored", "EMBEDDING_MODEL", "JUDGE_KEY", "parse_failure_metric", "clip", "quote"]
+
+JUDGE_KEY = Param(
+    JUDGE_KEY_PARAM, str, None,
+    "Key of the LLM configuration used as the judge (`sonar judges` lists them). Empty means the run's default "
+    "judge (run setting `default_judge`, else `local-smollm2`, which is far too small for ragas's JSON prompts).")
+EMBEDDING_MODEL = Param(
+    "embedding_model", str, "all-MiniLM-L6-v2",
+    "Sentence-transformers model for ragas's embeddings, from the run's embedding service: a name Sonar knows "
+    "(all-MiniLM-L6-v2, embedded), a local model folder, or a Hugging Face id already in the local cache. "
+    "Nothing is downloaded; a missing model stops the run before any row is scored.")
+
+#: Share of parse failures above which the core raises its "judge unreliable" problem.
+PARSE_FAILURE_THRESHOLD = 0.2
+
+#: The sentence every description ends with: how ragas is run.
+RAGAS_NOTE = (
+    "Computed by the ragas library's own metric class (ragas 0.4): its prompts, its parsing and its formula. "
+    "ragas's judge calls go through the run's judge client (`custom_eval_judge_config_key`; response cache, "
+    "concurrency bound, retries and journal apply, so a rerun asks nothing) and its embeddings through the run's "
+    "embedding service. A row whose score ragas cannot compute (an answer it cannot parse, a call that failed "
+    "after its retries, or a NaN) is a parse failure with the reason, counted in the parse-failure metric; above "
+    "its threshold the judge is reported as unreliable."
+)
+
+
+def parse_failure_metric(prefix: str, what: str) -> Metric:
+    return Metric(f"{prefix}_parse_failures", f"{what} parse failures",
+                  f"Share of rows with no {what.lower()} score: the judge's answer could not be parsed, the call failed "
+                  "after its retries, or ragas's result was NaN (the row's message says which). Above the threshold "
+                  "the judge is reported as unreliable.", higher_is_better=False, threshold=PARSE_FAILURE_THRESHOLD,
+                  role=MetricRole.PARSE_FAILURE, raises_problems=False)
+
+
+def clip(text: Any, limit: int = 120) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def quote(text: Any, limit: int = 80) -> str:
+    return f"'{clip(text, limit)}'"
+
+
+@dataclass
+class Scored:
+    """One ragas metric on one row: the score (None when there is none), why not, and what the judge said."""
+
+    value: float | None
+    failure: str | None = None
+    #: Outputs ragas parsed from the judge, in order (pydantic models; lists from multi-answer prompts).
+    outputs: list[Any] = field(default_factory=list)
+    #: Scores of sub-metrics ragas ran inside this one (e.g. semantic_similarity in answer_correctness).
+    inner: dict[str, float] = field(default_factory=dict)
+    #: Raw judge answers: {"prompt", "answer", "error", "cached"}.
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def of_type(self, cls: type) -> list[Any]:
+        """Parsed outputs of one model class, multi-answer lists flattened."""
+        found = []
+        for output in self.outputs:
+            items = output if isinstance(output, list) else [output]
+            found += [item for item in items if isinstance(item, cls)]
+        return found
+
+    def answers(self) -> list[str | None]:
+        return [None if c["answer"] is None else str(c["answer"])[:ANSWER_LIMIT] for c in self.calls]
+
+
+def _recorder_class():
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Recorder(BaseCallbackHandler):
+        """Keeps what ragas's chains end with: parsed prompt outputs and inner metric scores."""
+
+        def __init__(self, metric_name: str) -> None:
+            self.metric_name = metric_name
+            self.names: dict[Any, str] = {}
+            self.outputs: list[Any] = []
+            self.inner: dict[str, float] = {}
+            self.lock = threading.Lock()
+
+        def on_chain_start(self, serialized, inputs, *, run_id, **kwargs):
+            with self.lock:
+                self.names[run_id] = (serialized or {}).get("name", "")
+
+        def on_chain_end(self, outputs, *, run_id, **kwargs):
+            with self.lock:
+                name = self.names.get(run_id, "")
+                output = outputs.get("output") if isinstance(outputs, dict) else None
+                if isinstance(output, list):
+                    self.outputs.append(output[0] if len(output) == 1 else list(output))
+                elif isinstance(output, (int, float)) and name and name != self.metric_name:
+                    self.inner[name] = float(output)
+
+    return Recorder
+
+
+def _failure_reason(exc: BaseException, calls: list[dict[str, Any]]) -> str:
+    from sonar_core.llm.ragas_adapter import JudgeCallFailed
+
+    if isinstance(exc, JudgeCallFailed):
+        return str(exc)
+    name = type(exc).__name__
+    if "OutputParser" in name or name in ("ValidationError", "JSONDecodeError"):
+        last = next((c["answer"] for c in reversed(calls) if c["answer"] is not None), None)
+        said = f"; it answered {quote(last)}" if last is not None else ""
+        return f"the judge's answer is not the JSON ragas asked for{said}"
+    return f"ragas failed: {name}: {clip(exc, 200)}"
+
+
+class RagasEvaluator(Evaluator):
+    """Base of the RAGAS family; see the module docstring."""
+
+    requires_judge: ClassVar[bool] = True
+    judge_param: ClassVar[str | None] = JUDGE_KEY_PARAM
+    kind: ClassVar[ResultKind] = ResultKind.SCORE
+    compatibility: ClassVar[tuple[str, ...]] = ("rag",)
+    category: ClassVar[str] = "Generation"
+    parameters: ClassVar[tuple[Param, ...]] = (JUDGE_KEY,)
+    #: True for evaluators whose ragas metrics need embeddings.
+    uses_embeddings: ClassVar[bool] = False
+    #: Most tokens one judge answer may take (ragas's JSON answers list claims and reasons).
+    answer_max_tokens: ClassVar[int | None] = None
+
+    # -- what an evaluator implements --------------------------------------------------------------
+
+    def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
+        """name -> ragas metric object (built on ``llm`` / ``embeddings``), scored for every row."""
+        raise NotImplementedError
+
+    def explain(self, row: Row, scored: dict[str, Scored]) -> RowResult:
+        """The row's result from each metric's :class:`Scored`."""
+        raise NotImplementedError
+
+    # -- helpers for explain() ---------------------------------------------------------------------
+
+    def threshold(self) -> float:
+        limit = self.params.get("metric_threshold")
+        return self.primary_metric().threshold if limit is None else limit
+
+    def failed_result(self, scored: Scored, values: dict[str, float | None], prefix: str = "") -> RowResult:
+        """A parse-failure row: no score, the reason as its message, the raw answers kept."""
+        return RowResult(values, details={"judge": self._judge_key, "judge_answers": scored.answers()},
+                         error_message=f"judge {self._judge_key}: {prefix}{scored.failure}")
+
+    # -- the machinery -----------------------------------------------------------------------------
+
+    def sample(self, row: Row):
+        from ragas.dataset_schema import SingleTurnSample
+
+        return SingleTurnSample(user_input=row.input or "", response=row.actual_output or "",
+                                retrieved_contexts=list(row.context or []), reference=row.expected_output or "")
+
+    def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
+        from sonar_core.llm.ragas_adapter import SonarRagasEmbeddings, SonarRagasLLM, no_retry_config
+
+        client = self.ctx.judge(self.params.get(JUDGE_KEY_PARAM))
+        self._judge_key = client.config.key
+        llm = SonarRagasLLM(client, tags={"evaluator": self.ctx.label or self.id}, max_tokens=self.answer_max_tokens)
+        embeddings = None
+        if self.uses_embeddings:
+            model = self.params["embedding_model"]
+            embeddings = SonarRagasEmbeddings(lambda texts: self.ctx.embed(texts, model))
+        metrics = self.ragas_metrics(llm, embeddings)
+        for metric in metrics.values():
+            metric.init(no_retry_config())
+        try:
+            scored = _run(self._score_all(rows, metrics))
+        finally:
+            llm.close()
+        return [self._result(row, per_metric) for row, per_metric in zip(rows, scored)]
+
+    def _result(self, row: Row, per_metric: dict[str, Scored]) -> RowResult:
+        try:
+            return self.explain(row, per_metric)
+        except Exception as exc:  # an explanation bug costs the row, not the run
+            first = next(iter(per_metric.values()))
+            first.failure = f"the judge's answers could not be read ({type(exc).__name__}: {clip(exc, 200)})"
+            return self.failed_result(first, {m.key: (1.0 if m.role is MetricRole.PARSE_FAILURE else None)
+                                               for m in self.metrics})
+
+    async def _score_all(self, rows: Sequence[Row], metrics: dict[str, Any]) -> list[dict[str, Scored]]:
+        tasks = [[self._score_one(row, name, metric) for name, metric in metrics.items()] for row in rows]
+        flat = await asyncio.gather(*(task for per_row in tasks for task in per_row))
+        names = list(metrics)
+        return [dict(zip(names, flat[i * len(names):(i + 1) * len(names)])) for i in range(len(rows))]
+
+    async def _score_one(self, row: Row, name: str, metric) -> Scored:
+        from sonar_core.llm.ragas_adapter import CALL_LOG, CALL_TAGS
+
+        calls: list[dict[str, Any]] = []
+        # This task's own context: the adapter records this row's answers here and tags its requests.
+        CALL_LOG.set(calls)
+        CALL_TAGS.set({"test_case_key": row.test_case_key, "model_key": row.model_key})
+        recorder = _recorder_class()(metric.name)
+        sample = self.sample(row)
+        try:
+            value = await metric.single_turn_ascore(sample, callbacks=[recorder])
+        except Exception as exc:
+            return Scored(None, _failure_reason(exc, calls), recorder.outputs, recorder.inner, calls)
+        failure = None
+        if value is None or not isinstance(value, (int, float)) or math.isnan(float(value)):
+            error = next((c["error"] for c in calls if c["error"]), None)
+            failure = f"judge call failed: {error}" if error else None
+            value = None
+        return Scored(None if value is None else float(value), failure, recorder.outputs, recorder.inner, calls)
+
+
+def _run(coroutine):
+    """Run ``coroutine`` to completion, from a thread with or without an event loop of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    box: dict[str, Any] = {}
+
+    def target():
+        try:
+            box["value"] = asyncio.run(coroutine)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="ragas-loop")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+#: Inputs of the catalogue's RAGAS evaluator, for evaluators that use them all.
+ALL_INPUTS = (Input.QUESTION, Input.EXPECTED_ANSWER, Input.RETRIEVED_CONTEXT, Input.ACTUAL_ANSWER)
