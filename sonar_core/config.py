@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError
 
-__all__ = ["EvaluatorSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
+__all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
 
 #: ``dataset: demo`` means the dataset bundled with Sonar.
 DEMO_DATASET = "demo"
@@ -51,6 +51,22 @@ class EvaluatorSpec(BaseModel):
     @property
     def label(self) -> str:
         return self.name or self.id
+
+
+class PerturbSpec(BaseModel):
+    """One ``perturb:`` entry: a perturbed copy of each (matching) test case of the test suite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: A registered perturbator (``sonar perturbators`` lists them).
+    perturbator: str
+    #: With the test case key and the label, seeds the copy's random choices.
+    seed: int = 0
+    params: dict[str, Any] = Field(default_factory=dict)
+    #: Only test cases with at least one of these categories are copied (empty: all).
+    categories: list[str] = Field(default_factory=list)
+    #: Label of the copies (their key is ``<test case key>~<label>``); default the perturbator's name.
+    name: str | None = None
 
 
 class RunConfig(BaseModel):
@@ -83,6 +99,8 @@ class RunConfig(BaseModel):
     no_cache: bool = False
     #: Ask the LLMs again instead of using answers cached before this run (new answers are cached).
     refresh_cache: bool = False
+    #: Perturbed copies of the test suite's test cases (sonar_core.perturbations.expand_perturbations).
+    perturb: list[PerturbSpec] = Field(default_factory=list)
     #: Base directory for relative paths (the config file's folder).
     base_dir: str | None = None
 
