@@ -304,6 +304,9 @@ class Evaluator:
     #: Parameters that name a model, with the model's kind ("embedding", "causal_lm", ...): the core
     #: checks each model is present before any row is scored, and ``sonar models`` lists them.
     model_params: ClassVar[dict[str, str]] = {}
+    #: True when the evaluator asks the models under test itself (``ctx.hosts``): a run without
+    #: model hosts skips it, saying why.
+    requires_hosts: ClassVar[bool] = False
     #: The parameter that names the evaluator's judge configuration (LLM-judge evaluators): the
     #: core checks the judge is available before any row is scored and names it in the report.
     judge_param: ClassVar[str | None] = None
