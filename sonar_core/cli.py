@@ -51,6 +51,22 @@ def _parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return params
 
 
+def _parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
+    import yaml
+
+    hosts = []
+    for value in values:
+        try:
+            entry = yaml.safe_load(value)
+        except yaml.YAMLError:
+            entry = None
+        if not isinstance(entry, dict):
+            _fail(f"--host {value!r}: expected a YAML mapping such as '{{key: m, kind: python, callable: mod:fn}}'",
+                  EXIT_USAGE)
+        hosts.append(entry)
+    return hosts
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sonar-eval", prog_name="sonar")
 def cli() -> None:
@@ -84,9 +100,13 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, default=None, help="Neither read nor write the LLM response cache.")
 @click.option("--refresh-cache", is_flag=True, default=None,
               help="Ask the LLMs again instead of using cached answers (new answers are cached).")
+@click.option("--test-suite", help="Test cases without answers: ask the hosts, then score their answers.")
+@click.option("--host", "hosts", multiple=True, metavar="YAML",
+              help="A model under test as a YAML mapping, e.g. '{key: m, kind: openai_chat, model: m, "
+                   "base_url: http://...}' (repeatable; replaces the file's hosts; docs/hosts.md).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
-                no_cache, refresh_cache) -> None:
+                no_cache, refresh_cache, test_suite, hosts) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -103,8 +123,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
         if resume_dir is not None:
             result = resume(resume_dir, progress=show)
         else:
-            if config is None and not dataset:
-                _fail("give a CONFIG file or --dataset (try: sonar run configs/quickstart.yaml)", EXIT_USAGE)
+            if config is None and not dataset and not test_suite:
+                _fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
+                      EXIT_USAGE)
             if no_cache and refresh_cache:
                 _fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
             overrides: dict[str, Any] = {
@@ -112,7 +133,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "fail_on_problems": fail_on_problems, "plugins": plugins, "device": device,
                 "thresholds": _parse_thresholds(thresholds), "llm_configs": llm_configs,
                 "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
-                "refresh_cache": refresh_cache,
+                "refresh_cache": refresh_cache, "test_suite": test_suite, "hosts": _parse_hosts(hosts),
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)

@@ -16,6 +16,7 @@ from .config import RunConfig
 from .contract import finite_or_none
 from .dataset import LLMDataset
 from .plugins import PluginHost
+from .hosts.registry import summary as host_summary
 from .problems import SEVERITIES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,6 +74,7 @@ def _run_view(base: dict[str, Any], result: RunResult, summaries: list[dict[str,
         "dataset": dataset.summary(), "models": dataset.models, "best_model": best, "ranked_evaluators": counted,
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
+        "pipeline": base.get("pipeline"), "core_problems": base.get("core_problems", []),
     }
     return run
 
@@ -82,7 +84,7 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
     config: RunConfig = base["config"]
     dataset: LLMDataset = base["dataset"]
     jobs: list[Job] = base["jobs"]
-    problems = [p for s in summaries for p in s["problems"]]
+    problems = base.get("core_problems", []) + [p for s in summaries for p in s["problems"]]
     best, _ = best_model([s["view"] for s in summaries])
     counts = problem_counts(problems)
     write_json(run_dir / names.RUN_JSON, {
@@ -100,6 +102,9 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
         # Judges: configuration keys, endpoints and models, never a key's value; cache location and counters.
         "llm": base["llm"].summary() if base.get("llm") is not None else None,
+        # The models under test and what the pipeline asked them (runs with a test suite only).
+        **({"pipeline": {**base["pipeline"], "host_settings": host_summary(base["hosts"])}}
+           if base.get("pipeline") is not None and base.get("hosts") is not None else {}),
         "result": {
             "dataset": dataset.summary(),
             "models": dataset.models,

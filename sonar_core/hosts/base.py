@@ -62,6 +62,9 @@ class Host:
     def ask(self, prompt: str, *, repeat: int = 0, tags: dict | None = None) -> HostAnswer:
         return self.ask_many([prompt], repeat=repeat, tags=tags)[0]
 
+    def attach(self, journal) -> None:
+        """Journal this host's events to ``journal`` from now on."""
+
     def close(self) -> None:
         """Release connections, threads and caches the host holds (idempotent)."""
 
@@ -97,6 +100,10 @@ class HostService:
 
     def __len__(self) -> int:
         return len(self._hosts)
+
+    def attach(self, journal) -> None:
+        for host in self._hosts.values():
+            host.attach(journal)
 
     def close(self) -> None:
         for host in self._hosts.values():
