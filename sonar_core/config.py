@@ -135,6 +135,12 @@ class RunConfig(BaseModel):
             raise ValueError("'hosts' needs 'test_suite' (the questions to ask them)")
         return self
 
+    @model_validator(mode="after")
+    def _perturb_needs_hosts(self) -> "RunConfig":
+        if self.perturb and self.test_suite is None:
+            raise ValueError("'perturb' needs 'test_suite' and 'hosts' (perturbed copies are asked of the models)")
+        return self
+
     @property
     def cache_mode(self) -> str:
         return "off" if self.no_cache else "refresh" if self.refresh_cache else "use"

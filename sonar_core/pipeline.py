@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
+from .perturbations import expand_perturbations
 from .errors import DatasetError
 from .hosts.base import Host, HostAnswer, HostService
 
@@ -51,6 +52,8 @@ FAILED_ITEMS = "failed_items.json"
 BATCH_PER_SLOT = 8
 #: Columns every produced dataset has, whatever the suite had.
 _ANSWER_COLUMNS = ("key", "model_key", "test_case_key", "actual_output", "actual_duration", "cost")
+#: Columns of a produced dataset whose suite was expanded with perturbed copies.
+_PERTURBATION_COLUMNS = ("original_test_case_key", "perturbation", "relationships")
 
 
 @dataclass
@@ -103,8 +106,8 @@ def load_suite(path: Path) -> tuple[list[Row], list[str], str]:
 
 
 def item_source(rows: list[Row], config: Any = None) -> list[Row]:
-    """The test cases the hosts are asked: the suite's rows (perturbed copies join them here)."""
-    return list(rows)
+    """The test cases the hosts are asked: the suite's rows, each followed by its ``perturb:`` copies."""
+    return expand_perturbations(rows, getattr(config, "perturb", None))
 
 
 def assign_hosts(rows: list[Row], hosts: HostService) -> list[Item]:
@@ -261,7 +264,9 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
                            "error": failures.get(item.ident, "not answered")})
     columns = [name for name in DATASET_FIELDS
                if name in suite_columns or name in _ANSWER_COLUMNS
-               or (name == "context" and any(r.context for r in answered))]
+               or (name == "context" and any(r.context for r in answered))
+               # perturb: copies carry their link to the original (the core's flip problems read it).
+               or (name in _PERTURBATION_COLUMNS and any(r.original_test_case_key for r in answered))]
     json_path, dataset_fingerprint = _write_dataset(folder, answered, columns)
     from .artifacts.formats import write_json
 

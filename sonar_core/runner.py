@@ -38,12 +38,15 @@ from .errors import (
 from .journal import Journal
 from .llm import LLMService, load_llm_configs
 from .model_store import ModelMissingError, get_store
-from .pipeline import host_problems, load_suite, run_pipeline
+from .pipeline import host_problems, item_source, load_suite, run_pipeline
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
 from .run_record import write_index, write_run_json
 
-__all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path"]
+__all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path", "NO_HOSTS"]
+
+#: Why an evaluator that asks the models under test itself (``requires_hosts``) is skipped.
+NO_HOSTS = "the run has no model hosts (hosts: in the configuration); this evaluator asks the models under test itself"
 
 def demo_dataset_path() -> Path:
     return Path(__file__).parent / "demo" / "demo_llm_dataset.json"
@@ -302,6 +305,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         # The dataset is produced by asking the hosts; the suite stands in for it until then.
         dataset_path = config.resolve_path(config.test_suite)
         suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
+        suite_rows = item_source(suite_rows, config)  # a bad perturb: entry fails here, before the run starts
         dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
@@ -338,6 +342,9 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     hosts = _hosts(config, host, llm) if config.hosts else None
     for label, reason in missing_models(jobs).items():
         incompatible.setdefault(label, reason)
+    for job in jobs:
+        if job.cls.requires_hosts and hosts is None:
+            incompatible.setdefault(job.label, NO_HOSTS)
     for job in jobs:
         if job.cls.judge_param and job.label not in incompatible:
             reason = llm.unavailable(llm.judge_key(job.params.get(job.cls.judge_param)))

@@ -257,8 +257,12 @@ def test_expand_rejects_a_taken_key():
 def test_run_config_accepts_perturb_entries():
     from sonar_core.config import build_config
 
-    config = build_config({"dataset": "x.json", "perturb": [{"perturbator": "butter_finger", "seed": 7,
-                                                             "params": {"perturbation_prob": 0.1}}]})
+    suite = {"test_suite": "suite.jsonl", "hosts": [{"key": "m", "kind": "python", "callable": "x:y"}]}
+    config = build_config({**suite, "perturb": [{"perturbator": "butter_finger", "seed": 7,
+                                                 "params": {"perturbation_prob": 0.1}}]})
     assert config.perturb[0].perturbator == "butter_finger" and config.perturb[0].seed == 7
     with pytest.raises(ConfigError, match=r"^<config>: unknown configuration key 'perturb.0.sed'$"):
-        build_config({"dataset": "x.json", "perturb": [{"perturbator": "butter_finger", "sed": 7}]})
+        build_config({**suite, "perturb": [{"perturbator": "butter_finger", "sed": 7}]})
+    with pytest.raises(ConfigError, match=r"'perturb' needs 'test_suite' and 'hosts' \(perturbed copies are asked "
+                                          r"of the models\)$"):
+        build_config({"dataset": "x.json", "perturb": [{"perturbator": "butter_finger"}]})
