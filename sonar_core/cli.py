@@ -13,6 +13,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text as RichText
 
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
 
@@ -250,6 +251,32 @@ def plugins_command(plugins) -> None:
         for failure in host.failures:
             failed.add_row(failure.name, failure.stage, failure.error)
         _out.print(failed)
+
+
+@cli.command("perturbators")
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+@click.option("--text", help="Show each perturbator's output for this text (default parameters).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for --text.")
+def perturbators_command(plugins, text: str | None, seed: int) -> None:
+    """List perturbators (for `perturb:` in a run configuration) with their parameters and defaults."""
+    import numpy as np
+
+    from .perturbations import make_perturbator, perturbators
+
+    host = _host(plugins)
+    table = RichTable(title="Sonar perturbators")
+    for column in ("Name", "Parameters (default)", "Seeded", "Description", *(["Output"] if text is not None else [])):
+        table.add_column(column)
+    for name, cls in perturbators(host).items():
+        params = ", ".join(f"{p.name}={p.default!r}" for p in cls.parameters) or "-"
+        cells = [name, params, "yes" if cls.random else "no", cls.description]
+        if text is not None:
+            cells.append(make_perturbator(name, host=host).apply(text, np.random.default_rng(seed)))
+        # Texts and a plugin's descriptions are data, not rich markup.
+        table.add_row(*(RichText(cell) for cell in cells))
+    _out.print(table)
+    for failure in host.failures:
+        click.echo(f"warning: {failure.message()}", err=True)
 
 
 @cli.group("models", invoke_without_command=True)

@@ -24,6 +24,7 @@ BUILT_IN = frozenset({
     "byop", "contact_information", "language_mismatch", "sexism", "stereotypes", "summarization_judge", "fact_check",
     "answer_semantic_similarity", "answer_semantic_sentence_similarity", "answer_relevancy_sentence_similarity",
     "groundedness_semantic_similarity", "context_relevancy_soft_recall_precision", "step_alignment_completeness",
+    "general_semantic_robustness",
 })
 #: The built-in evaluators that ask an LLM judge.
 JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism", "stereotypes",
@@ -31,6 +32,8 @@ JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism"
 #: Built-in evaluators whose models cannot be installed from the package registry: the `offline`
 #: group skips them (saying which model is missing) unless their models are in the local caches.
 MODELS_NOT_ON_THE_REGISTRY = frozenset({"fairness_bias", "hallucination", "summarization_completeness_faithfulness"})
+#: Built-in evaluators that ask the models under test themselves: a run without hosts skips them, saying so.
+NEEDS_HOSTS = frozenset({"general_semantic_robustness"})
 
 
 @pytest.fixture

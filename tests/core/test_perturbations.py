@@ -143,6 +143,8 @@ def test_alias_random_uppercase():
 
 
 def test_plugins_register_perturbators_through_the_hook(monkeypatch):
+    """register_perturbators: a plugin's perturbator joins the built-ins; a taken name or a raising hook
+    fails that plugin only."""
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     host = PluginHost(extra_modules=[], autoload=False).load()
     import perturbator_plugins
@@ -266,3 +268,20 @@ def test_run_config_accepts_perturb_entries():
     with pytest.raises(ConfigError, match=r"'perturb' needs 'test_suite' and 'hosts' \(perturbed copies are asked "
                                           r"of the models\)$"):
         build_config({"dataset": "x.json", "perturb": [{"perturbator": "butter_finger"}]})
+
+
+def test_sonar_perturbators_lists_them_with_defaults_and_outputs():
+    from click.testing import CliRunner
+
+    from sonar_core.cli import cli
+
+    listing = CliRunner().invoke(cli, ["perturbators"])
+    assert listing.exit_code == 0, listing.output
+    for name in BUILT_IN_PERTURBATORS:
+        assert f"│ {name} " in listing.output
+    assert "perturbation_prob=0.1" in listing.output and "add_prob=0.05, remove_prob=0.1" in listing.output
+    shown = CliRunner().invoke(cli, ["perturbators", "--text", "[b]ab", "--seed", "3"])
+    assert shown.exit_code == 0, shown.output
+    # base16 of "[b]ab"; the text is shown as it is, not read as markup.
+    assert "5B625D6162" in shown.output
+    assert perturb("[b]ab", "char_swap", 3) in shown.output
