@@ -24,6 +24,7 @@ left out of scoring, counted in run.json (``pipeline``) and raised as a core pro
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -49,6 +50,7 @@ LLM_DATASET_CSV = "llm_dataset.csv"
 FAILED_ITEMS = "failed_items.json"
 #: Items per host per batch: answers are persisted (fsync) once per batch.
 BATCH_PER_SLOT = 8
+_ROW_FIELDS = tuple(f.name for f in dataclasses.fields(Row))
 #: Columns every produced dataset has, whatever the suite had.
 _ANSWER_COLUMNS = ("key", "model_key", "test_case_key", "actual_output", "actual_duration", "cost")
 
@@ -179,8 +181,13 @@ def _ask_host(host: Host, items: list[Item], store: AnswerStore, journal, counts
         advance(len(chunk))
 
 
+def _values(row: Row) -> dict[str, Any]:
+    # dataclasses.asdict deep-copies every value: a thousand rows took seconds.
+    return {name: getattr(row, name) for name in _ROW_FIELDS}
+
+
 def _row(item: Item, record: dict[str, Any]) -> Row:
-    values = item.row.to_dict()
+    values = _values(item.row)
     values.update(key=f"{item.row.test_case_key}::{item.host}", model_key=item.host,
                   actual_output=record["actual_output"], actual_duration=record.get("actual_duration"),
                   cost=record.get("cost"))
@@ -193,7 +200,7 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
     """llm_dataset.json and .csv with ``columns``; returns the JSON path and its SHA-256."""
     from .artifacts.formats import write_atomic
 
-    records = [{name: row.to_dict()[name] for name in columns} for row in rows]
+    records = [{name: getattr(row, name) for name in columns} for row in rows]
     raw = json.dumps(records, ensure_ascii=False, indent=1).encode("utf-8")
     write_atomic(folder / LLM_DATASET_JSON, raw)
     buffer = io.StringIO()

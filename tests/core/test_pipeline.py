@@ -282,3 +282,23 @@ def test_suite_and_source_configuration_errors(tmp_path):
     with pytest.raises(DatasetError) as info:
         api.run({"test_suite": str(duplicate), "hosts": [{"key": "a", "kind": "python", "callable": "json:dumps"}]})
     assert str(info.value) == f"{duplicate}: line 2, field 'key': duplicate key 'france::model' (first at line 1)"
+
+
+def test_the_robustness_demo_configuration_runs_its_lookup_host(tmp_path):
+    import yaml
+
+    from conftest import REPO
+
+    path = REPO / "configs" / "robustness.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [h["kind"] for h in data["hosts"]] == ["hf_causal_lm", "python"]
+    assert data["hosts"][0]["temperature"] > 0
+    # SmolLM2 is left out here (slow on a CPU, and perhaps not prepared); the lookup host is the config's own.
+    lookup = [h for h in data["hosts"] if h["kind"] == "python"]
+    result = api.run(path, hosts=lookup, prices={}, output_dir=str(tmp_path), no_cache=True)
+    assert result.exit_code == 0, result.message
+    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert len(rows) == 10 and {r["model_key"] for r in rows} == {"lookup"}
+    # The lookup table knows every question of the suite as asked.
+    assert all(r["actual_output"] != "I believe the answer is 42." for r in rows)
+    assert [p for p in result.problems if p["problem_type"] == "accuracy"] == []
