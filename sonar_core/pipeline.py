@@ -48,8 +48,10 @@ ANSWERS_FILE = "answers.jsonl"
 LLM_DATASET_JSON = "llm_dataset.json"
 LLM_DATASET_CSV = "llm_dataset.csv"
 FAILED_ITEMS = "failed_items.json"
-#: Items per host per batch: answers are persisted (fsync) once per batch.
+#: Items per host per batch (per slot of its concurrency): answers are persisted (fsync) once per batch.
 BATCH_PER_SLOT = 8
+#: Batches of one host in flight at once.
+FEEDERS = 2
 _ROW_FIELDS = tuple(f.name for f in dataclasses.fields(Row))
 #: Columns every produced dataset has, whatever the suite had.
 _ANSWER_COLUMNS = ("key", "model_key", "test_case_key", "actual_output", "actual_duration", "cost")
@@ -160,23 +162,35 @@ def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
             "output_tokens": answer.output_tokens, "contexts": answer.contexts, "cached": answer.cached}
 
 
-def _ask_host(host: Host, items: list[Item], store: AnswerStore, journal, counts: dict[str, int],
-              failures: dict[tuple[str, str], str], advance: Callable[[int], None], batch: int) -> None:
-    for start in range(0, len(items), batch):
-        chunk = items[start:start + batch]
+class _Batches:
+    """A host's items in batches, handed to its feeder threads one at a time."""
+
+    def __init__(self, items: list[Item], size: int) -> None:
+        self._chunks = iter([items[i:i + size] for i in range(0, len(items), size)])
+        self.lock = threading.Lock()
+
+    def next(self) -> list[Item] | None:
+        with self.lock:
+            return next(self._chunks, None)
+
+
+def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
+              failures: dict[tuple[str, str], str], advance: Callable[[int], None]) -> None:
+    while (chunk := batches.next()) is not None:
         tags = [{"test_case_key": item.row.test_case_key, "model_key": item.host} for item in chunk]
         journal.events("queuing item", "HostAssigner", "assign", (
             {**tag, "prompt_text": item.row.input} for tag, item in zip(tags, chunk)))
         answers = host.ask_many([item.row.input for item in chunk], tags=tags)
         records = []
-        for item, answer in zip(chunk, answers):
-            if answer.text is None:
-                failures[item.ident] = answer.error or "no answer"
-                counts["failed"] += 1
-                continue
-            records.append(_record(item, answer))
-            counts["answered"] += 1
-            counts["cached" if answer.cached else "fetched"] += 1
+        with batches.lock:
+            for item, answer in zip(chunk, answers):
+                if answer.text is None:
+                    failures[item.ident] = answer.error or "no answer"
+                    counts["failed"] += 1
+                    continue
+                records.append(_record(item, answer))
+                counts["answered"] += 1
+                counts["cached" if answer.cached else "fetched"] += 1
         store.add(records)
         advance(len(chunk))
 
@@ -241,19 +255,21 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
                           file=f"{DATASET_DIR}/{ANSWERS_FILE}")
     failures: dict[tuple[str, str], str] = {}
     try:
-        # One thread per host: a slow local model and a fast endpoint are asked at the same time;
-        # each host's own client bounds its concurrency.
+        # Hosts are asked at the same time (a slow local model beside a fast endpoint), each by
+        # FEEDERS threads so its next batch is queued while the last answers of one come in; each
+        # host's own client bounds its concurrency.
         workers = [key for key in hosts.keys() if todo[key]]
         if workers:
-            with ThreadPoolExecutor(max_workers=len(workers), thread_name_prefix="host-worker") as pool:
+            with ThreadPoolExecutor(max_workers=FEEDERS * len(workers), thread_name_prefix="host-worker") as pool:
                 futures = []
                 for key in workers:
                     host = hosts.get(key)
                     assert host is not None
                     advance = progress(f"asking {key}", len(todo[key])) if progress else (lambda n: None)
                     slots = getattr(getattr(host, "spec", None), "max_concurrency", 1)
-                    futures.append(pool.submit(_ask_host, host, todo[key], store, journal, counts[key], failures,
-                                               advance, max(1, slots) * BATCH_PER_SLOT))
+                    batches = _Batches(todo[key], max(1, slots) * BATCH_PER_SLOT)
+                    futures += [pool.submit(_ask_host, host, batches, store, journal, counts[key], failures, advance)
+                                for _ in range(FEEDERS)]
                 for future in futures:
                     future.result()
     finally:
