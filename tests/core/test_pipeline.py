@@ -302,3 +302,21 @@ def test_the_robustness_demo_configuration_runs_its_lookup_host(tmp_path):
     # The lookup table knows every question of the suite as asked.
     assert all(r["actual_output"] != "I believe the answer is 42." for r in rows)
     assert [p for p in result.problems if p["problem_type"] == "accuracy"] == []
+
+
+def test_cli_test_suite_and_host_flags(tmp_path, sonar_cli):
+    import subprocess
+
+    suite = _suite(tmp_path, SUITE[:1])
+    done = subprocess.run([sonar_cli, "run", "--test-suite", str(suite), "--host",
+                           "{key: py, kind: python, callable: 'json:dumps'}", "-e", "looping_detection",
+                           "-o", str(tmp_path / "r"), "--run-id", "cli", "--no-cache", "--no-progress"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "r" / "cli" / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert [(r["model_key"], r["actual_output"]) for r in rows] == [("py", '"What is the capital of France?"')]
+    bad = subprocess.run([sonar_cli, "run", "--test-suite", str(suite), "--host", "[1, 2]"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == ("error: --host '[1, 2]': expected a YAML mapping such as "
+                                  "'{key: m, kind: python, callable: mod:fn}'")
