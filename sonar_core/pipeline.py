@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
+import html
 import io
 import json
 import os
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .artifacts.formats import write_atomic, write_json
 from .dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
 from .errors import DatasetError
 from .hosts.base import Host, HostAnswer, HostService
@@ -212,8 +214,6 @@ def _row(item: Item, record: dict[str, Any]) -> Row:
 
 def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[Path, str]:
     """llm_dataset.json and .csv with ``columns``; returns the JSON path and its SHA-256."""
-    from .artifacts.formats import write_atomic
-
     records = [{name: getattr(row, name) for name in columns} for row in rows]
     raw = json.dumps(records, ensure_ascii=False, indent=1).encode("utf-8")
     write_atomic(folder / LLM_DATASET_JSON, raw)
@@ -286,8 +286,6 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
                if name in suite_columns or name in _ANSWER_COLUMNS
                or (name == "context" and any(r.context for r in answered))]
     json_path, dataset_fingerprint = _write_dataset(folder, answered, columns)
-    from .artifacts.formats import write_json
-
     write_json(folder / FAILED_ITEMS, failed)
     journal.event("wrote llm dataset", "Pipeline", "run", path=f"{DATASET_DIR}/{LLM_DATASET_JSON}",
                   rows=len(answered), failed_items=len(failed))
@@ -305,8 +303,6 @@ def host_problems(result: PipelineResult) -> list[dict[str, Any]]:
             continue
         description = (f"Host {key}: {len(failed)} of {c['items']} items failed and were not scored; "
                        f"first error: {failed[0]['error']}")
-        import html
-
         problems.append({
             "schema_version": "1.0", "description": description, "description_html": html.escape(description),
             "actions_description": "Check the host's endpoint, model or function (dataset/failed_items.json lists "
