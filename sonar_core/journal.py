@@ -10,7 +10,10 @@ Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` an
 ``run interrupted``, ``embedding cache info`` (texts requested and encoded per embedding model, models
 loaded). LLM judges add ``fetched annotator response``, ``using cached annotator response``,
 ``retrying annotator request``, ``annotator request failed`` (:mod:`sonar_core.llm.client`) and, once
-per run that used the response cache, ``cache info`` (before ``finished run``).
+per run that used the response cache, ``cache info`` (before ``finished run``). A run with a test
+suite and hosts first asks the models under test (:mod:`sonar_core.pipeline`): ``running pipeline``,
+``using test items``, per item ``queuing item``, ``fetched sut response`` / ``using cached sut
+response``, ``translated sut response``, then ``wrote llm dataset``.
 
 Every write is flushed, so a killed run leaves a journal that ends at its last event.
 """

@@ -24,7 +24,9 @@ left out of scoring, counted in run.json (``pipeline``) and raised as a core pro
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
+import html
 import io
 import json
 import os
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .artifacts.formats import write_atomic, write_json
 from .dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
 from .perturbations import expand_perturbations
 from .errors import DatasetError
@@ -48,8 +51,11 @@ ANSWERS_FILE = "answers.jsonl"
 LLM_DATASET_JSON = "llm_dataset.json"
 LLM_DATASET_CSV = "llm_dataset.csv"
 FAILED_ITEMS = "failed_items.json"
-#: Items per host per batch: answers are persisted (fsync) once per batch.
+#: Items per host per batch (per slot of its concurrency): answers are persisted (fsync) once per batch.
 BATCH_PER_SLOT = 8
+#: Batches of one host in flight at once.
+FEEDERS = 2
+_ROW_FIELDS = tuple(f.name for f in dataclasses.fields(Row))
 #: Columns every produced dataset has, whatever the suite had.
 _ANSWER_COLUMNS = ("key", "model_key", "test_case_key", "actual_output", "actual_duration", "cost")
 #: Columns of a produced dataset whose suite was expanded with perturbed copies.
@@ -161,29 +167,46 @@ def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
             "output_tokens": answer.output_tokens, "contexts": answer.contexts, "cached": answer.cached}
 
 
-def _ask_host(host: Host, items: list[Item], store: AnswerStore, journal, counts: dict[str, int],
-              failures: dict[tuple[str, str], str], advance: Callable[[int], None], batch: int) -> None:
-    for start in range(0, len(items), batch):
-        chunk = items[start:start + batch]
+class _Batches:
+    """A host's items in batches, handed to its feeder threads one at a time."""
+
+    def __init__(self, items: list[Item], size: int) -> None:
+        self._chunks = iter([items[i:i + size] for i in range(0, len(items), size)])
+        self.lock = threading.Lock()
+
+    def next(self) -> list[Item] | None:
+        with self.lock:
+            return next(self._chunks, None)
+
+
+def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
+              failures: dict[tuple[str, str], str], advance: Callable[[int], None]) -> None:
+    while (chunk := batches.next()) is not None:
         tags = [{"test_case_key": item.row.test_case_key, "model_key": item.host} for item in chunk]
         journal.events("queuing item", "HostAssigner", "assign", (
             {**tag, "prompt_text": item.row.input} for tag, item in zip(tags, chunk)))
         answers = host.ask_many([item.row.input for item in chunk], tags=tags)
         records = []
-        for item, answer in zip(chunk, answers):
-            if answer.text is None:
-                failures[item.ident] = answer.error or "no answer"
-                counts["failed"] += 1
-                continue
-            records.append(_record(item, answer))
-            counts["answered"] += 1
-            counts["cached" if answer.cached else "fetched"] += 1
+        with batches.lock:
+            for item, answer in zip(chunk, answers):
+                if answer.text is None:
+                    failures[item.ident] = answer.error or "no answer"
+                    counts["failed"] += 1
+                    continue
+                records.append(_record(item, answer))
+                counts["answered"] += 1
+                counts["cached" if answer.cached else "fetched"] += 1
         store.add(records)
         advance(len(chunk))
 
 
+def _values(row: Row) -> dict[str, Any]:
+    # dataclasses.asdict deep-copies every value: a thousand rows took seconds.
+    return {name: getattr(row, name) for name in _ROW_FIELDS}
+
+
 def _row(item: Item, record: dict[str, Any]) -> Row:
-    values = item.row.to_dict()
+    values = _values(item.row)
     values.update(key=f"{item.row.test_case_key}::{item.host}", model_key=item.host,
                   actual_output=record["actual_output"], actual_duration=record.get("actual_duration"),
                   cost=record.get("cost"))
@@ -194,9 +217,7 @@ def _row(item: Item, record: dict[str, Any]) -> Row:
 
 def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[Path, str]:
     """llm_dataset.json and .csv with ``columns``; returns the JSON path and its SHA-256."""
-    from .artifacts.formats import write_atomic
-
-    records = [{name: row.to_dict()[name] for name in columns} for row in rows]
+    records = [{name: getattr(row, name) for name in columns} for row in rows]
     raw = json.dumps(records, ensure_ascii=False, indent=1).encode("utf-8")
     write_atomic(folder / LLM_DATASET_JSON, raw)
     buffer = io.StringIO()
@@ -237,19 +258,21 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
                           file=f"{DATASET_DIR}/{ANSWERS_FILE}")
     failures: dict[tuple[str, str], str] = {}
     try:
-        # One thread per host: a slow local model and a fast endpoint are asked at the same time;
-        # each host's own client bounds its concurrency.
+        # Hosts are asked at the same time (a slow local model beside a fast endpoint), each by
+        # FEEDERS threads so its next batch is queued while the last answers of one come in; each
+        # host's own client bounds its concurrency.
         workers = [key for key in hosts.keys() if todo[key]]
         if workers:
-            with ThreadPoolExecutor(max_workers=len(workers), thread_name_prefix="host-worker") as pool:
+            with ThreadPoolExecutor(max_workers=FEEDERS * len(workers), thread_name_prefix="host-worker") as pool:
                 futures = []
                 for key in workers:
                     host = hosts.get(key)
                     assert host is not None
                     advance = progress(f"asking {key}", len(todo[key])) if progress else (lambda n: None)
                     slots = getattr(getattr(host, "spec", None), "max_concurrency", 1)
-                    futures.append(pool.submit(_ask_host, host, todo[key], store, journal, counts[key], failures,
-                                               advance, max(1, slots) * BATCH_PER_SLOT))
+                    batches = _Batches(todo[key], max(1, slots) * BATCH_PER_SLOT)
+                    futures += [pool.submit(_ask_host, host, batches, store, journal, counts[key], failures, advance)
+                                for _ in range(FEEDERS)]
                 for future in futures:
                     future.result()
     finally:
@@ -268,8 +291,6 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
                # perturb: copies carry their link to the original (the core's flip problems read it).
                or (name in _PERTURBATION_COLUMNS and any(r.original_test_case_key for r in answered))]
     json_path, dataset_fingerprint = _write_dataset(folder, answered, columns)
-    from .artifacts.formats import write_json
-
     write_json(folder / FAILED_ITEMS, failed)
     journal.event("wrote llm dataset", "Pipeline", "run", path=f"{DATASET_DIR}/{LLM_DATASET_JSON}",
                   rows=len(answered), failed_items=len(failed))
@@ -287,8 +308,6 @@ def host_problems(result: PipelineResult) -> list[dict[str, Any]]:
             continue
         description = (f"Host {key}: {len(failed)} of {c['items']} items failed and were not scored; "
                        f"first error: {failed[0]['error']}")
-        import html
-
         problems.append({
             "schema_version": "1.0", "description": description, "description_html": html.escape(description),
             "actions_description": "Check the host's endpoint, model or function (dataset/failed_items.json lists "

@@ -395,6 +395,11 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         for job in jobs:
             if job.label not in incompatible and (reason := _missing_columns(job, dataset)):
                 incompatible[job.label] = reason
+                if config.strict:
+                    hosts.close()
+                    llm.close()
+                    journal.close()
+                    raise PluginError(f"evaluator '{job.label}' cannot run: {reason}")
     journal.event("loaded dataset", "Runner", "execute_run", rows=len(dataset), models=dataset.models,
                   fingerprint=dataset.fingerprint)
     write_run_json(run_dir, base, executed, result, summaries, status="running")

@@ -51,15 +51,18 @@ class Host:
         self.deterministic = deterministic
 
     def ask_many(self, prompts: list[str], *, repeat: int = 0,
-                 tags: dict | None = None) -> list[HostAnswer]:
+                 tags: dict | list[dict] | None = None) -> list[HostAnswer]:
         """Answers in the order of ``prompts``.
 
         ``repeat`` is part of the response-cache key (baseline samples use repeat=1..n, the
-        pipeline uses 0). Never raises for a failed call: that answer carries ``error``.
+        pipeline uses 0). ``tags`` are the journal's item fields (``evaluator``,
+        ``test_case_key``): one dict for every prompt, or a list with one dict per prompt.
+        Never raises for a failed call: that answer carries ``error``.
         """
         raise NotImplementedError
 
     def ask(self, prompt: str, *, repeat: int = 0, tags: dict | None = None) -> HostAnswer:
+        """One answer (see :meth:`ask_many`)."""
         return self.ask_many([prompt], repeat=repeat, tags=tags)[0]
 
     def attach(self, journal) -> None:

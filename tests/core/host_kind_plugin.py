@@ -21,3 +21,24 @@ class EchoHost(Host):
 @sonar_core.hookimpl
 def register_host_kinds(register):
     register("echo", lambda spec, services: EchoHost(spec["key"], spec.get("prefix", "")))
+
+
+class AskAgainEvaluator(sonar_core.Evaluator):
+    """Asks the row's host the question again through ctx.hosts: 1.0 when it answers the same."""
+
+    id = "ask_again"
+    display_name = "Ask again"
+    required_inputs = (sonar_core.Input.QUESTION, sonar_core.Input.ACTUAL_ANSWER)
+    metrics = (sonar_core.Metric("same_answer", "Same answer", "Asked again, the host answers the same.",
+                                 threshold=0.5, is_primary=True),)
+
+    def evaluate(self, rows):
+        for row in rows:
+            host = self.ctx.hosts.get(row.model_key)
+            again = host.ask(row.input, repeat=1, tags={"evaluator": self.ctx.label, "test_case_key": row.test_case_key})
+            yield sonar_core.RowResult(values={"same_answer": float(again.text == row.actual_output)})
+
+
+@sonar_core.hookimpl
+def register_evaluators(register):
+    register(AskAgainEvaluator)

@@ -100,3 +100,27 @@ def test_a_plugin_registering_a_taken_kind_is_an_error_naming_both(tmp_path, mon
         host_kinds(plugins)
     assert str(info.value) == "host kind 'python' is registered by both plugin 'sonar_core' and plugin " \
                               "'host_kind_clash_plugin'"
+
+
+def test_evaluators_reach_the_run_hosts_through_ctx_hosts(tmp_path, monkeypatch):
+    from conftest import CORE_TESTS
+
+    monkeypatch.syspath_prepend(str(CORE_TESTS))
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps([{"test_case_key": "t1", "input": "hello"}, {"test_case_key": "t2", "input": "x"}]),
+                     encoding="utf-8")
+    config = build_config({"test_suite": str(suite), "output_dir": str(tmp_path / "r"), "no_cache": True,
+                           "hosts": [{"key": "e", "kind": "echo", "prefix": "> "},
+                                     {"key": "j", "kind": "python", "callable": "json:dumps"}],
+                           "evaluators": ["ask_again"]})
+    result = execute_run(config, host=PluginHost(extra_modules=["host_kind_plugin"]).load())
+    assert result.exit_code == 0, result.message
+    folder = next(result.run_dir.glob("explainer_host_kind_plugin_AskAgainEvaluator_*"))
+    rows = json.loads((folder / "global_llm_eval_results" / "application_json" / "explanation.json")
+                      .read_text(encoding="utf-8"))["results"]
+    assert [(r["model_key"], r["actual_output"], r["same_answer"]) for r in rows] == [
+        ("e", "> hello", 1.0), ("j", '"hello"', 1.0), ("e", "> x", 1.0), ("j", '"x"', 1.0)]
+    events = [json.loads(line) for line in (result.run_dir / "journal.jsonl").read_text().splitlines()]
+    # The python host's second asking (repeat 1) is journaled with the evaluator's label.
+    again = [e for e in events if e["message"] == "translated sut response" and e.get("evaluator") == "ask_again"]
+    assert [(e["model_key"], e["test_case_key"], e["repeat"]) for e in again] == [("j", "t1", 1), ("j", "t2", 1)]

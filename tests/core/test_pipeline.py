@@ -207,7 +207,9 @@ def test_rag_host_contexts_become_the_rows_retrieved_context(tmp_path):
         }
         result = api.run(config)
         assert rag.calls == 2
-        assert rag.requests[0].body == {"question": "What is the capital of France?"}
+        # The contract's body, one request per test case (they arrive concurrently, in any order).
+        assert sorted((c.body for c in rag.requests), key=str) == [
+            {"question": "What is the capital of France?"}, {"question": "What is the capital of Japan?"}]
     rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
     assert [r["context"] for r in rows] == [chunks["France"], chunks["Japan"]]
     assert [r["actual_output"] for r in rows] == ["Paris.", "Tokyo."]
@@ -282,3 +284,41 @@ def test_suite_and_source_configuration_errors(tmp_path):
     with pytest.raises(DatasetError) as info:
         api.run({"test_suite": str(duplicate), "hosts": [{"key": "a", "kind": "python", "callable": "json:dumps"}]})
     assert str(info.value) == f"{duplicate}: line 2, field 'key': duplicate key 'france::model' (first at line 1)"
+
+
+def test_the_robustness_demo_configuration_runs_its_lookup_host(tmp_path):
+    import yaml
+
+    from conftest import REPO
+
+    path = REPO / "configs" / "robustness.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [h["kind"] for h in data["hosts"]] == ["hf_causal_lm", "python"]
+    assert data["hosts"][0]["temperature"] > 0
+    # SmolLM2 is left out here (slow on a CPU, and perhaps not prepared); the lookup host is the config's own.
+    lookup = [h for h in data["hosts"] if h["kind"] == "python"]
+    result = api.run(path, hosts=lookup, prices={}, output_dir=str(tmp_path), no_cache=True)
+    assert result.exit_code == 0, result.message
+    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert len(rows) == 10 and {r["model_key"] for r in rows} == {"lookup"}
+    # The lookup table knows every question of the suite as asked.
+    assert all(r["actual_output"] != "I believe the answer is 42." for r in rows)
+    assert [p for p in result.problems if p["problem_type"] == "accuracy"] == []
+
+
+def test_cli_test_suite_and_host_flags(tmp_path, sonar_cli):
+    import subprocess
+
+    suite = _suite(tmp_path, SUITE[:1])
+    done = subprocess.run([sonar_cli, "run", "--test-suite", str(suite), "--host",
+                           "{key: py, kind: python, callable: 'json:dumps'}", "-e", "looping_detection",
+                           "-o", str(tmp_path / "r"), "--run-id", "cli", "--no-cache", "--no-progress"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "r" / "cli" / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert [(r["model_key"], r["actual_output"]) for r in rows] == [("py", '"What is the capital of France?"')]
+    bad = subprocess.run([sonar_cli, "run", "--test-suite", str(suite), "--host", "[1, 2]"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == ("error: --host '[1, 2]': expected a YAML mapping such as "
+                                  "'{key: m, kind: python, callable: mod:fn}'")
