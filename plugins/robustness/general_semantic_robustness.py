@@ -160,13 +160,18 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
 
     def _ask(self, host, rows: list[Row], perturbator) -> list[dict[str, Any] | str]:
         """Per row, its answers (original, perturbed, baseline) or why they could not all be had."""
-        tags = {"evaluator": self.ctx.label or self.id}
+        label = self.ctx.label or self.id
+
+        def tags(purpose: str, subset: list[Row]) -> list[dict[str, str]]:
+            # One per prompt: the journal names the test case each ask is for.
+            return [{"evaluator": label, "purpose": purpose, "test_case_key": row.test_case_key} for row in subset]
+
         prompts = [row.input for row in rows]
-        originals = host.ask_many(prompts, repeat=0, tags={**tags, "purpose": "original"})
+        originals = host.ask_many(prompts, repeat=0, tags=tags("original", rows))
         perturbed_prompts = [self._perturbed_prompts(perturbator, row) for row in rows]
-        flat = host.ask_many([p for ps in perturbed_prompts for p in ps], repeat=0,
-                             tags={**tags, "purpose": "perturbed"})
         n = self.params["num_perturbations"]
+        flat = host.ask_many([p for ps in perturbed_prompts for p in ps], repeat=0,
+                             tags=tags("perturbed", [row for row in rows for _ in range(n)]))
         perturbed = [flat[k * n:(k + 1) * n] for k in range(len(rows))]
         repeats: dict[int, list] = {}
         decided = self._determinism.get(host.key)
@@ -176,7 +181,7 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
             else:
                 # fmeval's check: the first prompts asked twice; any different answer means sampling.
                 count = min(DETERMINISM_PROMPTS, len(rows))
-                repeats[1] = host.ask_many(prompts[:count], repeat=1, tags={**tags, "purpose": "determinism"})
+                repeats[1] = host.ask_many(prompts[:count], repeat=1, tags=tags("determinism", rows[:count]))
                 same = all(a.text == b.text for a, b in zip(originals[:count], repeats[1]))
                 decided = (same, f"{count} prompt(s) asked twice: "
                                  f"{'the same answers' if same else 'different answers'}")
@@ -187,7 +192,7 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
                 have = repeats.get(repeat, [])
                 if len(have) < len(rows):
                     repeats[repeat] = have + host.ask_many(prompts[len(have):], repeat=repeat,
-                                                           tags={**tags, "purpose": "baseline"})
+                                                           tags=tags("baseline", rows[len(have):]))
         out: list[dict[str, Any] | str] = []
         for k, row in enumerate(rows):
             baseline = [repeats[r][k] for r in range(1, self.params["num_baseline_samples"])] if not deterministic else []

@@ -39,9 +39,13 @@ class ScriptedHost(Host):
         super().__init__(key, deterministic=deterministic)
         self.varies, self.fail_on = varies, fail_on
         self.asked: list[tuple[str, int]] = []
+        self.tags: list[dict] = []
 
     def ask_many(self, prompts, *, repeat=0, tags=None):
         answers = []
+        tags = tags if isinstance(tags, list) else [tags] * len(prompts)
+        assert len(tags) == len(prompts)
+        self.tags += tags
         for prompt in prompts:
             self.asked.append((prompt, repeat))
             if self.fail_on and prompt == self.fail_on:
@@ -153,6 +157,8 @@ def test_declared_deterministic_host_has_no_baseline(bert):
     [result] = _evaluator(bert, [host]).evaluate([make_row(test_case_key="q1", model_key="lookup", input=QUESTION)])
     prompts = perturb_many(QUESTION, "butter_finger", derive_seed(5, "q1", "butter_finger"), 2)
     assert host.asked == [(QUESTION, 0), (prompts[0], 0), (prompts[1], 0)]  # never repeat > 0
+    assert [t["purpose"] for t in host.tags] == ["original", "perturbed", "perturbed"]
+    assert {(t["evaluator"], t["test_case_key"]) for t in host.tags} == {("general_semantic_robustness", "q1")}
     assert result.details["perturbed_prompts"] == prompts
     assert result.details["deterministic"] is True
     assert result.details["determinism_check"] == "declared by its host"
@@ -191,6 +197,8 @@ def test_baseline_of_a_host_that_answers_differently_every_time(bert):
     [result] = _evaluator(bert, [host]).evaluate([make_row(test_case_key="q1", model_key="sampler", input=QUESTION)])
     assert sorted({r for p, r in host.asked if p == QUESTION}) == [0, 1, 2]
     assert sum(1 for p, r in host.asked if p == QUESTION and r == 1) == 1  # the check's answer is a baseline sample
+    assert [(t["purpose"], r) for t, (_, r) in zip(host.tags, host.asked)] == [
+        ("original", 0), ("perturbed", 0), ("perturbed", 0), ("determinism", 1), ("baseline", 2)]
     details = result.details
     assert details["deterministic"] is False
     assert details["determinism_check"] == "1 prompt(s) asked twice: different answers"
