@@ -300,10 +300,17 @@ def test_the_robustness_demo_configuration_runs_its_lookup_host(tmp_path):
     result = api.run(path, hosts=lookup, prices={}, output_dir=str(tmp_path), no_cache=True)
     assert result.exit_code == 0, result.message
     rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
-    assert len(rows) == 10 and {r["model_key"] for r in rows} == {"lookup"}
+    originals = [r for r in rows if not r["original_test_case_key"]]
+    copies = [r for r in rows if r["original_test_case_key"]]
+    assert len(originals) == 10 and len(copies) == 10 and {r["model_key"] for r in rows} == {"lookup"}
     # The lookup table knows every question of the suite as asked.
-    assert all(r["actual_output"] != "I believe the answer is 42." for r in rows)
-    assert [p for p in result.problems if p["problem_type"] == "accuracy"] == []
+    assert all(r["actual_output"] != "I believe the answer is 42." for r in originals)
+    # perturb: gives each question a butter_finger copy; where a typo hits a keyword the lookup falls back
+    # to its wrong answer, and factual knowledge reports that flip.
+    broken = {r["original_test_case_key"] for r in copies if r["actual_output"] == "I believe the answer is 42."}
+    flips = {p["problem_attrs"]["original_test_case_key"] for p in result.problems
+             if p["evaluator_id"] == "factual_knowledge" and "original_test_case_key" in p["problem_attrs"]}
+    assert broken and flips == broken
 
 
 def test_cli_test_suite_and_host_flags(tmp_path, sonar_cli):
