@@ -71,7 +71,7 @@ def test_a_missing_local_model_fails_the_items_not_the_run(tmp_path):
                                           f"(after 1 attempt)"] * 2
 
 
-def test_plugin_host_kind_through_the_hook(tmp_path, monkeypatch):
+def test_register_host_kinds_hook_adds_a_plugin_kind(tmp_path, monkeypatch):
     from conftest import CORE_TESTS
 
     monkeypatch.syspath_prepend(str(CORE_TESTS))
