@@ -231,8 +231,12 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     wanted = set(job.spec.categories)
     needs = job.cls.inputs_for(job.params)
     eligible: list[Row] = []
+    copies = 0
     for row in dataset.rows:
         if wanted and not wanted.intersection(row.categories):
+            continue
+        if row.original_test_case_key and not job.cls.scores_perturbed_copies:
+            copies += 1
             continue
         missing = next((needed for needed in needs if not row.has_input(needed)), None)
         if missing is not None:
@@ -242,6 +246,9 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     if scored.skipped:
         journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
                       reason="empty required input")
+    if copies:
+        scored.notes.append(f"Perturbed copies of test cases ({copies} rows) are not scored: this evaluator "
+                            f"perturbs the original test cases itself.")
     limit = job.spec.max_rows
     if limit is not None and len(eligible) > limit:
         total = len(eligible)

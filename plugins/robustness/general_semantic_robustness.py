@@ -70,6 +70,7 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION,)
     requires_hosts: ClassVar[bool] = True
+    scores_perturbed_copies: ClassVar[bool] = False
     supports_gpu: ClassVar[bool] = True
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("perturbation_type", str, "butter_finger",

@@ -96,8 +96,13 @@ def test_general_semantic_robustness_rows(run):
     assert chatty["word_error_rate_baseline"] > 0
     assert chatty["word_error_rate"] == pytest.approx(max(0.0, chatty["word_error_rate_raw"]
                                                           - chatty["word_error_rate_baseline"]))
-    copy = by_key[("france~butter_finger", "lookup")]
-    assert copy["word_error_rate"] is None and copy["bertscore_dissimilarity"] is None
+    # The core keeps perturb:'s copies from this evaluator (it perturbs the originals itself) and says so.
+    assert sorted(by_key) == sorted((tc, m) for tc in ("france", "japan", "hamlet") for m in ("lookup", "chatty"))
+    record = json.loads((run.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
+    [entry] = [e for e in record["result"]["executed_explainers"] if e["evaluator_id"] == "general_semantic_robustness"]
+    report = (run.run_dir / entry["job_location"] / "work" / "report.md").read_text(encoding="utf-8")
+    assert "> Perturbed copies of test cases (6 rows) are not scored: this evaluator perturbs the original test " \
+           "cases itself." in report
 
 
 def test_without_hosts_the_evaluator_is_skipped_saying_why(tmp_path, bert):
