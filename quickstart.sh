@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up Sonar in .venv and runs the quickstart evaluation on the bundled demo dataset.
-# The result folder lands in reports/quickstart-<timestamp>/ (open its index.html).
+# Sets up Sonar in .venv and runs the quickstart evaluation on the bundled demo dataset, then the
+# robustness demo (configs/robustness.yaml). The result folders land in reports/quickstart-<timestamp>/
+# and reports/robustness-<timestamp>/ (open their index.html).
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
@@ -21,3 +22,6 @@ if ! .venv/bin/sonar models prepare smollm2 > .venv/prepare.log 2>&1; then
   echo "quickstart: could not prepare SmolLM2-135M-Instruct; continuing without it" >&2
 fi
 .venv/bin/sonar run configs/quickstart.yaml "$@"
+# The robustness demo: a bundled test suite asked of two models under test (SmolLM2 sampling, and a
+# lookup-table function that typos break), answers journaled and written to the run folder, then scored.
+.venv/bin/sonar run configs/robustness.yaml

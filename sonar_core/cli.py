@@ -13,6 +13,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text as RichText
 
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
 
@@ -51,6 +52,22 @@ def _parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return params
 
 
+def _parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
+    import yaml
+
+    hosts = []
+    for value in values:
+        try:
+            entry = yaml.safe_load(value)
+        except yaml.YAMLError:
+            entry = None
+        if not isinstance(entry, dict):
+            _fail(f"--host {value!r}: expected a YAML mapping such as '{{key: m, kind: python, callable: mod:fn}}'",
+                  EXIT_USAGE)
+        hosts.append(entry)
+    return hosts
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sonar-eval", prog_name="sonar")
 def cli() -> None:
@@ -86,9 +103,13 @@ def cli() -> None:
               help="Ask the LLMs again instead of using cached answers (new answers are cached).")
 @click.option("--csv-formula-escape/--no-csv-formula-escape", "csv_formula_escape", default=None,
               help="Prefix CSV text cells starting with = + - @ tab or CR with ' (default: on).")
+@click.option("--test-suite", help="Test cases without answers: ask the hosts, then score their answers.")
+@click.option("--host", "hosts", multiple=True, metavar="YAML",
+              help="A model under test as a YAML mapping, e.g. '{key: m, kind: openai_chat, model: m, "
+                   "base_url: http://...}' (repeatable; replaces the file's hosts; docs/hosts.md).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
-                no_cache, refresh_cache, csv_formula_escape) -> None:
+                no_cache, refresh_cache, csv_formula_escape, test_suite, hosts) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -105,8 +126,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
         if resume_dir is not None:
             result = resume(resume_dir, progress=show)
         else:
-            if config is None and not dataset:
-                _fail("give a CONFIG file or --dataset (try: sonar run configs/quickstart.yaml)", EXIT_USAGE)
+            if config is None and not dataset and not test_suite:
+                _fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
+                      EXIT_USAGE)
             if no_cache and refresh_cache:
                 _fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
             overrides: dict[str, Any] = {
@@ -115,6 +137,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "thresholds": _parse_thresholds(thresholds), "llm_configs": llm_configs,
                 "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
+                "test_suite": test_suite, "hosts": _parse_hosts(hosts),
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -255,6 +278,32 @@ def plugins_command(plugins, as_json: bool) -> None:
         for failure in host.failures:
             failed.add_row(failure.name, failure.stage, failure.error)
         _out.print(failed)
+
+
+@cli.command("perturbators")
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+@click.option("--text", help="Show each perturbator's output for this text (default parameters).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for --text.")
+def perturbators_command(plugins, text: str | None, seed: int) -> None:
+    """List perturbators (for `perturb:` in a run configuration) with their parameters and defaults."""
+    import numpy as np
+
+    from .perturbations import make_perturbator, perturbators
+
+    host = _host(plugins)
+    table = RichTable(title="Sonar perturbators")
+    for column in ("Name", "Parameters (default)", "Seeded", "Description", *(["Output"] if text is not None else [])):
+        table.add_column(column)
+    for name, cls in perturbators(host).items():
+        params = ", ".join(f"{p.name}={p.default!r}" for p in cls.parameters) or "-"
+        cells = [name, params, "yes" if cls.random else "no", cls.description]
+        if text is not None:
+            cells.append(make_perturbator(name, host=host).apply(text, np.random.default_rng(seed)))
+        # Texts and a plugin's descriptions are data, not rich markup.
+        table.add_row(*(RichText(cell) for cell in cells))
+    _out.print(table)
+    for failure in host.failures:
+        click.echo(f"warning: {failure.message()}", err=True)
 
 
 @cli.group("models", invoke_without_command=True)

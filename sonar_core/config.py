@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError
 
-__all__ = ["EvaluatorSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
+__all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
 
 #: ``dataset: demo`` means the dataset bundled with Sonar.
 DEMO_DATASET = "demo"
@@ -53,13 +53,30 @@ class EvaluatorSpec(BaseModel):
         return self.name or self.id
 
 
+class PerturbSpec(BaseModel):
+    """One ``perturb:`` entry: a perturbed copy of each (matching) test case of the test suite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: A registered perturbator (``sonar perturbators`` lists them).
+    perturbator: str
+    #: With the test case key and the label, seeds the copy's random choices.
+    seed: int = 0
+    params: dict[str, Any] = Field(default_factory=dict)
+    #: Only test cases with at least one of these categories are copied (empty: all).
+    categories: list[str] = Field(default_factory=list)
+    #: Label of the copies (their key is ``<test case key>~<label>``); default the perturbator's name.
+    name: str | None = None
+
+
 class RunConfig(BaseModel):
     """Everything a run needs; every field has a CLI flag too (``sonar run --help``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str = "run"
-    dataset: str
+    #: The LLM dataset to score; or give ``test_suite`` and ``hosts`` to produce it.
+    dataset: str | None = None
     output_dir: str = "reports"
     run_id: str | None = None
     evaluators: list[Union[str, EvaluatorSpec]] = Field(default_factory=lambda: [ALL_OFFLINE])
@@ -85,8 +102,17 @@ class RunConfig(BaseModel):
     refresh_cache: bool = False
     #: Prefix CSV text cells that start with = + - @ tab or CR with ' so spreadsheets show them as text.
     csv_formula_escape: bool = True
+    #: Perturbed copies of the test suite's test cases (sonar_core.perturbations.expand_perturbations).
+    perturb: list[PerturbSpec] = Field(default_factory=list)
     #: Base directory for relative paths (the config file's folder).
     base_dir: str | None = None
+    #: Test cases without answers (.json, .jsonl, .csv): every host is asked every case, and the
+    #: answers become the LLM dataset the evaluators score (docs/hosts.md).
+    test_suite: str | None = None
+    #: The models under test: ``{key, kind, ...settings}`` per host (docs/hosts.md).
+    hosts: list[dict[str, Any]] = Field(default_factory=list)
+    #: Host key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens, for each row's ``cost``.
+    prices: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod
@@ -97,6 +123,24 @@ class RunConfig(BaseModel):
     def _one_cache_mode(self) -> "RunConfig":
         if self.no_cache and self.refresh_cache:
             raise ValueError("no_cache and refresh_cache exclude each other")
+        return self
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "RunConfig":
+        if self.dataset is None and self.test_suite is None:
+            raise ValueError("give 'dataset' (answers to score) or 'test_suite' with 'hosts' (models to ask)")
+        if self.dataset is not None and self.test_suite is not None:
+            raise ValueError("'dataset' and 'test_suite' exclude each other")
+        if self.test_suite is not None and not self.hosts:
+            raise ValueError("'test_suite' needs 'hosts' (the models to ask)")
+        if self.hosts and self.test_suite is None:
+            raise ValueError("'hosts' needs 'test_suite' (the questions to ask them)")
+        return self
+
+    @model_validator(mode="after")
+    def _perturb_needs_hosts(self) -> "RunConfig":
+        if self.perturb and self.test_suite is None:
+            raise ValueError("'perturb' needs 'test_suite' and 'hosts' (perturbed copies are asked of the models)")
         return self
 
     @property
@@ -120,6 +164,8 @@ def _describe(error: ValidationError, source: str) -> str:
         return f"{source}: unknown configuration key '{location}'"
     if first["type"] == "missing":
         return f"{source}: missing required configuration key '{location}'"
+    if location == "<root>" and first["type"] == "value_error":
+        return f"{source}: {str(first['msg']).removeprefix('Value error, ')}"
     return f"{source}: configuration key '{location}': {first['msg']}"
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from .embeddings import EmbeddingService
+    from .hosts import HostService
     from .llm import LLMClient, LLMService
     from .model_store import ModelStore
 
@@ -39,6 +40,7 @@ class EvaluationContext:
             on first model use, so evaluators without models never import torch).
         llm: the run's LLM service (judges): configurations, response cache, shared clients.
         label: the evaluator's name in the run (journal events carry it).
+        hosts: the run's models under test (None when the run has none).
     """
 
     work_dir: Path | None = None
@@ -48,6 +50,7 @@ class EvaluationContext:
     device: str = "auto"
     llm: "LLMService | None" = None
     label: str = ""
+    hosts: "HostService | None" = None
 
     @cached_property
     def _punkt(self):

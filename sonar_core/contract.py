@@ -304,6 +304,12 @@ class Evaluator:
     #: Parameters that name a model, with the model's kind ("embedding", "causal_lm", ...): the core
     #: checks each model is present before any row is scored, and ``sonar models`` lists them.
     model_params: ClassVar[dict[str, str]] = {}
+    #: True when the evaluator asks the models under test itself (``ctx.hosts``): a run without
+    #: model hosts skips it, saying why.
+    requires_hosts: ClassVar[bool] = False
+    #: False when the evaluator perturbs test cases itself: the core does not give it the perturbed
+    #: copies (``original_test_case_key`` set) a run's ``perturb:`` made, and the report says so.
+    scores_perturbed_copies: ClassVar[bool] = True
     #: The parameter that names the evaluator's judge configuration (LLM-judge evaluators): the
     #: core checks the judge is available before any row is scored and names it in the report.
     judge_param: ClassVar[str | None] = None

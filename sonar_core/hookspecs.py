@@ -11,7 +11,8 @@ from typing import Callable
 
 import pluggy
 
-__all__ = ["hookspec", "hookimpl", "PROJECT_NAME", "register_evaluators"]
+__all__ = ["hookspec", "hookimpl", "PROJECT_NAME", "register_evaluators", "register_host_kinds",
+           "register_perturbators"]
 
 PROJECT_NAME = "sonar"
 
@@ -26,4 +27,27 @@ def register_evaluators(register: Callable[[type], None]) -> None:
     Call ``register(EvaluatorClass)`` once for each :class:`sonar_core.Evaluator` subclass
     the plugin provides. The core owns the registry: registering an id that another plugin
     already registered is an error that names both plugins. Return value: none.
+    """
+
+
+@hookspec
+def register_host_kinds(register: Callable[[str, Callable], None]) -> None:
+    """Register kinds of model hosts (systems under test) with the core.
+
+    Call ``register(kind, factory)`` once per kind; ``factory(spec, services)`` gets the host's
+    entry of the run configuration (a dict with at least ``key`` and ``kind``) and the run's
+    :class:`sonar_core.hosts.registry.HostServices`, and returns a :class:`sonar_core.hosts.Host`.
+    Registering a kind another plugin already registered is an error naming both plugins.
+    Return value: none.
+    """
+
+
+@hookspec
+def register_perturbators(register: Callable[[str, type], None]) -> None:
+    """Register perturbator classes (text transformations for perturbed test cases) with the core.
+
+    Call ``register(name, PerturbatorClass)`` once for each :class:`sonar_core.perturbations.Perturbator`
+    subclass the plugin provides; ``name`` is what a run configuration's ``perturb:`` entries and the
+    General Semantic Robustness evaluator's ``perturbation_type`` name. Registering a name that another
+    plugin already registered is an error that names both plugins. Return value: none.
     """

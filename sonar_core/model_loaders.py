@@ -11,7 +11,9 @@ device (the store's cache), so every evaluator of a run shares one copy:
 * :func:`load_profanity_model` -- alt-profanity-check's TF-IDF vectorizer and linear model;
 * :func:`load_detoxify` -- a ``detoxify.Detoxify`` from a detoxify checkpoint file or a Hugging
   Face folder of the same model (``unitary/toxic-bert``);
-* :func:`load_summac_conv` -- SummaC Conv's trained weights (a state dict of two linear layers).
+* :func:`load_summac_conv` -- SummaC Conv's trained weights (a state dict of two linear layers);
+* :func:`load_token_encoder` -- a transformer encoder and its tokenizer, for per-token vectors
+  (BERTScore); a sentence-transformers folder such as the embedded MiniLM loads as its encoder.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "load_profanity_model",
     "load_detoxify",
     "load_summac_conv",
+    "load_token_encoder",
     "ProfanityModel",
     "TextOnlyTokenizer",
     "DETOXIFY_RENAMES",
@@ -253,3 +256,27 @@ def load_summac_conv(store: ModelStore, ref: str, device: str = "cpu") -> dict[s
         return {key: state[key].float() for key in needed}
 
     return store._load("summac_conv", ref, device, load)
+
+
+def load_token_encoder(store: ModelStore, ref: str, device: str = "cpu"):
+    """``(model, tokenizer)`` of a transformer encoder folder (``AutoModel``), in eval mode, loaded once.
+
+    The model's hidden states are per-token vectors; a sentence-transformers folder (config.json and
+    weights at its top) gives its underlying encoder, without the pooling layer.
+    """
+
+    def load(folder: Path, dev: str):
+        from transformers import AutoModel, AutoTokenizer
+
+        if not (folder / "config.json").is_file():
+            raise ModelMissingError(f"model '{ref}': {folder} holds no config.json (not a Hugging Face model folder)")
+        try:
+            model = AutoModel.from_pretrained(str(folder), local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        except (OSError, ValueError) as exc:
+            reason = (str(exc).strip().splitlines() or ["cannot be loaded"])[0]
+            raise ModelMissingError(f"model '{ref}' ({folder}) cannot be loaded offline: {reason}") from None
+        model.to(dev).eval()
+        return model, tokenizer
+
+    return store._load("token_encoder", ref, device, load)

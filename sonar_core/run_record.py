@@ -18,6 +18,7 @@ from .artifacts.jsontext import ListFiles
 from .config import RunConfig
 from .contract import finite_or_none
 from .plugins import PluginHost
+from .hosts.registry import summary as host_summary
 from .problems import SEVERITIES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -167,6 +168,7 @@ def _run_view(base: dict[str, Any], result: RunResult, summaries: list[dict[str,
         "dataset": dataset, "models": dataset["models"], "best_model": best, "ranked_evaluators": counted,
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
+        "pipeline": base.get("pipeline"), "core_problems": base.get("core_problems", []),
     }
     return run
 
@@ -176,8 +178,10 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
     config: RunConfig = base["config"]
     dataset = _dataset_summary(base)
     jobs: list[Job] = base["jobs"]
+    core = base.get("core_problems") or []  # problems the core found itself (failing hosts)
+    problem_lists = ([core] if core else []) + [s["problems"] for s in summaries]
     best, _ = best_model([s["view"] for s in summaries])
-    counts = _count_severities(_severities(summaries))
+    counts = _count_severities([p["severity"] for p in core] + _severities(summaries))
     write_json(run_dir / names.RUN_JSON, {
         "schema_version": names.SCHEMA_VERSION,
         "run_id": base["run_id"],
@@ -193,6 +197,9 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
         # Judges: configuration keys, endpoints and models, never a key's value; cache location and counters.
         "llm": base["llm"].summary() if base.get("llm") is not None else None,
+        # The models under test and what the pipeline asked them (runs with a test suite only).
+        **({"pipeline": {**base["pipeline"], "host_settings": host_summary(base["hosts"])}}
+           if base.get("pipeline") is not None and base.get("hosts") is not None else {}),
         "result": {
             "dataset": dataset,
             "models": dataset["models"],
@@ -203,7 +210,7 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
             "explainers_parameters": {j.label: j.params for j in jobs},
             "explainers_thresholds": {j.label: {k: finite_or_none(v) for k, v in j.thresholds.items()} for j in jobs},
             "executed_explainers": executed,
-            "problems": _items_value([s["problems"] for s in summaries]),
+            "problems": _items_value(problem_lists),
             "insights": _items_value([s["insights"] for s in summaries]),
             "overall_result": {
                 "high_severity_problems": counts["HIGH"],

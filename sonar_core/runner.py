@@ -26,6 +26,8 @@ from .context import EvaluationContext
 from .contract import Evaluator, Input, ParameterError
 from .embeddings import EmbeddingService
 from .dataset import LLMDataset, Row, load_dataset
+from .hosts.base import HostService
+from .hosts.registry import HostServices, build_hosts, prices_from
 from .errors import (
     EXIT_EVALUATOR_FAILED,
     EXIT_OK,
@@ -37,11 +39,15 @@ from .errors import (
 from .journal import Journal
 from .llm import LLMService, load_llm_configs
 from .model_store import ModelMissingError, get_store
+from .pipeline import host_problems, item_source, load_suite, run_pipeline
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
 from .run_record import prepare_index, stored_summary, write_index, write_run_json
 
-__all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path"]
+__all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path", "NO_HOSTS"]
+
+#: Why an evaluator that asks the models under test itself (``requires_hosts``) is skipped.
+NO_HOSTS = "the run has no model hosts (hosts: in the configuration); this evaluator asks the models under test itself"
 
 def demo_dataset_path() -> Path:
     return Path(__file__).parent / "demo" / "demo_llm_dataset.json"
@@ -216,7 +222,8 @@ def judge_note(job: Job, llm: LLMService) -> str:
 
 def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
               progress: Callable[[int], Callable[[int], None]], logger: logging.Logger,
-              embeddings: EmbeddingService | None = None, llm: LLMService | None = None) -> ScoredEvaluator:
+              embeddings: EmbeddingService | None = None, llm: LLMService | None = None,
+              hosts: HostService | None = None) -> ScoredEvaluator:
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
@@ -226,8 +233,12 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     # An actual answer is always "present" (an empty answer is still scored), so it needs no check.
     required = [needed for needed in job.cls.inputs_for(job.params) if needed is not Input.ACTUAL_ANSWER]
     eligible: list[Row] = []
+    copies = 0
     for row in dataset.rows:
         if wanted and not wanted.intersection(row.categories):
+            continue
+        if row.original_test_case_key and not job.cls.scores_perturbed_copies:
+            copies += 1
             continue
         if required:
             missing = next((needed for needed in required if not row.has_input(needed)), None)
@@ -238,6 +249,9 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     if scored.skipped:
         journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
                       reason="empty required input")
+    if copies:
+        scored.notes.append(f"Perturbed copies of test cases ({copies} rows) are not scored: this evaluator "
+                            f"perturbs the original test cases itself.")
     limit = job.spec.max_rows
     if limit is not None and len(eligible) > limit:
         total = len(eligible)
@@ -252,7 +266,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     advance = progress(len(eligible))
     ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
                             device=embeddings.device_setting if embeddings else "auto", llm=llm,
-                            label=job.label)
+                            label=job.label, hosts=hosts)
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
@@ -301,8 +315,16 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     if config.strict:
         host.raise_for_failures()
 
-    dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
-    dataset = load_dataset(dataset_path)
+    suite_fingerprint = None
+    if config.test_suite is not None:
+        # The dataset is produced by asking the hosts; the suite stands in for it until then.
+        dataset_path = config.resolve_path(config.test_suite)
+        suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
+        suite_rows = item_source(suite_rows, config)  # a bad perturb: entry fails here, before the run starts
+        dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
+    else:
+        dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
+        dataset = load_dataset(dataset_path)
 
     if resume_dir is not None:
         run_dir = Path(resume_dir)
@@ -311,9 +333,17 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             raise ConfigError(f"{run_dir}: no such run directory to resume")
         run_id = run_dir.name
         if previous.is_file():
-            recorded = json.loads(previous.read_text(encoding="utf-8")).get("result", {}).get("dataset", {})
-            if recorded.get("fingerprint") not in (None, dataset.fingerprint):
-                raise ConfigError(f"{run_dir}: the dataset changed since this run started; start a new run instead")
+            record = json.loads(previous.read_text(encoding="utf-8"))
+            if suite_fingerprint is not None:
+                recorded_suite = (record.get("pipeline") or {}).get("test_suite_fingerprint")
+                if recorded_suite not in (None, suite_fingerprint):
+                    raise ConfigError(f"{run_dir}: the test suite changed since this run started; "
+                                      f"start a new run instead")
+            else:
+                recorded = record.get("result", {}).get("dataset", {})
+                if recorded.get("fingerprint") not in (None, dataset.fingerprint):
+                    raise ConfigError(f"{run_dir}: the dataset changed since this run started; "
+                                      f"start a new run instead")
     else:
         run_id = config.run_id or f"{config.name}-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
         run_dir = config.resolve_path(config.output_dir).resolve() / run_id
@@ -321,9 +351,15 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, host, run_id, run_dir)
     llm = _llm_service(config, jobs, resume_dir, run_dir, started)
-    incompatible = {job.label: reason for job in jobs if (reason := _missing_columns(job, dataset))}
+    # A produced dataset's columns are known once the hosts have answered.
+    incompatible = {job.label: reason for job in jobs
+                    if suite_fingerprint is None and (reason := _missing_columns(job, dataset))}
+    hosts = _hosts(config, host, llm) if config.hosts else None
     for label, reason in missing_models(jobs).items():
         incompatible.setdefault(label, reason)
+    for job in jobs:
+        if job.cls.requires_hosts and hosts is None:
+            incompatible.setdefault(job.label, NO_HOSTS)
     for job in jobs:
         if job.cls.judge_param and job.label not in incompatible:
             reason = llm.unavailable(llm.judge_key(job.params.get(job.cls.judge_param)))
@@ -336,6 +372,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
 
     journal = Journal(run_dir / names.JOURNAL)
     llm.attach(journal)
+    if hosts is not None:
+        hosts.attach(journal)
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     journal.event("resuming run" if resume_dir else "starting run", "Runner", "execute_run", run_id=run_id,
                   evaluators=[j.label for j in jobs], dataset=str(dataset_path))
@@ -343,26 +381,56 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     for failure in host.failures:
         journal.event("plugin failed", "Runner", "execute_run", plugin=failure.name, stage=failure.stage,
                       error=failure.error)
-    journal.event("loaded dataset", "Runner", "execute_run", rows=len(dataset), models=dataset.models,
-                  fingerprint=dataset.fingerprint)
-
     result = RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK)
     summaries: list[dict[str, Any]] = []
     executed: list[dict[str, Any]] = []
     # One embedding service per run: every evaluator's texts share its cache and counters.
     embeddings = EmbeddingService(device=config.device)
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
-            "host": host, "started": started, "embeddings": embeddings, "llm": llm,
-            "dataset_summary": dataset.summary()}
+            "host": host, "started": started, "embeddings": embeddings, "llm": llm, "hosts": hosts,
+            "core_problems": [], "dataset_summary": dataset.summary()}
+    if hosts is not None:
+        # run.json first, so a run killed while the hosts answer can be resumed.
+        base["pipeline"] = {"test_suite": str(dataset_path), "test_suite_fingerprint": suite_fingerprint}
+        write_run_json(run_dir, base, executed, result, summaries, status="running")
+        try:
+            with _ProgressSink(progress) as sink:
+                produced = run_pipeline(dataset_path, hosts, run_dir, journal, config=config,
+                                        progress=sink.task if progress else None)
+        except KeyboardInterrupt:
+            journal.event("run interrupted", "Runner", "execute_run", finished=0)
+            hosts.close()
+            llm.close()
+            journal.close()
+            raise RunInterrupted(run_dir) from None
+        dataset = base["dataset"] = produced.dataset
+        base["dataset_summary"] = dataset.summary()
+        base["pipeline"] = produced.summary()
+        base["pipeline_finished"] = produced.finished_fields()
+        base["core_problems"] = host_problems(produced)
+        for job in jobs:
+            if job.label not in incompatible and (reason := _missing_columns(job, dataset)):
+                incompatible[job.label] = reason
+                if config.strict:
+                    hosts.close()
+                    llm.close()
+                    journal.close()
+                    raise PluginError(f"evaluator '{job.label}' cannot run: {reason}")
+    journal.event("loaded dataset", "Runner", "execute_run", rows=len(dataset), models=dataset.models,
+                  fingerprint=dataset.fingerprint)
     write_run_json(run_dir, base, executed, result, summaries, status="running")
 
     try:
         _run_jobs(base, incompatible, journal, result, summaries, executed, progress)
     except KeyboardInterrupt:
         journal.event("run interrupted", "Runner", "execute_run", finished=len(summaries))
+        if hosts is not None:
+            hosts.close()
         llm.close()
         journal.close()
         raise RunInterrupted(run_dir) from None
+    if hosts is not None:
+        hosts.close()
     llm.close()
     # The rows are no longer needed once index.html's drill-down is taken from them (run.json and
     # index.html use the dataset summary): let them go before the problems of every evaluator are
@@ -373,7 +441,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     if embeddings.stats:
         journal.event("embedding cache info", "EmbeddingService", "summary", models=embeddings.summary(),
                       loads=embeddings.loads())
-    result.problems = [p for s in summaries for p in s["problems"]]
+    result.problems = base["core_problems"] + [p for s in summaries for p in s["problems"]]
     result.insights = [i for s in summaries for i in s["insights"]]
     result.executed = executed
     result.status = "failed" if result.failed else "success"
@@ -422,6 +490,14 @@ def _llm_service(config: RunConfig, jobs: list[Job], resume_dir: Path | None, ru
     return llm
 
 
+def _hosts(config: RunConfig, plugins: PluginHost, llm: LLMService) -> HostService:
+    """The run's models under test, every entry and price checked before anything runs."""
+    keys = [str(entry.get("key")) for entry in config.hosts if isinstance(entry, dict)]
+    services = HostServices(cache=llm.cache, device=config.device, base_dir=config.base_dir,
+                            prices=prices_from(config.prices, keys), redact=llm.redact)
+    return build_hosts(config.hosts, services, plugins)
+
+
 def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journal, result: RunResult,
               summaries: list[dict[str, Any]], executed: list[dict[str, Any]], progress: bool) -> None:
     """Run each job in turn, keeping finished folders (resume) and recording failures."""
@@ -453,7 +529,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
                                    lambda total: sink.task(label, total=total), logger, embeddings,
-                                   llm=base["llm"])
+                                   llm=base["llm"], hosts=base.get("hosts"))
                 summary = stored_summary(write_evaluator_dir(scored, job.folder,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)
@@ -479,6 +555,6 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
             summaries.append(summary)
             executed.append({**entry, "status": "success", "error": "", "duration": round(time.time() - job_started, 3)})
             write_run_json(result.run_dir, base, executed, result, summaries, status="running")
-        journal.event("finished pipeline", "Runner", "execute_run")
+        journal.event("finished pipeline", "Runner", "execute_run", **base.get("pipeline_finished", {}))
 
 

@@ -26,6 +26,7 @@ BUILT_IN = frozenset({
     "groundedness_semantic_similarity", "context_relevancy_soft_recall_precision", "step_alignment_completeness",
     "faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
     "answer_correctness", "ragas",
+    "general_semantic_robustness",
 })
 #: The RAGAS family (plugins/ragas): judge evaluators left out of the quickstart, whose local judge
 #: (SmolLM2-135M) cannot answer ragas's JSON prompts; tests/plugins/ragas runs them on a scripted judge.
@@ -37,6 +38,8 @@ JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism"
 #: Built-in evaluators whose models cannot be installed from the package registry: the `offline`
 #: group skips them (saying which model is missing) unless their models are in the local caches.
 MODELS_NOT_ON_THE_REGISTRY = frozenset({"fairness_bias", "hallucination", "summarization_completeness_faithfulness"})
+#: Built-in evaluators that ask the models under test themselves: a run without hosts skips them, saying so.
+NEEDS_HOSTS = frozenset({"general_semantic_robustness"})
 
 
 @pytest.fixture

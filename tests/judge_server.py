@@ -24,6 +24,11 @@ When several faults fall on one call the first in this order wins: drop, timeout
 malformed. Every call is recorded in ``requests`` (number, prompt, outcome); ``calls`` counts
 them and ``answered`` lists the prompts that got a valid answer.
 
+``POST /v1/rag`` speaks the ``rag_http`` host contract (docs/hosts.md): the body
+``{"question": ...}`` is the prompt, scripted and faulted like a chat call (calls count together),
+and a valid answer is ``{"answer", "contexts", "usage"}`` with ``contexts`` from
+``rag_contexts`` (a list, or a callable ``question -> list``).
+
 ``GET /stats`` returns ``{"calls", "outcomes", "max_in_flight"}``. From the command line,
 ``python tests/judge_server.py --latency 0.2 --default absent`` prints the base URL and serves
 until its standard input closes (bench/bench_judge_client.py runs it so).
@@ -80,6 +85,7 @@ class JudgeServer:
         drop_calls: Iterable[int] = (),
         echo_authorization: bool = False,
         keep_bodies: bool = True,
+        rag_contexts: list[str] | Callable[[str], list[str]] = (),
     ) -> None:
         self.script: list[tuple[Matcher, Reply]] = list(script)
         self.default = default
@@ -93,6 +99,7 @@ class JudgeServer:
         self.drop_calls = set(drop_calls)
         self.echo_authorization = echo_authorization
         self.keep_bodies = keep_bodies
+        self.rag_contexts = rag_contexts
         self.requests: list[Call] = []
         #: Most requests being handled at once (a client's concurrency bound shows here).
         self.max_in_flight = 0
@@ -243,24 +250,31 @@ class _Handler(BaseHTTPRequestHandler):
         server = self.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        route = self.path.rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/rag"):
             self._error(404, f"no route {self.path}")
             return
+        rag = route == "/v1/rag"
         try:
             body = json.loads(raw)
-            messages = body["messages"]
-            prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+            if rag:
+                prompt = body["question"]
+                if not isinstance(prompt, str):
+                    raise TypeError("question")
+            else:
+                messages = body["messages"]
+                prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
         except (ValueError, KeyError, TypeError):
-            self._error(400, "expected a chat-completions body")
+            self._error(400, "expected {\"question\": ...}" if rag else "expected a chat-completions body")
             return
-        call = server._register(prompt, str(body.get("model", "")), body)
+        call = server._register(prompt, "rag" if rag else str(body.get("model", "")), body)
         server._enter()
         try:
-            self._answer(server, call, prompt)
+            self._answer(server, call, prompt, rag)
         finally:
             server._leave()
 
-    def _answer(self, server: JudgeServer, call: Call, prompt: str) -> None:
+    def _answer(self, server: JudgeServer, call: Call, prompt: str, rag: bool = False) -> None:
         fault = server.fault(call.n)
         call.outcome = fault or "answered"
         if fault == "dropped":
@@ -284,6 +298,13 @@ class _Handler(BaseHTTPRequestHandler):
                 answer = server.reply_for(prompt)
                 if server.echo_authorization:
                     answer += f" {self.headers.get('Authorization', '')}"
+                if rag:
+                    contexts = server.rag_contexts(prompt) if callable(server.rag_contexts) else server.rag_contexts
+                    self._send(200, json.dumps({
+                        "answer": answer, "contexts": list(contexts),
+                        "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(answer.split())},
+                    }).encode())
+                    return
                 self._send(200, json.dumps({
                     "id": f"chatcmpl-{call.n}", "object": "chat.completion", "created": int(time.time()),
                     "model": call.model,

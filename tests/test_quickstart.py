@@ -11,8 +11,9 @@ import sonar_core
 from sonar_core import names
 from sonar_core.cli import cli
 from sonar_core.plugins import PluginHost
+from sonar_core.runner import NO_HOSTS
 
-from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, RAGAS, REPO
+from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS, RAGAS, REPO
 
 SEMANTIC = {"answer_semantic_similarity", "answer_semantic_sentence_similarity",
             "answer_relevancy_sentence_similarity", "groundedness_semantic_similarity",
@@ -30,7 +31,8 @@ def test_built_in_evaluators_are_registered_and_listed():
     assert BUILT_IN <= set(host.evaluators)
     builtin_failures = [f for f in host.failures if f.name in {"text", "privacy", "knowledge", "summarization",
                                                                 "classification", "language_model", "fairness",
-                                                                "consistency", "judge", "semantic", "ragas"}]
+                                                                "consistency", "judge", "semantic", "ragas",
+                                                                "robustness"}]
     assert builtin_failures == []
     listing = CliRunner().invoke(cli, ["evaluators"])
     assert listing.exit_code == 0
@@ -44,9 +46,11 @@ def test_quickstart_completes_every_built_in_evaluator(quickstart_run):
     # Judge evaluators run on SmolLM2 when it is prepared, and are skipped, saying why, when not; evaluators
     # whose models are not on the package registry are skipped by the offline group, naming the model.
     skipped = {s["evaluator"]: s["reason"] for s in quickstart_run.skipped}
-    assert set(skipped) <= JUDGES | MODELS_NOT_ON_THE_REGISTRY
+    assert set(skipped) <= JUDGES | MODELS_NOT_ON_THE_REGISTRY | NEEDS_HOSTS
     for evaluator, reason in skipped.items():
-        if evaluator in JUDGES:
+        if evaluator in NEEDS_HOSTS:
+            assert reason == NO_HOSTS
+        elif evaluator in JUDGES:
             assert reason.startswith("judge 'local-smollm2' is not available: model 'SmolLM2-135M-Instruct'")
         else:
             assert reason.startswith("model '") and " is not available" in reason

@@ -105,3 +105,18 @@ def classifier_folder(folder: Path, labels: list[str], architecture: str = "bert
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def bert_encoder_folder(folder: Path, max_positions: int = 128) -> Path:
+    """A tiny BERT encoder (``BertModel``, two layers) with a WordPiece tokenizer: token vectors for BERTScore."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    tokenizer = _wordpiece_tokenizer(folder)
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=64, max_position_embeddings=max_positions))
+    tokenizer.model_max_length = max_positions
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -13,10 +13,15 @@ Journal events (ModelBench's names): ``fetched annotator response`` (live, with 
 ``using cached annotator response``, ``retrying annotator request`` and ``annotator request
 failed``; each carries ``annotator`` (the configuration key), ``request`` (model, messages,
 sampling parameters, repeat) and the caller's item fields (evaluator, test case, model).
+A client that asks a model under test (:mod:`sonar_core.hosts`) is made with
+:data:`SUT_EVENTS`: the same events named ``fetched sut response``, ``using cached sut
+response``, ``retrying sut request`` and ``sut request failed``, and with ``envelope=True`` its
+cache entries keep the answer's metadata (token usage, retrieved contexts) and call duration too.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +34,29 @@ from .configs import LLMConfig
 from .rate_limit import RateLimiter, RetryPolicy
 from .secrets import Redactor
 
-__all__ = ["LLMRequest", "Completion", "LLMClient", "ClientStats"]
+__all__ = ["LLMRequest", "Completion", "LLMClient", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS",
+           "SUT_EVENTS"]
+
+
+@dataclass(frozen=True)
+class ClientEvents:
+    """The journal's names for one client's events: who is asked decides the words."""
+
+    cls: str
+    who: str  # the field that names the configuration (``annotator``); "" for none
+    fetched: str
+    cached: str
+    retrying: str
+    failed: str
+
+
+#: Judges (ModelBench's annotators).
+ANNOTATOR_EVENTS = ClientEvents("LLMClient", "annotator", "fetched annotator response",
+                                "using cached annotator response", "retrying annotator request",
+                                "annotator request failed")
+#: Models under test (ModelBench's SUTs); the item fields (test case, model key) come with the tags.
+SUT_EVENTS = ClientEvents("HostWorker", "", "fetched sut response", "using cached sut response",
+                          "retrying sut request", "sut request failed")
 
 
 @dataclass
@@ -59,6 +86,9 @@ class Completion:
     attempts: int = 0
     seconds: float = 0.0
     key: str = ""
+    #: What the backend said besides the text (token usage, retrieved contexts); from the cache
+    #: too when the client keeps envelopes.
+    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -96,8 +126,21 @@ class LLMClient:
         retry_policy: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        events: ClientEvents = ANNOTATOR_EVENTS,
+        identity: dict[str, Any] | None = None,
+        envelope: bool = False,
     ) -> None:
+        """
+        Args:
+            events: the journal's names for this client's events (:data:`SUT_EVENTS` for hosts).
+            identity: what keys the cache instead of ``config.identity()`` (hosts add their kind).
+            envelope: cache ``{"text", "meta", "seconds"}`` as JSON instead of the bare text, so a
+                cached answer keeps its token usage, contexts and original duration.
+        """
         self.config = config
+        self.events = events
+        self.identity = identity if identity is not None else config.identity()
+        self.envelope = envelope
         self.cache = cache
         self.journal = journal
         self.redact = redact or Redactor()
@@ -128,7 +171,19 @@ class LLMClient:
 
     def _event(self, message: str, **fields: Any) -> None:
         if self.journal is not None:
-            self.journal.event(message, "LLMClient", "complete", annotator=self.config.key, **fields)
+            who = {self.events.who: self.config.key} if self.events.who else {}
+            self.journal.event(message, self.events.cls, "complete", **{**who, **fields})
+
+    def _decode(self, stored: str) -> tuple[str, dict[str, Any], float, Any]:
+        """text, meta, original seconds and the journal's response, from a cache entry."""
+        if not self.envelope:
+            return stored, {}, 0.0, stored
+        try:
+            payload = json.loads(stored)
+            return str(payload["text"]), dict(payload.get("meta") or {}), float(payload.get("seconds") or 0.0), \
+                {"text": payload["text"], "meta": payload.get("meta") or {}}
+        except (ValueError, KeyError, TypeError):
+            return stored, {}, 0.0, stored  # an entry written without an envelope
 
     def _count(self, **increments: float) -> None:
         with self._stats_lock:
@@ -156,13 +211,14 @@ class LLMClient:
         pending: list[tuple[int, LLMRequest, dict[str, Any], str]] = []
         for index, request in enumerate(requests):
             params = self._params(request)
-            key = request_key(self.config.identity(), request.messages, params, request.repeat)
+            key = request_key(self.identity, request.messages, params, request.repeat)
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
+                text, meta, seconds, response = self._decode(cached)
                 self._count(requests=1, cached=1)
-                self._event("using cached annotator response", request=self._record(request, params),
-                            response=cached, **request.tags)
-                results[index] = Completion(text=cached, cached=True, key=key)
+                self._event(self.events.cached, request=self._record(request, params),
+                            response=response, **request.tags)
+                results[index] = Completion(text=text, cached=True, key=key, seconds=seconds, meta=meta)
             else:
                 pending.append((index, request, params, key))
         if len(pending) == 1 or self.config.max_concurrency == 1:
@@ -217,7 +273,7 @@ class LLMClient:
                 if exc.retry_after is not None:
                     self._pause(wait)
                 self._count(retries=1)
-                self._event("retrying annotator request", attempt=attempts, reason=error, wait=round(wait, 3),
+                self._event(self.events.retrying, attempt=attempts, reason=error, wait=round(wait, 3),
                             **request.tags)
                 if exc.retry_after is None:
                     self._sleep(wait)
@@ -230,15 +286,20 @@ class LLMClient:
                 break
             seconds = time.perf_counter() - started
             text = self.redact(answer.text) or ""
+            response: Any = text
+            if self.envelope:
+                response = {"text": text, "meta": answer.meta}
             if store and self.cache is not None:
-                self.cache.put(key, self.config.key, record, text)
+                stored = json.dumps({**response, "seconds": seconds}, ensure_ascii=False, default=str) \
+                    if self.envelope else text
+                self.cache.put(key, self.config.key, record, stored)
             self._count(requests=1, fetched=1, seconds=seconds)
-            self._event("fetched annotator response", run_time=round(seconds, 4), request=record, response=text,
+            self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,
                         attempts=attempts, **request.tags)
-            return Completion(text=text, attempts=attempts, seconds=seconds, key=key)
+            return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta))
         seconds = time.perf_counter() - started
         self._count(requests=1, failed=1, seconds=seconds)
-        self._event("annotator request failed", request=record, error=error, attempts=attempts, **request.tags)
+        self._event(self.events.failed, request=record, error=error, attempts=attempts, **request.tags)
         return Completion(text=None, error=f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})",
                           attempts=attempts, seconds=seconds, key=key)
 

@@ -1,0 +1,18 @@
+"""The built-in host kinds, registered through the same hook as a plugin's."""
+
+from __future__ import annotations
+
+from ..hookspecs import hookimpl
+from .hf_causal_lm import HFCausalLMSpec, make_hf_causal_lm_host
+from .openai_chat import OpenAIChatSpec, make_openai_chat_host
+from .python_callable import PythonSpec, make_python_host
+from .rag_http import RAGHTTPSpec, make_rag_http_host
+from .registry import spec_factory
+
+
+@hookimpl
+def register_host_kinds(register) -> None:
+    register("openai_chat", spec_factory(OpenAIChatSpec, make_openai_chat_host))
+    register("rag_http", spec_factory(RAGHTTPSpec, make_rag_http_host))
+    register("hf_causal_lm", spec_factory(HFCausalLMSpec, make_hf_causal_lm_host))
+    register("python", spec_factory(PythonSpec, make_python_host))

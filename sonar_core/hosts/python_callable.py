@@ -1,0 +1,89 @@
+"""``python``: a function named ``module:function`` in the run configuration is the model under test.
+
+``function(prompt: str)`` returns the answer as a string, or a dict with ``answer`` (a string)
+and optionally ``contexts`` (a list of strings) and ``usage`` (``input_tokens``,
+``output_tokens``). The module must be importable (installed, or on ``sys.path``; the run
+configuration's folder is added): it comes from the configuration, never from a dataset. An
+exception fails that item (it is not retried). The response cache is off unless ``cache: true``:
+a function changes with its code, which the cache cannot see.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any, Callable
+
+from pydantic import Field
+
+from ..errors import ConfigError
+from ..llm.backends import Answer, PermanentError
+from ..llm.configs import LLMConfig
+from .client_host import ClientHost, HostSpec
+
+__all__ = ["PythonSpec", "PythonBackend", "load_callable", "make_python_host"]
+
+
+class PythonSpec(HostSpec):
+    callable: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    cache: bool = False
+    retries: int = Field(default=0, ge=0)
+    max_concurrency: int = Field(default=1, ge=1)
+
+
+def load_callable(reference: str, base_dir: str | None = None) -> Callable[[str], Any]:
+    """The function ``module:function`` (ConfigError, one line, when it cannot be found)."""
+    module_name, _, name = reference.partition(":")
+    if base_dir and base_dir not in sys.path:
+        sys.path.append(base_dir)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ConfigError(f"cannot import module '{module_name}' of callable '{reference}': "
+                          f"{type(exc).__name__}: {exc}".splitlines()[0]) from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise ConfigError(f"module '{module_name}' has no function '{name}' (callable '{reference}')")
+    return function
+
+
+class PythonBackend:
+    def __init__(self, function: Callable[[str], Any], reference: str) -> None:
+        self.function = function
+        self.reference = reference
+
+    def check(self) -> None:
+        return None
+
+    def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
+        prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+        try:
+            result = self.function(prompt)
+        except Exception as exc:
+            raise PermanentError(f"{self.reference} raised {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        if isinstance(result, str):
+            return Answer(text=result)
+        if isinstance(result, dict) and isinstance(result.get("answer"), str):
+            meta: dict[str, Any] = {}
+            contexts = result.get("contexts")
+            if contexts is not None:
+                if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
+                    raise PermanentError(f"{self.reference} returned 'contexts' that is not a list of strings")
+                meta["contexts"] = contexts
+            if isinstance(result.get("usage"), dict):
+                meta["usage"] = result["usage"]
+            return Answer(text=result["answer"], meta=meta)
+        raise PermanentError(f"{self.reference} returned {type(result).__name__}, expected a string "
+                             f"or a dict with a string 'answer'")
+
+    def close(self) -> None:
+        return None
+
+
+def make_python_host(spec: PythonSpec, services) -> ClientHost:
+    function = load_callable(spec.callable, services.base_dir)
+    config = LLMConfig(key=spec.key, model=spec.callable, timeout=spec.timeout, retries=spec.retries,
+                       backoff=spec.backoff, max_concurrency=spec.max_concurrency,
+                       requests_per_minute=spec.requests_per_minute, description=spec.description)
+    return ClientHost(spec, backend=PythonBackend(function, spec.callable), config=config,
+                      identity={"callable": spec.callable}, services=services, deterministic=False)

@@ -1,0 +1,26 @@
+"""Sonar's own perturbators, registered through the ``register_perturbators`` hook like a plugin's."""
+
+from __future__ import annotations
+
+from ..hookspecs import hookimpl
+
+#: The name this module is registered under with the plugin manager.
+PLUGIN_NAME = "sonar.perturbations"
+
+
+@hookimpl
+def register_perturbators(register):
+    from .encodings import Base16, Base64
+    from .fmeval_perturbators import ButterFinger, RandomUpperCase, WhitespaceAddRemove
+    from .typos import CharDelete, CharInsert, CharSwap, QwertyTypos, WordSwap
+
+    register("butter_finger", ButterFinger)
+    register("random_upper_case", RandomUpperCase)
+    register("whitespace_add_remove", WhitespaceAddRemove)
+    register("qwerty_typos", QwertyTypos)
+    register("char_insert", CharInsert)
+    register("char_delete", CharDelete)
+    register("char_swap", CharSwap)
+    register("word_swap", WordSwap)
+    register("base16", Base16)
+    register("base64", Base64)

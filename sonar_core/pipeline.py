@@ -1,0 +1,324 @@
+"""The host pipeline: a test suite asked of every model under test, answers into an LLM dataset.
+
+Stages (ModelBench's, 001): the *item source* reads the test suite's rows (test cases without
+answers); the *host assigner* makes one item per test case and host; the *host worker* asks each
+host its items (through the shared LLM client: response cache, concurrency bound, retries) and
+records every answer; the answered items become the LLM dataset that the evaluators score as
+if it had been given ready-made, and the *collector* (the runner) gathers their results.
+
+Journal, per item and in this order: ``queuing item`` (``prompt_text``), ``fetched sut
+response`` (``run_time``, ``request``, ``response``) or ``using cached sut response``
+(``request``, ``response``), ``translated sut response`` (``response_text``, plus Sonar's
+``duration``, ``cost``, tokens); each carries ``test_case_key`` and ``model_key``. Before the
+items: ``running pipeline`` and ``using test items`` (``test``, ``using``, ``total``); after
+them ``wrote llm dataset``; the runner's ``finished pipeline`` adds ``time``,
+``total_finished`` and ``finished_counts``.
+
+Run folder: ``dataset/answers.jsonl`` receives every answer as it arrives (appended, flushed and
+fsynced per batch), so a run killed with kill -9 and resumed asks only the items not in it;
+``dataset/llm_dataset.json`` and ``.csv`` are the produced dataset (a later run can score it
+with ``dataset:``), ``dataset/failed_items.json`` the items a host could not answer. Those are
+left out of scoring, counted in run.json (``pipeline``) and raised as a core problem.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import html
+import io
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .artifacts.formats import write_atomic, write_json
+from .dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
+from .perturbations import expand_perturbations
+from .errors import DatasetError
+from .hosts.base import Host, HostAnswer, HostService
+
+__all__ = ["Item", "PipelineResult", "AnswerStore", "load_suite", "item_source", "assign_hosts", "run_pipeline",
+           "host_problems", "DATASET_DIR", "ANSWERS_FILE", "LLM_DATASET_JSON", "LLM_DATASET_CSV", "FAILED_ITEMS"]
+
+DATASET_DIR = "dataset"
+ANSWERS_FILE = "answers.jsonl"
+LLM_DATASET_JSON = "llm_dataset.json"
+LLM_DATASET_CSV = "llm_dataset.csv"
+FAILED_ITEMS = "failed_items.json"
+#: Items per host per batch (per slot of its concurrency): answers are persisted (fsync) once per batch.
+BATCH_PER_SLOT = 8
+#: Batches of one host in flight at once.
+FEEDERS = 2
+_ROW_FIELDS = tuple(f.name for f in dataclasses.fields(Row))
+#: Columns every produced dataset has, whatever the suite had.
+_ANSWER_COLUMNS = ("key", "model_key", "test_case_key", "actual_output", "actual_duration", "cost")
+#: Columns of a produced dataset whose suite was expanded with perturbed copies.
+_PERTURBATION_COLUMNS = ("original_test_case_key", "perturbation", "relationships")
+
+
+@dataclass
+class Item:
+    """One test case for one host."""
+
+    row: Row
+    host: str
+
+    @property
+    def ident(self) -> tuple[str, str]:
+        return self.row.test_case_key, self.host
+
+
+@dataclass
+class PipelineResult:
+    dataset: LLMDataset
+    failed: list[dict[str, Any]]
+    counts: dict[str, dict[str, int]]
+    seconds: float
+    suite: str
+    suite_fingerprint: str
+
+    def summary(self) -> dict[str, Any]:
+        """run.json's ``pipeline`` record."""
+        return {"test_suite": self.suite, "test_suite_fingerprint": self.suite_fingerprint,
+                "seconds": round(self.seconds, 3), "hosts": self.counts,
+                "failed_items": len(self.failed), "dataset": f"{DATASET_DIR}/{LLM_DATASET_JSON}"}
+
+    def finished_fields(self) -> dict[str, Any]:
+        """What the runner's ``finished pipeline`` event adds (001's fields)."""
+        return {"time": round(self.seconds, 3), "total_finished": sum(c["answered"] for c in self.counts.values()),
+                "finished_counts": {key: c["answered"] for key, c in self.counts.items()}}
+
+
+def load_suite(path: Path) -> tuple[list[Row], list[str], str]:
+    """The suite's rows (one per test case), its columns and fingerprint; DatasetError, one line, when bad."""
+    dataset = load_dataset(path)
+    seen: dict[str, int] = {}
+    for index, row in enumerate(dataset.rows, start=1):
+        if row.test_case_key in seen:
+            raise DatasetError(f"{path}: row {index}, field 'test_case_key': duplicate test case "
+                               f"{row.test_case_key!r} (first at row {seen[row.test_case_key]}); a test suite "
+                               f"has one row per test case")
+        seen[row.test_case_key] = index
+        if not row.input.strip():
+            raise DatasetError(f"{path}: row {index}, field 'input': empty; a test suite row needs the question "
+                               f"to ask")
+    return dataset.rows, dataset.columns, dataset.fingerprint
+
+
+def item_source(rows: list[Row], config: Any = None) -> list[Row]:
+    """The test cases the hosts are asked: the suite's rows, each followed by its ``perturb:`` copies."""
+    return expand_perturbations(rows, getattr(config, "perturb", None))
+
+
+def assign_hosts(rows: list[Row], hosts: HostService) -> list[Item]:
+    """One item per test case and host, test case by test case (the dataset's row order)."""
+    return [Item(row, key) for row in rows for key in hosts.keys()]
+
+
+class AnswerStore:
+    """``answers.jsonl``: every answered item, appended and fsynced per batch; read back on resume."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.answers: dict[tuple[str, str], dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        if path.is_file():
+            self._read()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "a", encoding="utf-8")
+
+    def _read(self) -> None:
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+                self.answers[(record["test_case_key"], record["model_key"])] = record
+            except (ValueError, KeyError, TypeError):
+                # The line a kill cut short: its item is asked again.
+                continue
+
+    def get(self, ident: tuple[str, str]) -> dict[str, Any] | None:
+        return self.answers.get(ident)
+
+    def add(self, records: list[dict[str, Any]]) -> None:
+        if not records:
+            return
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        with self._lock:
+            self._file.write(text)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            for record in records:
+                self.answers[(record["test_case_key"], record["model_key"])] = record
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
+    return {"test_case_key": item.row.test_case_key, "model_key": item.host, "actual_output": answer.text,
+            "actual_duration": round(answer.duration, 6), "cost": answer.cost, "input_tokens": answer.input_tokens,
+            "output_tokens": answer.output_tokens, "contexts": answer.contexts, "cached": answer.cached}
+
+
+class _Batches:
+    """A host's items in batches, handed to its feeder threads one at a time."""
+
+    def __init__(self, items: list[Item], size: int) -> None:
+        self._chunks = iter([items[i:i + size] for i in range(0, len(items), size)])
+        self.lock = threading.Lock()
+
+    def next(self) -> list[Item] | None:
+        with self.lock:
+            return next(self._chunks, None)
+
+
+def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
+              failures: dict[tuple[str, str], str], advance: Callable[[int], None]) -> None:
+    while (chunk := batches.next()) is not None:
+        tags = [{"test_case_key": item.row.test_case_key, "model_key": item.host} for item in chunk]
+        journal.events("queuing item", "HostAssigner", "assign", (
+            {**tag, "prompt_text": item.row.input} for tag, item in zip(tags, chunk)))
+        answers = host.ask_many([item.row.input for item in chunk], tags=tags)
+        records = []
+        with batches.lock:
+            for item, answer in zip(chunk, answers):
+                if answer.text is None:
+                    failures[item.ident] = answer.error or "no answer"
+                    counts["failed"] += 1
+                    continue
+                records.append(_record(item, answer))
+                counts["answered"] += 1
+                counts["cached" if answer.cached else "fetched"] += 1
+        store.add(records)
+        advance(len(chunk))
+
+
+def _values(row: Row) -> dict[str, Any]:
+    # dataclasses.asdict deep-copies every value: a thousand rows took seconds.
+    return {name: getattr(row, name) for name in _ROW_FIELDS}
+
+
+def _row(item: Item, record: dict[str, Any]) -> Row:
+    values = _values(item.row)
+    values.update(key=f"{item.row.test_case_key}::{item.host}", model_key=item.host,
+                  actual_output=record["actual_output"], actual_duration=record.get("actual_duration"),
+                  cost=record.get("cost"))
+    if record.get("contexts") is not None:
+        values["context"] = list(record["contexts"])
+    return Row(**values)
+
+
+def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[Path, str]:
+    """llm_dataset.json and .csv with ``columns``; returns the JSON path and its SHA-256."""
+    records = [{name: getattr(row, name) for name in columns} for row in rows]
+    raw = json.dumps(records, ensure_ascii=False, indent=1).encode("utf-8")
+    write_atomic(folder / LLM_DATASET_JSON, raw)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        # Lists as JSON arrays: the CSV loader reads them back so.
+        writer.writerow([json.dumps(v, ensure_ascii=False) if isinstance(v, list) else "" if v is None else v
+                         for v in record.values()])
+    write_atomic(folder / LLM_DATASET_CSV, buffer.getvalue().encode("utf-8"))
+    return folder / LLM_DATASET_JSON, hashlib.sha256(raw).hexdigest()
+
+
+def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *, config: Any = None,
+                 progress: Callable[[str, int], Callable[[int], None]] | None = None) -> PipelineResult:
+    """Ask every host every test case (only those not answered yet), write the dataset; see the module docstring."""
+    started = time.perf_counter()
+    suite_rows, suite_columns, fingerprint = load_suite(suite_path)
+    rows = item_source(suite_rows, config)
+    items = assign_hosts(rows, hosts)
+    folder = run_dir / DATASET_DIR
+    store = AnswerStore(folder / ANSWERS_FILE)
+    journal.event("running pipeline", "Pipeline", "run", hosts=hosts.keys(), test_cases=len(rows), items=len(items))
+    journal.event("using test items", "Pipeline", "run", test=str(suite_path), using=len(rows), total=len(suite_rows))
+    counts = {key: {"items": 0, "answered": 0, "fetched": 0, "cached": 0, "resumed": 0, "failed": 0}
+              for key in hosts.keys()}
+    todo: dict[str, list[Item]] = {key: [] for key in hosts.keys()}
+    for item in items:
+        counts[item.host]["items"] += 1
+        if store.get(item.ident) is not None:
+            counts[item.host]["resumed"] += 1
+            counts[item.host]["answered"] += 1
+        else:
+            todo[item.host].append(item)
+    for key, c in counts.items():
+        if c["resumed"]:
+            journal.event("using resumed sut responses", "Pipeline", "run", model_key=key, items=c["resumed"],
+                          file=f"{DATASET_DIR}/{ANSWERS_FILE}")
+    failures: dict[tuple[str, str], str] = {}
+    try:
+        # Hosts are asked at the same time (a slow local model beside a fast endpoint), each by
+        # FEEDERS threads so its next batch is queued while the last answers of one come in; each
+        # host's own client bounds its concurrency.
+        workers = [key for key in hosts.keys() if todo[key]]
+        if workers:
+            with ThreadPoolExecutor(max_workers=FEEDERS * len(workers), thread_name_prefix="host-worker") as pool:
+                futures = []
+                for key in workers:
+                    host = hosts.get(key)
+                    assert host is not None
+                    advance = progress(f"asking {key}", len(todo[key])) if progress else (lambda n: None)
+                    slots = getattr(getattr(host, "spec", None), "max_concurrency", 1)
+                    batches = _Batches(todo[key], max(1, slots) * BATCH_PER_SLOT)
+                    futures += [pool.submit(_ask_host, host, batches, store, journal, counts[key], failures, advance)
+                                for _ in range(FEEDERS)]
+                for future in futures:
+                    future.result()
+    finally:
+        store.close()
+    answered, failed = [], []
+    for item in items:
+        record = store.get(item.ident)
+        if record is not None:
+            answered.append(_row(item, record))
+        else:
+            failed.append({"test_case_key": item.row.test_case_key, "model_key": item.host,
+                           "error": failures.get(item.ident, "not answered")})
+    columns = [name for name in DATASET_FIELDS
+               if name in suite_columns or name in _ANSWER_COLUMNS
+               or (name == "context" and any(r.context for r in answered))
+               # perturb: copies carry their link to the original (the core's flip problems read it).
+               or (name in _PERTURBATION_COLUMNS and any(r.original_test_case_key for r in answered))]
+    json_path, dataset_fingerprint = _write_dataset(folder, answered, columns)
+    write_json(folder / FAILED_ITEMS, failed)
+    journal.event("wrote llm dataset", "Pipeline", "run", path=f"{DATASET_DIR}/{LLM_DATASET_JSON}",
+                  rows=len(answered), failed_items=len(failed))
+    dataset = LLMDataset(rows=answered, source=str(json_path), columns=columns, fingerprint=dataset_fingerprint)
+    return PipelineResult(dataset=dataset, failed=failed, counts=counts, seconds=time.perf_counter() - started,
+                          suite=str(suite_path), suite_fingerprint=fingerprint)
+
+
+def host_problems(result: PipelineResult) -> list[dict[str, Any]]:
+    """One core problem per host with failed items: HIGH when it answered none, else MEDIUM."""
+    problems = []
+    for key, c in result.counts.items():
+        failed = [f for f in result.failed if f["model_key"] == key]
+        if not failed:
+            continue
+        description = (f"Host {key}: {len(failed)} of {c['items']} items failed and were not scored; "
+                       f"first error: {failed[0]['error']}")
+        problems.append({
+            "schema_version": "1.0", "description": description, "description_html": html.escape(description),
+            "actions_description": "Check the host's endpoint, model or function (dataset/failed_items.json lists "
+                                   "every failed item), then resume the run (sonar run --resume) to ask them again.",
+            "actions_codes": [], "explainer_id": "sonar_core.pipeline", "explainer_name": "Host pipeline",
+            "evaluator_id": "pipeline", "evaluator_label": "pipeline", "explanation_type": "global-html-fragment",
+            "resources": [f"{DATASET_DIR}/{FAILED_ITEMS}"],
+            "severity": "HIGH" if c["answered"] == 0 else "MEDIUM", "problem_type": "reliability",
+            "problem_attrs": {"model_name": key, "failed_items": len(failed), "items": c["items"],
+                              "dataset_row_keys": [[f["test_case_key"], key] for f in failed],
+                              "test_case_keys": [f["test_case_key"] for f in failed],
+                              "evaluator_name": "Host pipeline"},
+        })
+    return problems

@@ -1,0 +1,114 @@
+"""A run with a test suite, two Python hosts, perturb: copies and the General Semantic Robustness evaluator."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sonar_core import api, names
+from sonar_core.demo.lookup_host import FALLBACK
+from sonar_core.demo.lookup_host import answer as lookup_answer
+from sonar_core.runner import NO_HOSTS
+from tiny_models import bert_encoder_folder
+
+SUITE = [
+    {"test_case_key": "france", "input": "What is the capital of France?", "expected_output": "Paris"},
+    {"test_case_key": "japan", "input": "What is the capital of Japan?", "expected_output": "Tokyo"},
+    {"test_case_key": "hamlet", "input": "Who wrote the play Hamlet?", "expected_output": "Shakespeare"},
+]
+#: A sampling model: the lookup table's answer with a tail that differs on every call.
+CHATTY = '''from sonar_core.demo.lookup_host import answer as lookup
+calls = [0]
+def answer(prompt):
+    calls[0] += 1
+    return lookup(prompt) + f" (take {calls[0]})"
+'''
+PERTURB = {"perturbator": "butter_finger", "seed": 11, "params": {"perturbation_prob": 0.3}}
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    return str(bert_encoder_folder(tmp_path_factory.mktemp("tiny-bert")))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, bert):
+    folder = tmp_path_factory.mktemp("robustness_run")
+    (folder / "chatty_sut.py").write_text(CHATTY, encoding="utf-8")
+    suite = folder / "suite.jsonl"
+    suite.write_text("\n".join(json.dumps(r) for r in SUITE) + "\n", encoding="utf-8")
+    (folder / "run.yaml").write_text(json.dumps({
+        "name": "robust", "test_suite": "suite.jsonl", "output_dir": "reports", "llm_cache": "cache.sqlite",
+        "hosts": [{"key": "lookup", "kind": "python", "callable": "sonar_core.demo.lookup_host:answer",
+                   "deterministic": True},
+                  {"key": "chatty", "kind": "python", "callable": "chatty_sut:answer"}],
+        "perturb": [PERTURB],
+        "evaluators": ["factual_knowledge",
+                       {"id": "general_semantic_robustness",
+                        "params": {"bertscore_model": bert, "num_perturbations": 2, "num_baseline_samples": 3}}],
+    }), encoding="utf-8")
+    result = api.run(str(folder / "run.yaml"))
+    assert result.status == "success", result.message
+    return result
+
+
+def _rows(result, evaluator_id):
+    record = json.loads((result.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
+    [entry] = [e for e in record["result"]["executed_explainers"] if e["evaluator_id"] == evaluator_id]
+    path = result.run_dir / entry["job_location"] / names.EVAL_RESULTS / "application_json" / "explanation.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_perturbed_copies_are_asked_of_every_host(run):
+    rows = json.loads((run.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    keys = [(r["test_case_key"], r["model_key"]) for r in rows]
+    assert sorted(keys) == sorted((tc, m) for tc in ("france", "france~butter_finger", "japan", "japan~butter_finger",
+                                                     "hamlet", "hamlet~butter_finger") for m in ("lookup", "chatty"))
+    copies = [r for r in rows if r["original_test_case_key"]]
+    assert all(r["perturbation"] == "butter_finger" and r["test_case_key"] == r["original_test_case_key"] +
+               "~butter_finger" for r in copies)
+    for r in copies:
+        if r["model_key"] == "lookup":
+            assert r["actual_output"] == lookup_answer(r["input"])
+
+
+def test_flip_problems_fire_where_a_typo_broke_the_lookup(run):
+    rows = json.loads((run.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    broken = sorted(r["original_test_case_key"] for r in rows
+                    if r["model_key"] == "lookup" and r["original_test_case_key"] and r["actual_output"] == FALLBACK)
+    assert broken, "seed 11 at probability 0.3 should break at least one keyword"
+    flips = sorted(p["problem_attrs"]["original_test_case_key"] for p in run.problems
+                   if p.get("problem_attrs", {}).get("original_test_case_key")
+                   and p["problem_attrs"].get("model_name", p["problem_attrs"].get("model_key")) == "lookup"
+                   and p["evaluator_id"] == "factual_knowledge")
+    assert flips == broken
+
+
+def test_general_semantic_robustness_rows(run):
+    rows = _rows(run, "general_semantic_robustness")
+    by_key = {(r["test_case_key"], r["model_key"]): r for r in rows["results"]}
+    lookup = by_key[("france", "lookup")]["details"]
+    assert lookup["deterministic"] is True and lookup["determinism_check"] == "declared by its host"
+    chatty = {**by_key[("france", "chatty")], **by_key[("france", "chatty")]["details"]}
+    assert chatty["deterministic"] is False
+    assert chatty["determinism_check"] == "3 prompt(s) asked twice: different answers"
+    assert chatty["word_error_rate_baseline"] > 0
+    assert chatty["word_error_rate"] == pytest.approx(max(0.0, chatty["word_error_rate_raw"]
+                                                          - chatty["word_error_rate_baseline"]))
+    # The core keeps perturb:'s copies from this evaluator (it perturbs the originals itself) and says so.
+    assert sorted(by_key) == sorted((tc, m) for tc in ("france", "japan", "hamlet") for m in ("lookup", "chatty"))
+    record = json.loads((run.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
+    [entry] = [e for e in record["result"]["executed_explainers"] if e["evaluator_id"] == "general_semantic_robustness"]
+    report = (run.run_dir / entry["job_location"] / "work" / "report.md").read_text(encoding="utf-8")
+    assert "> Perturbed copies of test cases (6 rows) are not scored: this evaluator perturbs the original test " \
+           "cases itself." in report
+
+
+def test_without_hosts_the_evaluator_is_skipped_saying_why(tmp_path, bert):
+    dataset = tmp_path / "answers.json"
+    dataset.write_text(json.dumps([{"test_case_key": "a", "model_key": "m", "input": "Q?", "actual_output": "A."}]),
+                       encoding="utf-8")
+    result = api.run({"dataset": str(dataset), "output_dir": str(tmp_path / "r"),
+                      "evaluators": [{"id": "general_semantic_robustness", "params": {"bertscore_model": bert}}]})
+    assert result.skipped == [{"evaluator": "general_semantic_robustness", "reason": NO_HOSTS}]
