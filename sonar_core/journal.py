@@ -14,7 +14,8 @@ annotator response``, ``retrying annotator request``, ``annotator request failed
 (before ``finished run``). A run with a test
 suite and hosts first asks the models under test (:mod:`sonar_core.pipeline`): ``running pipeline``,
 ``using test items``, per item ``queuing item``, ``fetched sut response`` / ``using cached sut
-response``, ``translated sut response``, then ``wrote llm dataset``.
+response``, ``translated sut response``, then ``wrote llm dataset``; its evaluators also write
+ModelBench's ``measured item quality`` per item.
 
 Scoring is summarised per batch of rows (``measured batch quality``: rows, primary-metric mean,
 failing rows, seconds) and per evaluator (``evaluator scored``: per-model means), not per row:

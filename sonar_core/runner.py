@@ -227,6 +227,9 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
+    The journal gets one ``measured batch quality`` line per batch; a run that asked model hosts
+    (a ModelBench-style pipeline, whose rows are items the hosts answered) also gets ModelBench's
+    ``measured item quality`` per item.
     """
     scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     wanted = set(job.spec.categories)
@@ -279,6 +282,14 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
         if len(results) != len(batch):
             raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
         scored.scored.extend(zip(batch, results))
+        if hosts is not None:
+            # Pipeline items: as many as the hosts answered, each worth its line (ModelBench's journal).
+            share = round((time.perf_counter() - batch_started) / max(len(batch), 1), 6)
+            journal.events("measured item quality", "Runner", "score_job", (
+                {"evaluator": job.label, "test_case_key": row.test_case_key, "model_key": row.model_key,
+                 "measurements": {k: _json_number(v) for k, v in result.values.items()},
+                 "metric": primary.key, "value": _json_number(result.values.get(primary.key)), "run_time": share}
+                for row, result in zip(batch, results)))
         # One summary per batch, not one line per row: the row values are in llm-eval-results.
         values = [v for v in (result.values.get(primary.key) for result in results) if v is not None and v == v]
         journal.event("measured batch quality", "Runner", "score_job", evaluator=job.label, batch=number,
@@ -291,6 +302,13 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     scored.extra_problems = list(evaluator.extra_problems(scored.scored))
     scored.extra_insights = list(evaluator.extra_insights(scored.scored, dict(scored.thresholds)))
     return scored
+
+
+def _json_number(value: Any) -> Any:
+    """A metric value for the journal: None for NaN and infinities (JSON has neither)."""
+    if isinstance(value, float) and (value != value or value in (math.inf, -math.inf)):
+        return None
+    return value
 
 
 def _missing_columns(job: Job, dataset: LLMDataset) -> str | None:
