@@ -72,6 +72,7 @@ def test_a_missing_local_model_fails_the_items_not_the_run(tmp_path):
 
 
 def test_register_host_kinds_hook_adds_a_plugin_kind(tmp_path, monkeypatch):
+    """A plugin's register_host_kinds hook adds the kind ``echo`` after the built-in ones."""
     from conftest import CORE_TESTS
 
     monkeypatch.syspath_prepend(str(CORE_TESTS))
