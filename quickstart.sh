@@ -24,4 +24,4 @@ fi
 .venv/bin/sonar run configs/quickstart.yaml "$@"
 # The robustness demo: a bundled test suite asked of two models under test (SmolLM2 sampling, and a
 # lookup-table function that typos break), answers journaled and written to the run folder, then scored.
-.venv/bin/sonar run configs/robustness.yaml
+.venv/bin/sonar run configs/robustness.yaml "$@"
