@@ -310,6 +310,12 @@ class Evaluator:
     #: False when the evaluator perturbs test cases itself: the core does not give it the perturbed
     #: copies (``original_test_case_key`` set) a run's ``perturb:`` made, and the report says so.
     scores_perturbed_copies: ClassVar[bool] = True
+    #: True when scoring a row is costly even with every judge answer cached (e.g. a library that
+    #: re-renders and re-parses every prompt): the core keeps finished rows in the response cache's
+    #: file and a rerun reads them back (sonar_core.row_cache). Bump ``result_version`` whenever the
+    #: evaluator's results for the same inputs change.
+    caches_row_results: ClassVar[bool] = False
+    result_version: ClassVar[str] = "1"
     #: The parameter that names the evaluator's judge configuration (LLM-judge evaluators): the
     #: core checks the judge is available before any row is scored and names it in the report.
     judge_param: ClassVar[str | None] = None

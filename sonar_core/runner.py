@@ -23,7 +23,7 @@ from .aggregate import ScoredEvaluator, SkippedRow
 from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
-from .contract import Evaluator, Input, ParameterError
+from .contract import Evaluator, Input, ParameterError, RowResult
 from .embeddings import EmbeddingService
 from .dataset import LLMDataset, Row, load_dataset
 from .hosts.base import HostService
@@ -42,6 +42,7 @@ from .model_store import ModelMissingError, get_store
 from .pipeline import host_problems, item_source, load_suite, run_pipeline
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
+from .row_cache import RowResultCache
 from .run_record import prepare_index, stored_summary, write_index, write_run_json
 
 __all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path", "NO_HOSTS"]
@@ -275,13 +276,32 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
     primary = job.cls.primary_metric()
     threshold = job.thresholds[primary.key]
-    for number, start in enumerate(range(0, len(eligible), size), start=1):
+    row_cache = _row_cache(job, llm)
+    cached: dict[int, RowResult] = {}
+    keys: list[str] = []
+    if row_cache is not None:
+        keys = [row_cache.key(row) for row in eligible]
+        for index, key in enumerate(keys):
+            hit = row_cache.get(key)
+            if hit is not None:
+                cached[index] = hit
+        if cached:
+            journal.event("using cached row results", "Runner", "score_job", evaluator=job.label,
+                          rows=len(cached), total=len(eligible))
+            advance(len(cached))
+    to_score = [index for index in range(len(eligible)) if index not in cached]
+    fresh: dict[int, RowResult] = {}
+    for number, start in enumerate(range(0, len(to_score), size), start=1):
         batch_started = time.perf_counter()
-        batch = eligible[start:start + size]
+        indices = to_score[start:start + size]
+        batch = [eligible[index] for index in indices]
         results = list(evaluator.evaluate(batch))
         if len(results) != len(batch):
             raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
-        scored.scored.extend(zip(batch, results))
+        for index, result in zip(indices, results):
+            fresh[index] = result
+            if row_cache is not None:
+                row_cache.put(keys[index], result)
         if hosts is not None:
             # Pipeline items: as many as the hosts answered, each worth its line (ModelBench's journal).
             share = round((time.perf_counter() - batch_started) / max(len(batch), 1), 6)
@@ -293,15 +313,33 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
         # One summary per batch, not one line per row: the row values are in llm-eval-results.
         values = [v for v in (result.values.get(primary.key) for result in results) if v is not None and v == v]
         journal.event("measured batch quality", "Runner", "score_job", evaluator=job.label, batch=number,
-                      rows=len(batch), done=start + len(batch), total=len(eligible), metric=primary.key,
+                      rows=len(batch), done=start + len(batch), total=len(to_score), metric=primary.key,
                       mean=math.fsum(values) / len(values) if values else None,
                       failing=sum(1 for v in values if primary.fails(v, threshold)),
                       seconds=round(time.perf_counter() - batch_started, 3))
         advance(len(batch))
+    # Dataset order, cached and fresh rows together.
+    if cached:
+        scored.scored.extend((row, cached[i] if i in cached else fresh[i]) for i, row in enumerate(eligible))
+    else:
+        scored.scored.extend((row, fresh[i]) for i, row in enumerate(eligible))
     scored.tables = list(evaluator.tables(scored.scored))
     scored.extra_problems = list(evaluator.extra_problems(scored.scored))
     scored.extra_insights = list(evaluator.extra_insights(scored.scored, dict(scored.thresholds)))
     return scored
+
+
+def _row_cache(job: Job, llm: LLMService | None) -> RowResultCache | None:
+    """The cache of the job's finished rows, for evaluators that keep them (``caches_row_results``)."""
+    if not getattr(job.cls, "caches_row_results", False) or llm is None:
+        return None
+    cache = llm.cache
+    if cache is None:
+        return None
+    identity = None
+    if job.cls.judge_param:
+        identity = llm.config(llm.judge_key(job.params.get(job.cls.judge_param))).identity()
+    return RowResultCache(cache, job.cls, job.params, identity)
 
 
 def _json_number(value: Any) -> Any:

@@ -30,6 +30,13 @@ from sonar_core.judging import ANSWER_LIMIT, JUDGE_KEY_PARAM
 
 __all__ = ["RagasEvaluator", "Scored", "EMBEDDING_MODEL", "JUDGE_KEY", "parse_failure_metric", "clip", "quote"]
 
+try:
+    from importlib.metadata import version as _version
+
+    _RAGAS_VERSION = _version("ragas")
+except Exception:  # pragma: no cover - ragas not installed: the evaluators fail at load anyway
+    _RAGAS_VERSION = "unknown"
+
 JUDGE_KEY = Param(
     JUDGE_KEY_PARAM, str, None,
     "Key of the LLM configuration used as the judge (`sonar judges` lists them). Empty means the run's default "
@@ -143,6 +150,10 @@ class RagasEvaluator(Evaluator):
 
     requires_judge: ClassVar[bool] = True
     judge_param: ClassVar[str | None] = JUDGE_KEY_PARAM
+    # ragas re-renders and re-parses every prompt even when its answer is cached: a rerun reads
+    # finished rows back instead (keyed by the ragas version, parameters, judge and inputs).
+    caches_row_results: ClassVar[bool] = True
+    result_version: ClassVar[str] = f"ragas-{_RAGAS_VERSION}-1"
     kind: ClassVar[ResultKind] = ResultKind.SCORE
     compatibility: ClassVar[tuple[str, ...]] = ("rag",)
     category: ClassVar[str] = "Generation"

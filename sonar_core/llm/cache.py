@@ -79,6 +79,9 @@ class ResponseCache:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, llm TEXT NOT NULL, "
                    "request TEXT NOT NULL, response TEXT NOT NULL, created REAL NOT NULL)")
+        # Finished rows of evaluators that cache them (sonar_core.row_cache).
+        db.execute("CREATE TABLE IF NOT EXISTS row_results (key TEXT PRIMARY KEY, evaluator TEXT NOT NULL, "
+                   "result TEXT NOT NULL, created REAL NOT NULL)")
         self._db = db
         self.start_count = self.count()
 
@@ -106,6 +109,24 @@ class ResponseCache:
             self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
                              "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
             self.writes += 1
+
+    def get_row(self, key: str) -> str | None:
+        """A cached row result (JSON text) for ``key``, or None; the mode applies as to answers."""
+        with self._lock:
+            if self._db is None:
+                return None
+            row = self._db.execute("SELECT result, created FROM row_results WHERE key = ?", (key,)).fetchone()
+        if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
+            return None
+        return row[0]
+
+    def put_row(self, key: str, evaluator: str, result: str) -> None:
+        """Store (or replace) one row result and commit it at once."""
+        with self._lock:
+            if self._db is None:
+                return
+            self._db.execute("INSERT OR REPLACE INTO row_results (key, evaluator, result, created) "
+                             "VALUES (?, ?, ?, ?)", (key, evaluator, result, time.time()))
 
     def count(self) -> int:
         with self._lock:

@@ -276,3 +276,22 @@ def test_values_equal_ragas_evaluate_on_the_same_server_and_embeddings(runs, enc
             assert sonar[key]["ragas"] == pytest.approx(expected, abs=1e-6), key
     # The malformed answer is a NaN in ragas and a counted parse failure in Sonar.
     assert math.isnan(reference[keys.index(("c5", "weak"))]["faithfulness"])
+
+
+def test_the_second_run_reads_finished_rows_back_instead_of_scoring_them(runs):
+    # ragas re-renders and re-parses every prompt even with cached answers; the core keeps finished
+    # rows (sonar_core.row_cache), so a rerun scores only rows that were not scored (parse failures).
+    first, second, _, _ = runs
+
+    def cached_rows(result):
+        events = [json.loads(line) for line in (result.run_dir / names.JOURNAL).read_text().splitlines()]
+        return {e["evaluator"]: (e["rows"], e["total"]) for e in events if e["message"] == "using cached row results"}
+
+    assert cached_rows(first) == {}
+    expected = {}
+    for evaluator_id in SEVEN:
+        rows_first = _rows(first, evaluator_id)
+        unscored = sum(1 for r in rows_first.values() if r[f"{evaluator_id}_parse_failures"] == 1.0)
+        expected[evaluator_id] = (len(rows_first) - unscored, len(rows_first))
+    assert cached_rows(second) == expected
+    assert expected["faithfulness"] == (9, 10)
