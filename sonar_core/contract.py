@@ -112,7 +112,7 @@ class Metric:
 
     def json_range(self) -> list[float | None]:
         """``value_range`` as JSON holds it: an unbounded end (a count's ``math.inf``) is null."""
-        return [None if math.isinf(end) else end for end in self.value_range]
+        return [finite_or_none(end) for end in self.value_range]
 
     def meta(self, threshold: float | None = None, is_primary: bool | None = None) -> dict[str, Any]:
         """The ``metrics_meta`` entry (H2O Sonar's shape) with the threshold in force.
@@ -145,8 +145,8 @@ class Metric:
 
 
 def finite_or_none(value: float | None) -> float | None:
-    """``value``, or None for an infinite one (JSON cannot hold infinity)."""
-    if isinstance(value, float) and math.isinf(value):
+    """``value``, or None for NaN or an infinite one (JSON holds neither)."""
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
         return None
     return value
 

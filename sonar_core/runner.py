@@ -23,7 +23,7 @@ from .aggregate import ScoredEvaluator, SkippedRow
 from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
-from .contract import Evaluator, Input, ParameterError, RowResult
+from .contract import Evaluator, Input, ParameterError, RowResult, finite_or_none
 from .embeddings import EmbeddingService
 from .dataset import LLMDataset, Row, load_dataset
 from .hosts.base import HostService
@@ -307,8 +307,8 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
             share = round((time.perf_counter() - batch_started) / max(len(batch), 1), 6)
             journal.events("measured item quality", "Runner", "score_job", (
                 {"evaluator": job.label, "test_case_key": row.test_case_key, "model_key": row.model_key,
-                 "measurements": {k: _json_number(v) for k, v in result.values.items()},
-                 "metric": primary.key, "value": _json_number(result.values.get(primary.key)), "run_time": share}
+                 "measurements": {k: finite_or_none(v) for k, v in result.values.items()},
+                 "metric": primary.key, "value": finite_or_none(result.values.get(primary.key)), "run_time": share}
                 for row, result in zip(batch, results)))
         # One summary per batch, not one line per row: the row values are in llm-eval-results.
         values = [v for v in (result.values.get(primary.key) for result in results) if v is not None and v == v]
@@ -340,13 +340,6 @@ def _row_cache(job: Job, llm: LLMService | None) -> RowResultCache | None:
     if job.cls.judge_param:
         identity = llm.config(llm.judge_key(job.params.get(job.cls.judge_param))).identity()
     return RowResultCache(cache, job.cls, job.params, identity)
-
-
-def _json_number(value: Any) -> Any:
-    """A metric value for the journal: None for NaN and infinities (JSON has neither)."""
-    if isinstance(value, float) and (value != value or value in (math.inf, -math.inf)):
-        return None
-    return value
 
 
 def _missing_columns(job: Job, dataset: LLMDataset) -> str | None:
