@@ -155,12 +155,20 @@ class SonarRagasLLM(BaseRagasLLM):
 
 
 class SonarRagasEmbeddings(BaseRagasEmbeddings):
-    """A ``BaseRagasEmbeddings`` over ``embed(texts) -> (n, d) array`` (``ctx.embed`` with a model)."""
+    """A ``BaseRagasEmbeddings`` over ``embed(texts) -> (n, d) array`` (``ctx.embed`` with a model).
+
+    ragas embeds one row's texts at a time, and every row of a batch runs as its own task: one
+    encoder call per row would run on the event loop one after another, holding up every request
+    in flight. Asynchronous requests made in the same turn of the loop are therefore gathered and
+    encoded in one call, scheduled for the loop's next turn.
+    """
 
     def __init__(self, embed: Callable[[list[str]], Any]) -> None:
         super().__init__()
         self._embed = embed
         self.run_config = no_retry_config()
+        self._pending: list[tuple[list[str], asyncio.Future]] = []
+        self.calls = 0
 
     def set_run_config(self, run_config: RunConfig) -> None:
         self.run_config = no_retry_config()
@@ -168,14 +176,36 @@ class SonarRagasEmbeddings(BaseRagasEmbeddings):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        return [[float(x) for x in vector] for vector in self._embed(list(texts))]
+        self.calls += 1
+        return self._embed(list(texts)).tolist()
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        # Local and cached per run: fast enough to run on the event loop itself.
-        return self.embed_documents(texts)
+        if not texts:
+            return []
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        if not self._pending:
+            loop.call_soon(self._flush)
+        self._pending.append((list(texts), future))
+        return await future
 
     async def aembed_query(self, text: str) -> list[float]:
-        return self.embed_query(text)
+        return (await self.aembed_documents([text]))[0]
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        try:
+            vectors = self.embed_documents([text for texts, _ in pending for text in texts])
+        except Exception as exc:  # every waiting row gets the error, as its own call would have
+            for _, future in pending:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        start = 0
+        for texts, future in pending:
+            if not future.done():
+                future.set_result(vectors[start:start + len(texts)])
+            start += len(texts)

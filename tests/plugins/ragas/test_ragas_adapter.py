@@ -76,6 +76,36 @@ def test_embeddings_come_from_the_given_function():
     assert asked == [["abc"], ["a", "abcd"]]
 
 
+def test_concurrent_rows_embeddings_are_encoded_in_one_call():
+    # ragas embeds row by row, each row a task: requests of one turn of the event loop share an encode.
+    asked = []
+
+    def embed(texts):
+        asked.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    embeddings = SonarRagasEmbeddings(embed)
+
+    async def rows():
+        return await asyncio.gather(embeddings.aembed_query("ab"), embeddings.aembed_documents(["abc", "a"]),
+                                    embeddings.aembed_query("abcde"))
+
+    assert asyncio.run(rows()) == [[2.0, 1.0], [[3.0, 1.0], [1.0, 1.0]], [5.0, 1.0]]
+    assert asked == [["ab", "abc", "a", "abcde"]]
+
+
+def test_a_failed_encode_reaches_every_row_that_waited_for_it():
+    def embed(texts):
+        raise RuntimeError("no model")
+
+    embeddings = SonarRagasEmbeddings(embed)
+
+    async def rows():
+        return await asyncio.gather(embeddings.aembed_query("a"), embeddings.aembed_query("b"), return_exceptions=True)
+
+    assert [str(e) for e in asyncio.run(rows())] == ["no model", "no model"]
+
+
 def test_harmonic_mean_and_its_zero_cases():
     assert harmonic_mean([1.0, 1.0, 5 / 6, 1.0]) == pytest.approx(4 / 4.2)
     assert harmonic_mean([0.5, 0.5, 0.5, 0.5]) == pytest.approx(0.5)
