@@ -83,9 +83,9 @@ class ScoredEvaluator:
     def failing(self, metric: Metric) -> list[tuple[Row, RowResult]]:
         """The (row, result) pairs whose value of ``metric`` is on the wrong side of its threshold."""
         def compute():
-            key, threshold = metric.key, self.thresholds.get(metric.key, metric.threshold)
-            if threshold is None:  # a metric without a threshold fails no row
-                return []
+            key, threshold = metric.key, self.thresholds.get(metric.key)
+            if threshold is None:  # as Metric.fails: the metric's own threshold
+                threshold = metric.threshold
             values = [(pair, pair[1].values.get(key)) for pair in self.scored]
             # Metric.fails, inlined: this runs once per row and metric.
             if metric.higher_is_better:

@@ -236,9 +236,7 @@ def prepare_index(base: dict[str, Any], summaries: list[dict[str, Any]]) -> None
 
 def write_index(run_dir: Path, base: dict[str, Any], result: "RunResult", summaries: list[dict[str, Any]]) -> None:
     """index.html, with the test-case drill-down pages it links to (written first)."""
-    if "casebook" not in base:
-        prepare_index(base, summaries)
-    book = base["casebook"]
+    book = base["casebook"]  # prepare_index took it from the rows
     run = _run_view(base, result, summaries)
     views = [s["view"] for s in summaries]
     if book.cases:

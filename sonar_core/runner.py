@@ -319,10 +319,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
                       seconds=round(time.perf_counter() - batch_started, 3))
         advance(len(batch))
     # Dataset order, cached and fresh rows together.
-    if cached:
-        scored.scored.extend((row, cached[i] if i in cached else fresh[i]) for i, row in enumerate(eligible))
-    else:
-        scored.scored.extend((row, fresh[i]) for i, row in enumerate(eligible))
+    scored.scored.extend((row, cached[i] if i in cached else fresh[i]) for i, row in enumerate(eligible))
     scored.tables = list(evaluator.tables(scored.scored))
     scored.extra_problems = list(evaluator.extra_problems(scored.scored))
     scored.extra_insights = list(evaluator.extra_insights(scored.scored, dict(scored.thresholds)))

@@ -168,7 +168,6 @@ class SonarRagasEmbeddings(BaseRagasEmbeddings):
         self._embed = embed
         self.run_config = no_retry_config()
         self._pending: list[tuple[list[str], asyncio.Future]] = []
-        self.calls = 0
 
     def set_run_config(self, run_config: RunConfig) -> None:
         self.run_config = no_retry_config()
@@ -176,7 +175,6 @@ class SonarRagasEmbeddings(BaseRagasEmbeddings):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        self.calls += 1
         return self._embed(list(texts)).tolist()
 
     def embed_query(self, text: str) -> list[float]:
