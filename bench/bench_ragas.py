@@ -12,6 +12,10 @@ cases (default 250) each answered by two models (500 rows), three retrieved chun
   no judge call) with LangChain's ``ChatOpenAI`` on the same server, ``max_workers`` = ``--concurrency``,
   the same embedding model loaded directly.
 
+The server answers a call with ``n`` choices as OpenAI does, so both sides ask answer relevancy's three
+questions in one call (ragas's LangChain wrapper sends ``n``; Sonar's client asks for choices). Every
+value of the six metrics is compared between the two sides.
+
 The embedding model and the imports are warmed before either is timed. ``--torch-threads`` sets
 torch's intra-op threads for both (default 1): on a shared 2-core machine torch's default of 2
 threads made each small encode take about 1.3 s instead of 0.05 s, which would swamp both sides.
@@ -39,6 +43,10 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 PLACES = ["Paris", "Rome", "Lyon", "Oslo", "Lima", "Kyiv", "Bern", "Riga", "Doha", "Baku"]
 COLOURS = ["red", "blue", "green", "white", "black", "grey", "pink", "gold"]
+#: Sonar's evaluator -> the column of ragas's scores with the same metric.
+COLUMNS = {"faithfulness": "faithfulness", "answer_relevancy": "answer_relevancy",
+           "context_precision": "llm_context_precision_with_reference", "context_recall": "context_recall",
+           "context_relevancy": "nv_context_relevance", "answer_correctness": "answer_correctness"}
 SEVEN = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
          "answer_correctness", "ragas"]
 
@@ -184,8 +192,7 @@ def main() -> None:
                 server.stdin.close()
                 server.wait(timeout=10)
         mismatches = 0
-        for evaluator_id, column in [("faithfulness", "faithfulness"), ("context_recall", "context_recall"),
-                                     ("answer_correctness", "answer_correctness")]:
+        for evaluator_id, column in COLUMNS.items():
             for ours, theirs in zip(sonar_values(first, evaluator_id), (s[column] for s in scores)):
                 same = (ours is None and math.isnan(theirs)) or (ours is not None and abs(ours - theirs) < 1e-6)
                 mismatches += not same
@@ -197,7 +204,7 @@ def main() -> None:
           f"(goal < 5%)")
     print(f"ragas evaluate(), six metrics:  {ragas_seconds:7.2f} s  {ragas_calls:5d} judge calls")
     print(f"Sonar cold is {ragas_seconds / cold:.2f}x faster than ragas evaluate() (goal >= 2x); "
-          f"{mismatches} value mismatches on faithfulness, context recall and answer correctness")
+          f"{mismatches} value mismatches over the six metrics' {len(COLUMNS) * len(rows)} values")
 
 
 if __name__ == "__main__":

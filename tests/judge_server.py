@@ -18,7 +18,12 @@ arrival order; a retried request is a new call):
 ``latency``            every call waits this long before answering (seconds)
 ``echo_authorization`` answers and error bodies repeat the request's Authorization header (a
                        hostile endpoint, for the secret-leak tests)
+``ignore_n``           answer one choice whatever ``n`` the request asks for (as some
+                       OpenAI-compatible servers do)
 =====================  =====================================================================
+
+A chat call with ``n`` > 1 gets ``n`` choices, each the script's reply (a callable is called once
+per choice), as OpenAI answers; its number of choices is kept in the call's ``choices``.
 
 When several faults fall on one call the first in this order wins: drop, timeout, 429, 500,
 malformed. Every call is recorded in ``requests`` (number, prompt, outcome); ``calls`` counts
@@ -64,6 +69,7 @@ class Call:
     prompt: str
     model: str
     outcome: str = "pending"  # answered, rate_limited, server_error, malformed, timeout, dropped
+    choices: int = 1  # the ``n`` the call asked for (1 when absent)
     body: dict[str, Any] = field(default_factory=dict)
 
 
@@ -86,6 +92,7 @@ class JudgeServer:
         echo_authorization: bool = False,
         keep_bodies: bool = True,
         rag_contexts: list[str] | Callable[[str], list[str]] = (),
+        ignore_n: bool = False,
     ) -> None:
         self.script: list[tuple[Matcher, Reply]] = list(script)
         self.default = default
@@ -100,6 +107,7 @@ class JudgeServer:
         self.echo_authorization = echo_authorization
         self.keep_bodies = keep_bodies
         self.rag_contexts = rag_contexts
+        self.ignore_n = ignore_n
         self.requests: list[Call] = []
         #: Most requests being handled at once (a client's concurrency bound shows here).
         self.max_in_flight = 0
@@ -191,7 +199,9 @@ class JudgeServer:
 
     def _register(self, prompt: str, model: str, body: dict[str, Any]) -> Call:
         with self._lock:
-            call = Call(n=len(self.requests) + 1, prompt=prompt, model=model, body=body if self.keep_bodies else {})
+            choices = body.get("n") if isinstance(body.get("n"), int) and body.get("n") > 1 else 1
+            call = Call(n=len(self.requests) + 1, prompt=prompt, model=model, body=body if self.keep_bodies else {},
+                        choices=choices)
             self.requests.append(call)
             return call
 
@@ -295,9 +305,11 @@ class _Handler(BaseHTTPRequestHandler):
             elif fault == "malformed":
                 self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
             else:
-                answer = server.reply_for(prompt)
+                count = 1 if rag or server.ignore_n else call.choices
+                answers = [server.reply_for(prompt) for _ in range(count)]
                 if server.echo_authorization:
-                    answer += f" {self.headers.get('Authorization', '')}"
+                    answers = [a + f" {self.headers.get('Authorization', '')}" for a in answers]
+                answer = answers[0]
                 if rag:
                     contexts = server.rag_contexts(prompt) if callable(server.rag_contexts) else server.rag_contexts
                     self._send(200, json.dumps({
@@ -308,10 +320,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, json.dumps({
                     "id": f"chatcmpl-{call.n}", "object": "chat.completion", "created": int(time.time()),
                     "model": call.model,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(answer.split()),
-                              "total_tokens": len(prompt.split()) + len(answer.split())},
+                    "choices": [{"index": i, "message": {"role": "assistant", "content": a}, "finish_reason": "stop"}
+                                for i, a in enumerate(answers)],
+                    "usage": {"prompt_tokens": len(prompt.split()),
+                              "completion_tokens": sum(len(a.split()) for a in answers),
+                              "total_tokens": len(prompt.split()) + sum(len(a.split()) for a in answers)},
                 }).encode())
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer

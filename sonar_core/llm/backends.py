@@ -1,7 +1,8 @@
 """LLM backends: one call, one answer, and a clear word on whether a retry can help.
 
 * :class:`OpenAIChatBackend` talks to any OpenAI-compatible ``/chat/completions`` endpoint through
-  the ``openai`` SDK (its own retries off: the client retries, journals and honours Retry-After).
+  the ``openai`` SDK (its own retries off: the client retries, journals and honours Retry-After);
+  it can also ask for ``n`` answers to one prompt in one call.
 * :class:`LocalCausalLMBackend` runs a causal LM from the model store with its chat template,
   greedy unless the configuration sets a temperature.
 
@@ -50,6 +51,10 @@ class Answer:
 
 
 class Backend(Protocol):
+    """One call, one answer. A backend that can give several answers to one prompt in one call also
+    has ``complete_choices(messages, temperature, max_tokens, seed, n) -> list[Answer]`` (at most
+    ``n``; fewer when the endpoint ignores ``n``)."""
+
     def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int,
                  seed: int) -> Answer: ...
 
@@ -59,18 +64,25 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def _answer_from_body(body: str) -> Answer:
+def _answers_from_body(body: str) -> list[Answer]:
+    """Every choice of a chat completion, in the order of their ``index``."""
     try:
         data = json.loads(body)
-        choice = data["choices"][0]
-        content = choice["message"].get("content")
+        choices = sorted(data["choices"], key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+        contents = [choice["message"].get("content") for choice in choices]
+        if not contents:
+            raise IndexError("no choice")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise TransientError("malformed", f"malformed response body: {body[:_QUOTE]!r}") from None
-    meta = {"finish_reason": choice.get("finish_reason")}
-    if isinstance(data.get("usage"), dict):
-        meta["usage"] = data["usage"]
-    # No content (a refusal, a tool call) is an empty answer: the evaluator counts it as unparseable.
-    return Answer(text=content if isinstance(content, str) else "", meta=meta)
+    answers = []
+    for number, (choice, content) in enumerate(zip(choices, contents)):
+        meta: dict[str, Any] = {"finish_reason": choice.get("finish_reason")}
+        # The usage covers the whole call: it goes with the first answer only, so sums stay right.
+        if number == 0 and isinstance(data.get("usage"), dict):
+            meta["usage"] = data["usage"]
+        # No content (a refusal, a tool call) is an empty answer: the evaluator counts it as unparseable.
+        answers.append(Answer(text=content if isinstance(content, str) else "", meta=meta))
+    return answers
 
 
 class OpenAIChatBackend:
@@ -95,14 +107,23 @@ class OpenAIChatBackend:
         return None
 
     def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
+        return _answers_from_body(self._post(messages, temperature, max_tokens, 1))[0]
+
+    def complete_choices(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int,
+                         n: int) -> list[Answer]:
+        """Up to ``n`` answers in one call (the ``n`` parameter); an endpoint that ignores ``n`` gives one."""
+        return _answers_from_body(self._post(messages, temperature, max_tokens, n))
+
+    def _post(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, n: int) -> str:
         openai = self._openai
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": temperature,
+                                "max_tokens": max_tokens}
+        if n > 1:
+            body["n"] = n
         try:
             # The SDK's documented raw request: its auth, base URL, timeout and error types, without
             # the typed-parameter transform (a millisecond per call at a hundred calls a second).
-            raw = self._client.post("/chat/completions", cast_to=self._raw, body={
-                "model": self.config.model, "messages": messages, "temperature": temperature,
-                "max_tokens": max_tokens})
-            body = raw.text
+            return self._client.post("/chat/completions", cast_to=self._raw, body=body).text
         except openai.APITimeoutError:
             raise TransientError("timeout", f"no answer within {self.config.timeout:g} s") from None
         except openai.APIConnectionError as exc:
@@ -119,7 +140,6 @@ class OpenAIChatBackend:
                 kind = "rate_limit" if status == 429 else "server_error" if status >= 500 else "timeout"
                 raise TransientError(kind, message, retry_after_seconds(exc.response.headers)) from None
             raise PermanentError(message) from None
-        return _answer_from_body(body)
 
     def close(self) -> None:
         self._client.close()

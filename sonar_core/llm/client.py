@@ -25,7 +25,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
@@ -158,6 +158,8 @@ class LLMClient:
         self._pool_lock = threading.Lock()
         self.stats = ClientStats()
         self._stats_lock = threading.Lock()
+        #: False once the endpoint answered a call for several choices with fewer.
+        self._choices_work = True
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -207,6 +209,48 @@ class LLMClient:
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         """Answer every request, in order; cached answers need no call and failures do not raise."""
+        results, pending = self._lookup(requests)
+        self._fetch_all(pending, results)
+        return [r for r in results if r is not None]
+
+    def complete_choices(self, request: LLMRequest, n: int) -> list[Completion]:
+        """``n`` answers to one prompt: the repeats ``request.repeat`` to ``request.repeat + n - 1``.
+
+        Each answer is its own cache entry, exactly as :meth:`complete_many` of those repeats keeps
+        it, so the two share a cache. The answers not cached are asked for in *one* call with ``n``
+        choices (the chat-completions ``n``) when the backend can and the configuration's
+        ``multiple_choices`` allows: one request in flight and one latency instead of ``n``. An
+        endpoint that answers with fewer choices is asked for the rest one call each, and is not
+        asked for choices again by this client.
+        """
+        requests = [replace(request, repeat=request.repeat + i) for i in range(max(1, n))]
+        multi = getattr(self.backend, "complete_choices", None)
+        if multi is None or not self.config.multiple_choices or not self._choices_work:
+            return self.complete_many(requests)
+        results, pending = self._lookup(requests)
+        if len(pending) < 2:
+            self._fetch_all(pending, results)
+            return [r for r in results if r is not None]
+        _, first, params, first_key = pending[0]
+        answers, error, attempts, seconds = self._attempts(first.tags, lambda: multi(
+            first.messages, params["temperature"], params["max_tokens"], seed_of(first_key), len(pending)))
+        if answers is None:
+            for number, (index, req, req_params, key) in enumerate(pending):
+                results[index] = self._failed(req, req_params, key, error, attempts, seconds,
+                                              counted_seconds=seconds if number == 0 else 0.0)
+        else:
+            answers = answers[:len(pending)]
+            if len(answers) < len(pending):
+                self._choices_work = False  # the endpoint ignores n
+            for number, ((index, req, req_params, key), answer) in enumerate(zip(pending, answers)):
+                results[index] = self._answered(req, req_params, key, answer, attempts, seconds,
+                                                counted_seconds=seconds if number == 0 else 0.0,
+                                                choices=len(answers))
+            self._fetch_all(pending[len(answers):], results)
+        return [r for r in results if r is not None]
+
+    def _lookup(self, requests: Sequence[LLMRequest]) -> tuple[list[Completion | None], list[tuple]]:
+        """Answers from the cache, in place; the rest as ``(index, request, params, key)``."""
         results: list[Completion | None] = [None] * len(requests)
         pending: list[tuple[int, LLMRequest, dict[str, Any], str]] = []
         for index, request in enumerate(requests):
@@ -221,6 +265,10 @@ class LLMClient:
                 results[index] = Completion(text=text, cached=True, key=key, seconds=seconds, meta=meta)
             else:
                 pending.append((index, request, params, key))
+        return results, pending
+
+    def _fetch_all(self, pending: Sequence[tuple], results: list[Completion | None]) -> None:
+        """Ask each pending request, concurrently up to the bound, into ``results``."""
         if len(pending) == 1 or self.config.max_concurrency == 1:
             for index, request, params, key in pending:
                 results[index] = self._fetch(request, params, key)
@@ -229,7 +277,6 @@ class LLMClient:
             futures = [(index, pool.submit(self._fetch, request, params, key)) for index, request, params, key in pending]
             for index, future in futures:
                 results[index] = future.result()
-        return [r for r in results if r is not None]
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -251,8 +298,9 @@ class LLMClient:
         with self._pause_lock:
             self._not_before = max(self._not_before, self._clock() + seconds)
 
-    def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
-        record = self._record(request, params)
+    def _attempts(self, tags: dict[str, Any], call: Callable[[], Any]) -> tuple[Any, str, int, float]:
+        """Run one backend call under the client's rules: the 429 pause, the pacing, a concurrency slot,
+        and retries with backoff. Returns (the call's result or None, the last error, attempts, seconds)."""
         started = time.perf_counter()
         attempts = 0
         error = ""
@@ -263,8 +311,7 @@ class LLMClient:
                 self._limiter.acquire()
             try:
                 with self._slots:
-                    answer: Answer = self.backend.complete(request.messages, params["temperature"],
-                                                           params["max_tokens"], seed_of(key))
+                    result = call()
             except TransientError as exc:
                 error = self.redact(f"{exc.kind}: {exc}") or ""
                 if attempts > self.config.retries:
@@ -273,8 +320,7 @@ class LLMClient:
                 if exc.retry_after is not None:
                     self._pause(wait)
                 self._count(retries=1)
-                self._event(self.events.retrying, attempt=attempts, reason=error, wait=round(wait, 3),
-                            **request.tags)
+                self._event(self.events.retrying, attempt=attempts, reason=error, wait=round(wait, 3), **tags)
                 if exc.retry_after is None:
                     self._sleep(wait)
                 continue
@@ -284,22 +330,42 @@ class LLMClient:
             except Exception as exc:  # a backend bug must cost one row, not the run
                 error = self.redact(f"{type(exc).__name__}: {exc}") or ""
                 break
-            seconds = time.perf_counter() - started
-            text = self.redact(answer.text) or ""
-            response: Any = text
-            if self.envelope:
-                response = {"text": text, "meta": answer.meta}
-            if store and self.cache is not None:
-                stored = json.dumps({**response, "seconds": seconds}, ensure_ascii=False, default=str) \
-                    if self.envelope else text
-                self.cache.put(key, self.config.key, record, stored)
-            self._count(requests=1, fetched=1, seconds=seconds)
-            self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,
-                        attempts=attempts, **request.tags)
-            return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta))
-        seconds = time.perf_counter() - started
-        self._count(requests=1, failed=1, seconds=seconds)
-        self._event(self.events.failed, request=record, error=error, attempts=attempts, **request.tags)
+            return result, "", attempts, time.perf_counter() - started
+        return None, error, attempts, time.perf_counter() - started
+
+    def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
+        answer, error, attempts, seconds = self._attempts(request.tags, lambda: self.backend.complete(
+            request.messages, params["temperature"], params["max_tokens"], seed_of(key)))
+        if answer is None:
+            return self._failed(request, params, key, error, attempts, seconds)
+        return self._answered(request, params, key, answer, attempts, seconds, store=store)
+
+    def _answered(self, request: LLMRequest, params: dict[str, Any], key: str, answer: Answer, attempts: int,
+                  seconds: float, *, store: bool = True, counted_seconds: float | None = None,
+                  choices: int = 1) -> Completion:
+        """Cache, count and journal one answer. ``counted_seconds``: this answer's share of the call time
+        in the statistics (the first of several choices carries the call); ``choices``: how many
+        answers its call brought."""
+        record = self._record(request, params)
+        text = self.redact(answer.text) or ""
+        response: Any = text
+        if self.envelope:
+            response = {"text": text, "meta": answer.meta}
+        if store and self.cache is not None:
+            stored = json.dumps({**response, "seconds": seconds}, ensure_ascii=False, default=str) \
+                if self.envelope else text
+            self.cache.put(key, self.config.key, record, stored)
+        self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds)
+        extra = {"choices": choices} if choices > 1 else {}
+        self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,
+                    attempts=attempts, **extra, **request.tags)
+        return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta))
+
+    def _failed(self, request: LLMRequest, params: dict[str, Any], key: str, error: str, attempts: int,
+                seconds: float, *, counted_seconds: float | None = None) -> Completion:
+        self._count(requests=1, failed=1, seconds=seconds if counted_seconds is None else counted_seconds)
+        self._event(self.events.failed, request=self._record(request, params), error=error, attempts=attempts,
+                    **request.tags)
         return Completion(text=None, error=f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})",
                           attempts=attempts, seconds=seconds, key=key)
 

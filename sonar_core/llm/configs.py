@@ -69,6 +69,9 @@ class LLMConfig(BaseModel):
         backoff: seconds before the first retry (a server's Retry-After overrides it); each
             further retry waits about twice as long, with jitter, up to 30 s.
         max_concurrency: requests in flight at once.
+        multiple_choices: ask for several answers to one prompt in one call (the chat-completions
+            ``n``) where an evaluator wants several; false for endpoints that reject ``n``. An
+            endpoint that ignores it is noticed and asked once per answer.
         requests_per_minute: requests started per minute at most; empty for no limit.
         device: where a ``local`` model runs (``auto``, ``cpu``, ``cuda``).
         description: free text shown by ``sonar judges``.
@@ -87,6 +90,7 @@ class LLMConfig(BaseModel):
     retries: int = Field(default=5, ge=0)
     backoff: float = Field(default=0.5, ge=0)
     max_concurrency: int = Field(default=8, ge=1)
+    multiple_choices: bool = True
     requests_per_minute: float | None = Field(default=None, gt=0)
     device: str = "auto"
     description: str = ""

@@ -83,8 +83,9 @@ def no_retry_config() -> RunConfig:
 class SonarRagasLLM(BaseRagasLLM):
     """A ``BaseRagasLLM`` whose every prompt is one request to a Sonar :class:`LLMClient`.
 
-    ``n`` completions of one prompt are ``n`` requests with repeat indexes 0..n-1 (each its own
-    cache entry). The sampling temperature is the configuration's, not ragas's: the configuration
+    ``n`` completions of one prompt are the repeats 0..n-1 of one request, asked in one call with
+    ``n`` choices where the endpoint can (:meth:`LLMClient.complete_choices`; each answer is its own
+    cache entry), as ragas's own LangChain wrapper asks OpenAI. The sampling temperature is the configuration's, not ragas's: the configuration
     owns how the judge is asked. Blocking client calls run on a thread pool as wide as the client's
     concurrency bound, so ragas's concurrent prompts are concurrent requests. A prompt asked again
     while the same prompt is in flight (one test case's context judged for each model's row) waits
@@ -127,21 +128,26 @@ class SonarRagasLLM(BaseRagasLLM):
             raise JudgeCallFailed(f"judge call failed: {failed.error}")
         return LLMResult(generations=[[Generation(text=c.text or "") for c in completions]])
 
+    def _ask(self, requests: list[LLMRequest]) -> list:
+        if len(requests) == 1:
+            return self.client.complete_many(requests)
+        return self.client.complete_choices(requests[0], len(requests))
+
     def generate_text(self, prompt: Any, n: int = 1, temperature: float = 0.01, stop: list[str] | None = None,
                       callbacks: Any = None) -> LLMResult:
         requests = self._requests(prompt, n)
-        return self._result(requests, self.client.complete_many(requests))
+        return self._result(requests, self._ask(requests))
 
     async def agenerate_text(self, prompt: Any, n: int = 1, temperature: float | None = 0.01,
                              stop: list[str] | None = None, callbacks: Any = None) -> LLMResult:
         requests = self._requests(prompt, n)
         if all(self.client.is_cached(r) for r in requests):
             # A rerun: answering from the cache here is cheaper than a hop to a worker thread.
-            return self._result(requests, self.client.complete_many(requests))
+            return self._result(requests, self._ask(requests))
         key = (requests[0].messages[-1]["content"], len(requests))
         future = self._in_flight.get(key)
         if future is None:
-            future = asyncio.get_running_loop().run_in_executor(self._pool, self.client.complete_many, requests)
+            future = asyncio.get_running_loop().run_in_executor(self._pool, self._ask, requests)
             self._in_flight[key] = future
             future.add_done_callback(lambda _: self._in_flight.pop(key, None))
         # shield: one waiter cancelled (a ragas timeout) must not cancel the others' answer.

@@ -225,3 +225,76 @@ def test_ping_bypasses_the_cache(judge_server, tmp_path):
     client = LLMClient(_config(server), cache=cache)
     assert client.ping().text == "OK" and client.ping().text == "OK"
     assert server.calls == 2 and cache.count() == 0 and server.requests[0].body["max_tokens"] == 5
+
+
+def _counting(prefix: str):
+    """A reply that numbers its answers, so each choice of a call is told apart."""
+    count = iter(range(1, 1000))
+    return lambda prompt: f"{prefix} {next(count)}"
+
+
+def test_choices_are_one_call_with_n_and_each_its_own_cache_entry(judge_server, tmp_path):
+    judge_server.default = _counting("answer")
+    journal = ListJournal()
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    client = LLMClient(_config(judge_server), cache=cache, journal=journal)
+    answers = client.complete_choices(_ask("Q", evaluator="e"), 3)
+    assert [a.text for a in answers] == ["answer 1", "answer 2", "answer 3"]
+    assert [(c.choices, c.outcome) for c in judge_server.requests] == [(3, "answered")]
+    assert judge_server.requests[0].body["n"] == 3
+    fetched = [e for e in journal.events if e["message"] == "fetched annotator response"]
+    assert [(e["request"]["repeat"], e["response"], e["choices"], e["evaluator"]) for e in fetched] == [
+        (0, "answer 1", 3, "e"), (1, "answer 2", 3, "e"), (2, "answer 3", 3, "e")]
+    assert client.stats.as_dict() | {"call_seconds": 0} == {"requests": 3, "cached": 0, "fetched": 3, "failed": 0,
+                                                            "retries": 0, "call_seconds": 0}
+    # The entries are those of the single requests repeat 0..2: complete_many reads them back.
+    again = client.complete_many([LLMRequest(_ask("Q").messages, repeat=r) for r in range(3)])
+    assert [(a.text, a.cached) for a in again] == [("answer 1", True), ("answer 2", True), ("answer 3", True)]
+    assert judge_server.calls == 1
+
+
+def test_only_the_choices_not_cached_are_asked_for(judge_server, tmp_path):
+    judge_server.default = _counting("a")
+    client = LLMClient(_config(judge_server), cache=ResponseCache(tmp_path / "c.sqlite"))
+    assert client.complete_many([LLMRequest(_ask("Q").messages, repeat=1)])[0].text == "a 1"
+    answers = client.complete_choices(_ask("Q"), 3)
+    assert [(a.text, a.cached) for a in answers] == [("a 2", False), ("a 1", True), ("a 3", False)]
+    assert [c.choices for c in judge_server.requests] == [1, 2]
+    # Two of four missing: one more call. One missing: a plain call without n.
+    assert [a.text for a in client.complete_choices(_ask("Q"), 4)] == ["a 2", "a 1", "a 3", "a 4"]
+    assert [c.choices for c in judge_server.requests] == [1, 2, 1]
+    assert "n" not in judge_server.requests[-1].body
+
+
+def test_a_failed_choices_call_fails_every_answer_and_caches_none(judge_server, tmp_path):
+    judge_server.server_error_every = 1
+    journal = ListJournal()
+    client = LLMClient(_config(judge_server, retries=1), cache=ResponseCache(tmp_path / "c.sqlite"), journal=journal,
+                       retry_policy=RetryPolicy(base=0.0))
+    answers = client.complete_choices(_ask("Q"), 2)
+    assert [a.error for a in answers] == ["server_error: HTTP 500: " + '{"error": {"message": "internal error", '
+                                          '"type": "test"}} (after 2 attempts)'] * 2
+    assert judge_server.calls == 2  # one call and its retry, for both answers
+    assert journal.messages() == ["retrying annotator request", "annotator request failed",
+                                  "annotator request failed"]
+    assert client.stats.failed == 2 and client.stats.retries == 1
+    judge_server.server_error_every = None
+    judge_server.default = "fine"
+    assert [a.text for a in client.complete_choices(_ask("Q"), 2)] == ["fine", "fine"]
+
+
+def test_an_endpoint_that_ignores_n_is_asked_once_per_answer_from_then_on(judge_server, tmp_path):
+    judge_server.default = _counting("a")
+    judge_server.ignore_n = True
+    client = LLMClient(_config(judge_server), cache=ResponseCache(tmp_path / "c.sqlite"))
+    assert [a.text for a in client.complete_choices(_ask("Q1"), 3)] == ["a 1", "a 2", "a 3"]
+    assert [c.choices for c in judge_server.requests] == [3, 1, 1]
+    assert [a.text for a in client.complete_choices(_ask("Q2"), 2)] == ["a 4", "a 5"]
+    assert [c.choices for c in judge_server.requests] == [3, 1, 1, 1, 1]
+
+
+def test_multiple_choices_false_asks_once_per_answer(judge_server, tmp_path):
+    judge_server.default = _counting("a")
+    client = LLMClient(_config(judge_server, multiple_choices=False), cache=ResponseCache(tmp_path / "c.sqlite"))
+    assert [a.text for a in client.complete_choices(_ask("Q"), 3)] == ["a 1", "a 2", "a 3"]
+    assert [c.choices for c in judge_server.requests] == [1, 1, 1]

@@ -20,15 +20,26 @@ def _llm(server, tmp_path, **settings) -> SonarRagasLLM:
     return SonarRagasLLM(LLMClient(config, cache=ResponseCache(tmp_path / "cache.sqlite")), tags={"evaluator": "x"})
 
 
-def test_n_answers_are_n_requests_with_their_own_repeat(judge_server, tmp_path):
-    judge_server.default = lambda prompt: f"answer to {prompt}"
+def test_n_answers_are_one_call_with_n_choices_cached_as_n_repeats(judge_server, tmp_path):
+    count = iter(range(1, 100))
+    judge_server.default = lambda prompt: f"answer {next(count)} to {prompt}"
     llm = _llm(judge_server, tmp_path)
     result = asyncio.run(llm.agenerate_text(StringPromptValue(text="q1"), n=3))
-    assert [g.text for g in result.generations[0]] == ["answer to q1"] * 3
-    assert judge_server.calls == 3
+    assert [g.text for g in result.generations[0]] == ["answer 1 to q1", "answer 2 to q1", "answer 3 to q1"]
+    assert [c.choices for c in judge_server.requests] == [3]
     again = asyncio.run(llm.agenerate_text(StringPromptValue(text="q1"), n=3))
-    assert [g.text for g in again.generations[0]] == ["answer to q1"] * 3
-    assert judge_server.calls == 3  # from the cache
+    assert [g.text for g in again.generations[0]] == ["answer 1 to q1", "answer 2 to q1", "answer 3 to q1"]
+    assert judge_server.calls == 1  # from the cache
+    llm.close()
+
+
+def test_n_answers_from_an_endpoint_without_choices_are_n_calls(judge_server, tmp_path):
+    count = iter(range(1, 100))
+    judge_server.default = lambda prompt: f"answer {next(count)}"
+    llm = _llm(judge_server, tmp_path, multiple_choices=False)
+    result = llm.generate_text(StringPromptValue(text="q1"), n=3)
+    assert sorted(g.text for g in result.generations[0]) == ["answer 1", "answer 2", "answer 3"]
+    assert [c.choices for c in judge_server.requests] == [1, 1, 1]
     llm.close()
 
 
