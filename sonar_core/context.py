@@ -1,8 +1,8 @@
 """Shared services the core hands to evaluators.
 
 Evaluators never build their own infrastructure: sentence splitting, the model store and the
-embedding service (and later judges and model hosts) come from the one
-:class:`EvaluationContext` of the run.
+embedding service, judges, model hosts and the run memo come from the
+:class:`EvaluationContext` the run hands each evaluator.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .hosts import HostService
     from .llm import LLMClient, LLMService
     from .model_store import ModelStore
+
+from .run_memo import RunMemo
 
 __all__ = ["EvaluationContext"]
 
@@ -41,6 +43,8 @@ class EvaluationContext:
         llm: the run's LLM service (judges): configurations, response cache, shared clients.
         label: the evaluator's name in the run (journal events carry it).
         hosts: the run's models under test (None when the run has none).
+        memo: results the run's evaluators share (:mod:`sonar_core.run_memo`): one evaluator puts
+            what another of the same run would compute again.
     """
 
     work_dir: Path | None = None
@@ -51,6 +55,7 @@ class EvaluationContext:
     llm: "LLMService | None" = None
     label: str = ""
     hosts: "HostService | None" = None
+    memo: RunMemo = field(default_factory=RunMemo)
 
     @cached_property
     def _punkt(self):

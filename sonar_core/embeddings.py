@@ -7,7 +7,10 @@ and context sentences, and a second run in the same process finds them again. On
 yet cached are encoded, in one batched ``SentenceTransformer.encode`` call per request.
 
 Each run has its own service object, whose counters (texts requested, unique texts encoded,
-cache hits, seconds spent encoding) go to the journal and ``run.json``.
+cache hits, seconds spent encoding) go to the journal and ``run.json``. The service may be called
+from several threads (an evaluator embedding ahead on a worker thread while its event loop asks
+for vectors): encoder calls take turns, and a text another thread has just encoded is not encoded
+again.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ class _VectorCache:
 
 
 _PROCESS_CACHE = _VectorCache()
+#: One encoder call at a time in the process: a Hugging Face fast tokenizer used from two threads at
+#: once fails ("Already borrowed"), and two encodes on two cores would only slow each other.
+_ENCODE_LOCK = threading.Lock()
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -83,6 +89,7 @@ class EmbeddingService:
         self.progress = progress
         self._cache = _PROCESS_CACHE
         self.stats: dict[str, dict[str, Any]] = {}
+        self._stats_lock = threading.Lock()
         # The store lives for the process; this run reports only the loads that happen from now on.
         self._first_load = len(self.store.loads)
 
@@ -98,9 +105,12 @@ class EmbeddingService:
             self._device_setting = pick_device("auto")
         return self._device_setting
 
-    def _counter(self, model: str) -> dict[str, Any]:
-        return self.stats.setdefault(model, {"requested": 0, "unique_encoded": 0, "cache_hits": 0,
-                                             "calls": 0, "seconds": 0.0})
+    def _count(self, model: str, **increments: float) -> None:
+        with self._stats_lock:
+            counter = self.stats.setdefault(model, {"requested": 0, "unique_encoded": 0, "cache_hits": 0,
+                                                    "calls": 0, "seconds": 0.0})
+            for name, value in increments.items():
+                counter[name] += value
 
     def check(self, model: str | None = None) -> None:
         """Raise :class:`~sonar_core.model_store.ModelMissingError` now if ``model`` is missing."""
@@ -114,21 +124,28 @@ class EmbeddingService:
         """Normalised embeddings of ``texts`` as an (n, d) float32 array, in order."""
         model = model or self.default_model
         folder = str(self.store.resolve(model).resolve())
-        counter = self._counter(model)
-        counter["requested"] += len(texts)
-        counter["calls"] += 1
-        with self._cache.lock:
-            found = {text: vector for text in dict.fromkeys(texts)
-                     if (vector := self._cache.get((folder, text))) is not None}
-        missing = [text for text in dict.fromkeys(texts) if text not in found]
-        counter["cache_hits"] += len(texts) - len(missing)  # repeats within a request are hits too
-        if missing:
-            fresh = self._encode(model, missing)
-            counter["unique_encoded"] += len(missing)
+        found: dict[str, np.ndarray] = {}
+
+        def look_up() -> list[str]:
             with self._cache.lock:
-                for text, vector in zip(missing, fresh):
-                    self._cache.put((folder, text), vector)
-                    found[text] = vector
+                for text in dict.fromkeys(texts):
+                    if text not in found and (vector := self._cache.get((folder, text))) is not None:
+                        found[text] = vector
+            return [text for text in dict.fromkeys(texts) if text not in found]
+
+        missing = look_up()
+        if missing:
+            with _ENCODE_LOCK:
+                missing = look_up()  # another thread may have encoded some while this one waited
+                if missing:
+                    fresh = self._encode(model, missing)
+                    with self._cache.lock:
+                        for text, vector in zip(missing, fresh):
+                            self._cache.put((folder, text), vector)
+                            found[text] = vector
+        # Repeats within a request are hits too.
+        self._count(model, requested=len(texts), calls=1, cache_hits=len(texts) - len(missing),
+                    unique_encoded=len(missing))
         if not texts:
             return np.zeros((0, self.dimension(model)), dtype=np.float32)
         return np.stack([found[text] for text in texts])
@@ -146,12 +163,13 @@ class EmbeddingService:
                                         normalize_embeddings=True, show_progress_bar=False).astype(np.float32))
             if advance:
                 advance(len(part))
-        self._counter(model)["seconds"] += time.perf_counter() - started
+        self._count(model, seconds=time.perf_counter() - started)
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def summary(self) -> dict[str, Any]:
         """Counters per model, rounded, for the journal and run.json."""
-        return {model: {**c, "seconds": round(c["seconds"], 3)} for model, c in self.stats.items()}
+        with self._stats_lock:
+            return {model: {**c, "seconds": round(c["seconds"], 3)} for model, c in self.stats.items()}
 
     def loads(self) -> list[dict[str, Any]]:
         """Models the store loaded since this service was made (one run)."""

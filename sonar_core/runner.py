@@ -43,6 +43,7 @@ from .pipeline import host_problems, item_source, load_suite, run_pipeline
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER
 from .row_cache import RowResultCache
+from .run_memo import RunMemo
 from .run_record import prepare_index, stored_summary, write_index, write_run_json
 
 __all__ = ["Job", "RunResult", "execute_run", "demo_dataset_path", "NO_HOSTS"]
@@ -224,7 +225,7 @@ def judge_note(job: Job, llm: LLMService) -> str:
 def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
               progress: Callable[[int], Callable[[int], None]], logger: logging.Logger,
               embeddings: EmbeddingService | None = None, llm: LLMService | None = None,
-              hosts: HostService | None = None) -> ScoredEvaluator:
+              hosts: HostService | None = None, memo: RunMemo | None = None) -> ScoredEvaluator:
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
@@ -270,7 +271,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     advance = progress(len(eligible))
     ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
                             device=embeddings.device_setting if embeddings else "auto", llm=llm,
-                            label=job.label, hosts=hosts)
+                            label=job.label, hosts=hosts, memo=memo if memo is not None else RunMemo())
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
@@ -434,6 +435,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     embeddings = EmbeddingService(device=config.device)
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
             "host": host, "started": started, "embeddings": embeddings, "llm": llm, "hosts": hosts,
+            "memo": RunMemo(),
             "core_problems": [], "dataset_summary": dataset.summary()}
     if hosts is not None:
         # run.json first, so a run killed while the hosts answer can be resumed.
@@ -487,6 +489,10 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     if embeddings.stats:
         journal.event("embedding cache info", "EmbeddingService", "summary", models=embeddings.summary(),
                       loads=embeddings.loads())
+    memo: RunMemo = base.pop("memo")
+    if memo.puts:
+        journal.event("run memo info", "RunMemo", "summary", namespaces=memo.summary())
+    memo.clear()
     result.problems = base["core_problems"] + [p for s in summaries for p in s["problems"]]
     result.insights = [i for s in summaries for i in s["insights"]]
     result.executed = executed
@@ -575,7 +581,7 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
                                    lambda total: sink.task(label, total=total), logger, embeddings,
-                                   llm=base["llm"], hosts=base.get("hosts"))
+                                   llm=base["llm"], hosts=base.get("hosts"), memo=base["memo"])
                 summary = stored_summary(write_evaluator_dir(scored, job.folder,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)

@@ -73,6 +73,10 @@ class AnswerCorrectnessEvaluator(RagasEvaluator):
                                  "cannot both be 0")
         return {"answer_correctness": AnswerCorrectness(llm=llm, embeddings=embeddings, weights=weights)}
 
+    def texts_to_embed(self, row: Row) -> list[str]:
+        # The semantic similarity's two texts, unless its weight is 0 (then ragas embeds nothing).
+        return [row.expected_output or "", row.actual_output or ""] if self.params["similarity_weight"] else []
+
     def explain(self, row: Row, scored: dict[str, Scored]) -> RowResult:
         s = scored["answer_correctness"]
         keys = ("answer_correctness", "answer_correctness_factuality", "answer_correctness_similarity")

@@ -74,6 +74,9 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
         return {"answer_relevancy": AnswerRelevancy(llm=llm, embeddings=embeddings,
                                                     strictness=self.params["strictness"])}
 
+    def texts_to_embed(self, row: Row) -> list[str]:
+        return [row.input or ""]  # the question; the generated questions are known only later
+
     def explain(self, row: Row, scored: dict[str, Scored]) -> RowResult:
         s = scored["answer_relevancy"]
         if s.value is None:

@@ -14,12 +14,21 @@ The machinery here:
   and the raw answers (through the adapter), for the row's explanation;
 * a score that is NaN or missing, or a task that raised (an answer ragas could not parse, a
   call that failed after its retries), makes the row a parse failure with the reason: never a
-  silent number, never a lost row.
+  silent number, never a lost row;
+* each (row, metric) result goes to the run memo (``ctx.memo``) under a key of everything it
+  depends on, so the RAGAS score takes the four components its siblings already computed in the
+  run instead of running ragas again;
+* the texts an evaluator knows it will embed (:meth:`RagasEvaluator.texts_to_embed`) are embedded
+  in batches on a worker thread while the judge is asked: ragas embeds row by row, some of it
+  synchronously on the event loop, which would hold up every request in flight.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
+import json
 import math
 import threading
 from dataclasses import dataclass, field
@@ -173,6 +182,10 @@ class RagasEvaluator(Evaluator):
         """The row's result from each metric's :class:`Scored`."""
         raise NotImplementedError
 
+    def texts_to_embed(self, row: Row) -> list[str]:
+        """Texts ragas will embed for ``row`` (exactly as it will ask), embedded in one batch up front."""
+        return []
+
     # -- helpers for explain() ---------------------------------------------------------------------
 
     def threshold(self) -> float:
@@ -205,11 +218,44 @@ class RagasEvaluator(Evaluator):
         metrics = self.ragas_metrics(llm, embeddings)
         for metric in metrics.values():
             metric.init(no_retry_config())
+        judge = {"llm": client.identity, "temperature": client.config.temperature,
+                 "max_tokens": client.config.max_tokens, "answer_max_tokens": self.answer_max_tokens}
+        keys = {name: self._memo_base(metric, judge) for name, metric in metrics.items()}
+        todo: list[tuple[int, str]] = []
+        found: list[dict[str, Scored]] = [{} for _ in rows]
+        for index, row in enumerate(rows):
+            for name in metrics:
+                hit = self.ctx.memo.get(MEMO_NAMESPACE, _memo_key(keys[name], row))
+                if hit is not None:
+                    found[index][name] = dataclasses.replace(hit)  # explain() may set its failure
+                else:
+                    todo.append((index, name))
+        if embeddings is not None and todo:
+            texts = [t for index in dict.fromkeys(i for i, _ in todo) for t in self.texts_to_embed(rows[index]) if t]
+            embeddings.prefetch(list(dict.fromkeys(texts)))
         try:
-            scored = _run(self._score_all(rows, metrics))
+            fresh = _run(self._score_all([(rows[i], name, metrics[name]) for i, name in todo])) if todo else []
         finally:
             llm.close()
-        return [self._result(row, per_metric) for row, per_metric in zip(rows, scored)]
+            if embeddings is not None:
+                embeddings.close()
+        for (index, name), scored in zip(todo, fresh):
+            found[index][name] = scored
+            self.ctx.memo.put(MEMO_NAMESPACE, _memo_key(keys[name], rows[index]), _for_memo(scored))
+        return [self._result(row, {name: per_row[name] for name in metrics}) for row, per_row in zip(rows, found)]
+
+    def _memo_base(self, metric, judge: dict[str, Any]) -> str:
+        """What a ragas metric's result depends on besides the row: its class and settings, the judge
+        and how it is asked, the embedding model."""
+        settings = {}
+        for f in dataclasses.fields(metric):
+            value = getattr(metric, f.name, None)
+            if _plain(value):
+                settings[f.name] = value
+        uses_embeddings = getattr(metric, "embeddings", None) is not None
+        return json.dumps({"metric": f"{type(metric).__module__}.{type(metric).__qualname__}", "settings": settings,
+                           "judge": judge, "embedding_model": self.params.get("embedding_model") if uses_embeddings
+                           else None}, sort_keys=True, default=str)
 
     def _result(self, row: Row, per_metric: dict[str, Scored]) -> RowResult:
         try:
@@ -220,11 +266,8 @@ class RagasEvaluator(Evaluator):
             return self.failed_result(first, {m.key: (1.0 if m.role is MetricRole.PARSE_FAILURE else None)
                                                for m in self.metrics})
 
-    async def _score_all(self, rows: Sequence[Row], metrics: dict[str, Any]) -> list[dict[str, Scored]]:
-        tasks = [[self._score_one(row, name, metric) for name, metric in metrics.items()] for row in rows]
-        flat = await asyncio.gather(*(task for per_row in tasks for task in per_row))
-        names = list(metrics)
-        return [dict(zip(names, flat[i * len(names):(i + 1) * len(names)])) for i in range(len(rows))]
+    async def _score_all(self, work: Sequence[tuple[Row, str, Any]]) -> list[Scored]:
+        return list(await asyncio.gather(*(self._score_one(row, name, metric) for row, name, metric in work)))
 
     async def _score_one(self, row: Row, name: str, metric) -> Scored:
         from sonar_core.llm.ragas_adapter import CALL_LOG, CALL_TAGS
@@ -245,6 +288,29 @@ class RagasEvaluator(Evaluator):
             failure = f"judge call failed: {error}" if error else None
             value = None
         return Scored(None if value is None else float(value), failure, recorder.outputs, recorder.inner, calls)
+
+
+#: The run memo's namespace for ragas results.
+MEMO_NAMESPACE = "ragas"
+
+
+def _plain(value: Any) -> bool:
+    """A setting that can be part of a key (numbers, text, flags, and lists of them)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return True
+    return isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value)
+
+
+def _memo_key(base: str, row: Row) -> str:
+    canonical = json.dumps([base, row.input, row.actual_output, list(row.context or []), row.expected_output],
+                           ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _for_memo(scored: Scored) -> Scored:
+    """``scored`` as the memo keeps it: prompts (kilobytes each) by their digest, enough to tell them apart."""
+    calls = [{**call, "prompt": hashlib.sha1(str(call["prompt"]).encode("utf-8")).hexdigest()} for call in scored.calls]
+    return dataclasses.replace(scored, calls=calls)
 
 
 def _run(coroutine):

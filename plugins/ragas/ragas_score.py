@@ -76,6 +76,9 @@ class RagasScoreEvaluator(RagasEvaluator):
                 "context_precision": LLMContextPrecisionWithReference(llm=llm),
                 "context_recall": LLMContextRecall(llm=llm)}
 
+    def texts_to_embed(self, row: Row) -> list[str]:
+        return [row.input or ""]  # answer relevancy's question
+
     def explain(self, row: Row, scored: dict[str, Scored]) -> RowResult:
         values: dict[str, float | None] = {name: scored[name].value for name in COMPONENTS}
         embed = lambda texts: self.ctx.embed(texts, self.params["embedding_model"])  # noqa: E731

@@ -164,16 +164,23 @@ class SonarRagasEmbeddings(BaseRagasEmbeddings):
     """A ``BaseRagasEmbeddings`` over ``embed(texts) -> (n, d) array`` (``ctx.embed`` with a model).
 
     ragas embeds one row's texts at a time, and every row of a batch runs as its own task: one
-    encoder call per row would run on the event loop one after another, holding up every request
-    in flight. Asynchronous requests made in the same turn of the loop are therefore gathered and
-    encoded in one call, scheduled for the loop's next turn.
+    encoder call per row on the event loop would hold up every request in flight. So asynchronous
+    requests made in the same turn of the loop are gathered into one call, and that call runs on
+    this adapter's own worker thread, not on the loop. :meth:`prefetch` queues texts the caller
+    knows ragas will ask for on the same thread, in chunks, so they are encoded while the judge
+    is being asked and ragas's own requests (synchronous ones too) find them in the embedding
+    service's cache. Call :meth:`close` when done.
     """
+
+    #: Texts per encoder call of a prefetch: a synchronous request waits at most one chunk.
+    PREFETCH_CHUNK = 64
 
     def __init__(self, embed: Callable[[list[str]], Any]) -> None:
         super().__init__()
         self._embed = embed
         self.run_config = no_retry_config()
         self._pending: list[tuple[list[str], asyncio.Future]] = []
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragas-embed")
 
     def set_run_config(self, run_config: RunConfig) -> None:
         self.run_config = no_retry_config()
@@ -185,6 +192,19 @@ class SonarRagasEmbeddings(BaseRagasEmbeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed ``texts`` on the worker thread, in order, ahead of ragas's requests (errors are left for
+        the request that needs the text to meet)."""
+        texts = list(texts)
+        for start in range(0, len(texts), self.PREFETCH_CHUNK):
+            self._worker.submit(self._quietly, texts[start:start + self.PREFETCH_CHUNK])
+
+    def _quietly(self, texts: list[str]) -> None:
+        try:
+            self._embed(texts)
+        except Exception:  # the request that needs one of these texts gets the error itself
+            pass
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -201,15 +221,25 @@ class SonarRagasEmbeddings(BaseRagasEmbeddings):
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
-        try:
-            vectors = self.embed_documents([text for texts, _ in pending for text in texts])
-        except Exception as exc:  # every waiting row gets the error, as its own call would have
+        work = asyncio.get_running_loop().run_in_executor(
+            self._worker, self.embed_documents, [text for texts, _ in pending for text in texts])
+        work.add_done_callback(lambda done: self._deliver(pending, done))
+
+    @staticmethod
+    def _deliver(pending: list[tuple[list[str], asyncio.Future]], done: asyncio.Future) -> None:
+        error = done.exception()
+        if error is not None:  # every waiting row gets the error, as its own call would have
             for _, future in pending:
                 if not future.done():
-                    future.set_exception(exc)
+                    future.set_exception(error)
             return
+        vectors = done.result()
         start = 0
         for texts, future in pending:
             if not future.done():
                 future.set_result(vectors[start:start + len(texts)])
             start += len(texts)
+
+    def close(self) -> None:
+        """Stop the worker: queued prefetches are dropped, the one running finishes."""
+        self._worker.shutdown(wait=True, cancel_futures=True)

@@ -295,3 +295,42 @@ def test_the_second_run_reads_finished_rows_back_instead_of_scoring_them(runs):
         expected[evaluator_id] = (len(rows_first) - unscored, len(rows_first))
     assert cached_rows(second) == expected
     assert expected["faithfulness"] == (9, 10)
+
+
+def _journal(result) -> list[dict]:
+    return [json.loads(line) for line in (result.run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()]
+
+
+def test_ragas_takes_its_four_components_from_the_run_memo_and_asks_nothing(runs):
+    """The four evaluators ran before RAGAS in the first run: RAGAS reuses their results (the failed one
+    too), so it neither asks the judge nor reads its cache; six evaluators put one result per row each."""
+    events = _journal(runs[0])
+    asked = [e for e in events if e.get("annotator") and e.get("evaluator") == "ragas"]
+    assert asked == []
+    assert [e for e in events if e.get("annotator") and e.get("evaluator") == "faithfulness"] != []
+    (memo,) = [e for e in events if e["message"] == "run memo info"]
+    assert memo["namespaces"] == {"ragas": {"put": 60, "reused": 40}}
+    # The reused components are the ones the four evaluators reported.
+    ragas_rows = _rows(runs[0], "ragas")
+    for component in ("faithfulness", "answer_relevancy", "context_precision", "context_recall"):
+        own = _rows(runs[0], component)
+        assert {k: ragas_rows[k][component] for k in KEYS} == {k: own[k][component] for k in KEYS}
+    assert ragas_rows[("c5", "weak")]["ragas_parse_failures"] == 1.0
+
+
+def test_the_memo_is_not_shared_across_judges(tmp_path):
+    """RAGAS with another judge than faithfulness's computes its components itself."""
+    with JudgeServer(default=RagasJudge(rows())) as server, JudgeServer(default=RagasJudge(rows())) as other:
+        configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url, max_concurrency=8)
+        text = configs.read_text(encoding="utf-8")
+        configs.write_text(text + text.split("llms:\n", 1)[1].replace("test-judge", "other-judge")
+                           .replace(server.base_url, other.base_url), encoding="utf-8")
+        result = sonar_core.run(dataset=str(write_dataset(tmp_path / "d.json")), output_dir=str(tmp_path / "out"),
+                                evaluators=["faithfulness", {"id": "ragas", "params": {
+                                    "custom_eval_judge_config_key": "other-judge"}}],
+                                llm_configs=str(configs), llm_cache=str(tmp_path / "cache.sqlite"), run_id="r")
+        assert result.status == "success", result.message
+        faithfulness_calls = server.calls
+        assert faithfulness_calls > 0 and other.calls > 0
+    (memo,) = [e for e in _journal(result) if e["message"] == "run memo info"]
+    assert memo["namespaces"] == {"ragas": {"put": 50, "reused": 0}}
