@@ -36,7 +36,8 @@ class RagasScoreEvaluator(RagasEvaluator):
                                "answer relevancy, context precision and context recall.")
     description: ClassVar[str] = (
         "Runs ragas's Faithfulness, AnswerRelevancy, LLMContextPrecisionWithReference and LLMContextRecall on each "
-        "row (the same prompts as the four evaluators of those names, so their cached answers are reused) and "
+        "row (the four evaluators of those names run the same metrics: when they ran earlier in the run with the same "
+        "judge, their results are taken from the run memo instead of being computed again) and "
         "computes `RAGAS = 4 / (1/F + 1/AR + 1/CP + 1/CR)`. A component of 0 (or a negative answer relevancy) "
         "makes RAGAS 0, the harmonic mean's limit. A component ragas cannot compute makes the row a parse "
         "failure with every missing component's reason: a harmonic mean of three would not be comparable with "
