@@ -111,9 +111,10 @@ def load_suite(path: Path) -> tuple[list[Row], list[str], str]:
     return dataset.rows, dataset.columns, dataset.fingerprint
 
 
-def item_source(rows: list[Row], config: Any = None) -> list[Row]:
-    """The test cases the hosts are asked: the suite's rows, each followed by its ``perturb:`` copies."""
-    return expand_perturbations(rows, getattr(config, "perturb", None))
+def item_source(rows: list[Row], config: Any = None, plugin_host: Any = None) -> list[Row]:
+    """The test cases the hosts are asked: the suite's rows, each followed by its ``perturb:`` copies
+    (perturbators from ``plugin_host``, the run's plugins)."""
+    return expand_perturbations(rows, getattr(config, "perturb", None), plugin_host)
 
 
 def assign_hosts(rows: list[Row], hosts: HostService) -> list[Item]:
@@ -232,11 +233,12 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
 
 
 def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *, config: Any = None,
-                 progress: Callable[[str, int], Callable[[int], None]] | None = None) -> PipelineResult:
+                 progress: Callable[[str, int], Callable[[int], None]] | None = None,
+                 plugin_host: Any = None) -> PipelineResult:
     """Ask every host every test case (only those not answered yet), write the dataset; see the module docstring."""
     started = time.perf_counter()
     suite_rows, suite_columns, fingerprint = load_suite(suite_path)
-    rows = item_source(suite_rows, config)
+    rows = item_source(suite_rows, config, plugin_host)
     items = assign_hosts(rows, hosts)
     folder = run_dir / DATASET_DIR
     store = AnswerStore(folder / ANSWERS_FILE)

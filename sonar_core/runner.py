@@ -367,7 +367,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         # The dataset is produced by asking the hosts; the suite stands in for it until then.
         dataset_path = config.resolve_path(config.test_suite)
         suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
-        suite_rows = item_source(suite_rows, config)  # a bad perturb: entry fails here, before the run starts
+        # A bad perturb: entry fails here, before the run starts.
+        suite_rows = item_source(suite_rows, config, host)
         dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
@@ -444,7 +445,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         try:
             with _ProgressSink(progress) as sink:
                 produced = run_pipeline(dataset_path, hosts, run_dir, journal, config=config,
-                                        progress=sink.task if progress else None)
+                                        progress=sink.task if progress else None, plugin_host=host)
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=0)
             hosts.close()

@@ -11,12 +11,15 @@ test case is perturbed the same way whatever else the suite holds.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..contract import ParameterError
 from ..errors import ConfigError
 from .base import derive_seed
 from .registry import ALIASES, make_perturbator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins import PluginHost
 
 __all__ = ["expand_perturbations", "perturbed_key", "KEY_SEPARATOR"]
 
@@ -57,8 +60,12 @@ def _copy(row: Any, **changes: Any) -> Any:
     return dataclasses.replace(row, **changes)
 
 
-def expand_perturbations(rows: Sequence[Any], perturb_config: Iterable[Any] | None) -> list[Any]:
+def expand_perturbations(rows: Sequence[Any], perturb_config: Iterable[Any] | None,
+                          host: "PluginHost | None" = None) -> list[Any]:
     """``rows`` with, after each original, its perturbed copies (one per applicable ``perturb`` entry).
+
+    Perturbators are looked up in ``host``'s registry (the run's plugins, ``-p`` modules included);
+    None means the default plugin host.
 
     ``rows`` are :class:`~sonar_core.dataset.Row` objects or dicts with ``test_case_key`` and ``input``;
     copies are of the same type. Rows that already are perturbed copies are not perturbed again.
@@ -69,7 +76,7 @@ def expand_perturbations(rows: Sequence[Any], perturb_config: Iterable[Any] | No
     for index, spec in enumerate(perturb_config or []):
         name, seed, params, categories, label = _spec_fields(spec, index)
         try:
-            perturbator = make_perturbator(name, params)
+            perturbator = make_perturbator(name, params, host)
         except ConfigError as exc:
             raise ConfigError(f"perturb[{index}]: {exc}") from None
         except ParameterError as exc:

@@ -329,3 +329,23 @@ def test_cli_test_suite_and_host_flags(tmp_path, sonar_cli):
     assert bad.returncode == 2
     assert bad.stderr.strip() == ("error: --host '[1, 2]': expected a YAML mapping such as "
                                   "'{key: m, kind: python, callable: mod:fn}'")
+
+
+def test_a_perturbator_from_a_run_plugin_module_makes_perturb_copies(tmp_path, monkeypatch):
+    """``plugins:`` (the CLI's ``-p``) modules register perturbators for the run's ``perturb:`` too."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    module = tmp_path / "echo_sut.py"
+    module.write_text("def answer(prompt):\n    return prompt\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = {"name": "rev", "test_suite": str(_suite(tmp_path, SUITE[:1])), "output_dir": str(tmp_path / "r"),
+              "llm_cache": str(tmp_path / "cache.sqlite"), "evaluators": ["factual_knowledge"],
+              "plugins": ["reverse_perturbator_plugin"], "perturb": [{"perturbator": "reverse"}],
+              "hosts": [{"key": "echo", "kind": "python", "callable": "echo_sut:answer"}]}
+    result = api.run(config)
+    assert result.status == "success", result.message
+    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert [(r["test_case_key"], r["actual_output"], r.get("perturbation")) for r in rows] == [
+        ("france", "What is the capital of France?", ""),
+        ("france~reverse", "?ecnarF fo latipac eht si tahW", "reverse")]
+    with pytest.raises(ConfigError, match=r"^perturb\[0\]: unknown perturbator 'reverse' \(known: "):
+        api.run({**config, "plugins": [], "output_dir": str(tmp_path / "r2")})
