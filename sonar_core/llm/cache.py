@@ -64,8 +64,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self.start_count = 0
-        self.hits = 0
-        self.writes = 0
+        #: Answers read and written, per kind of asker (``annotator``: judges, ``sut``: models under test).
+        self.hits: dict[str, int] = {}
+        self.writes: dict[str, int] = {}
         if mode != "off":
             self._open()
 
@@ -89,18 +90,20 @@ class ResponseCache:
     def reads(self) -> bool:
         return self.mode != "off"
 
-    def get(self, key: str) -> str | None:
-        """The cached answer for ``key``, or None (always None with mode ``off``)."""
+    def get(self, key: str, kind: str = "annotator", count: bool = True) -> str | None:
+        """The cached answer for ``key``, or None (always None with mode ``off``); a hit counts for ``kind``
+        unless ``count`` is false (a look that is not a use)."""
         with self._lock:
             if self._db is None:
                 return None
             row = self._db.execute("SELECT response, created FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
-            return None
-        self.hits += 1
+            if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
+                return None
+            if count:
+                self.hits[kind] = self.hits.get(kind, 0) + 1
         return row[0]
 
-    def put(self, key: str, llm: str, request: dict[str, Any], response: str) -> None:
+    def put(self, key: str, llm: str, request: dict[str, Any], response: str, kind: str = "annotator") -> None:
         """Store (or replace) one answer and commit it at once."""
         payload = json.dumps(request, ensure_ascii=False, sort_keys=True)
         with self._lock:
@@ -108,7 +111,7 @@ class ResponseCache:
                 return
             self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
                              "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
-            self.writes += 1
+            self.writes[kind] = self.writes.get(kind, 0) + 1
 
     def get_row(self, key: str) -> str | None:
         """A cached row result (JSON text) for ``key``, or None; the mode applies as to answers."""
@@ -134,11 +137,17 @@ class ResponseCache:
                 return 0
             return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
-    def info(self) -> dict[str, Any]:
-        """The ``cache info`` journal event's fields (ModelBench's names)."""
-        return {"type": "annotator", "cache": f"ResponseCache(path={self.path}, mode={self.mode})",
-                "start_count": self.start_count, "end_count": self.count(), "hits": self.hits,
-                "writes": self.writes}
+    def info(self) -> list[dict[str, Any]]:
+        """The fields of one ``cache info`` journal event (ModelBench's names) per kind of asker that used
+        the cache (``sut`` before ``annotator``, the order a pipeline run uses them); one ``annotator``
+        event when none did. The counts of entries are the file's, shared by both kinds."""
+        with self._lock:
+            kinds = sorted(set(self.hits) | set(self.writes), key=lambda k: (k != "sut", k)) or ["annotator"]
+            hits, writes = dict(self.hits), dict(self.writes)
+        end = self.count()
+        return [{"type": kind, "cache": f"ResponseCache(path={self.path}, mode={self.mode})",
+                 "start_count": self.start_count, "end_count": end, "hits": hits.get(kind, 0),
+                 "writes": writes.get(kind, 0)} for kind in kinds]
 
     def close(self) -> None:
         with self._lock:

@@ -44,6 +44,7 @@ class ClientEvents:
 
     cls: str
     who: str  # the field that names the configuration (``annotator``); "" for none
+    cache_kind: str  # who asked, in the response cache's counts (``annotator``, ``sut``)
     fetched: str
     cached: str
     retrying: str
@@ -51,11 +52,11 @@ class ClientEvents:
 
 
 #: Judges (ModelBench's annotators).
-ANNOTATOR_EVENTS = ClientEvents("LLMClient", "annotator", "fetched annotator response",
+ANNOTATOR_EVENTS = ClientEvents("LLMClient", "annotator", "annotator", "fetched annotator response",
                                 "using cached annotator response", "retrying annotator request",
                                 "annotator request failed")
 #: Models under test (ModelBench's SUTs); the item fields (test case, model key) come with the tags.
-SUT_EVENTS = ClientEvents("HostWorker", "", "fetched sut response", "using cached sut response",
+SUT_EVENTS = ClientEvents("HostWorker", "", "sut", "fetched sut response", "using cached sut response",
                           "retrying sut request", "sut request failed")
 
 
@@ -205,7 +206,7 @@ class LLMClient:
         if self.cache is None:
             return False
         key = request_key(self.config.identity(), request.messages, self._params(request), request.repeat)
-        return self.cache.get(key) is not None
+        return self.cache.get(key, count=False) is not None
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[Completion]:
         """Answer every request, in order; cached answers need no call and failures do not raise."""
@@ -256,7 +257,7 @@ class LLMClient:
         for index, request in enumerate(requests):
             params = self._params(request)
             key = request_key(self.identity, request.messages, params, request.repeat)
-            cached = self.cache.get(key) if self.cache is not None else None
+            cached = self.cache.get(key, self.events.cache_kind) if self.cache is not None else None
             if cached is not None:
                 text, meta, seconds, response = self._decode(cached)
                 self._count(requests=1, cached=1)
@@ -354,7 +355,7 @@ class LLMClient:
         if store and self.cache is not None:
             stored = json.dumps({**response, "seconds": seconds}, ensure_ascii=False, default=str) \
                 if self.envelope else text
-            self.cache.put(key, self.config.key, record, stored)
+            self.cache.put(key, self.config.key, record, stored, self.events.cache_kind)
         self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds)
         extra = {"choices": choices} if choices > 1 else {}
         self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,

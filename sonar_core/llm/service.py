@@ -126,6 +126,7 @@ class LLMService:
                 client.close()
             if self._cache is not None:
                 if self.journal is not None:
-                    self.journal.event("cache info", "LLMService", "close", **self._cache.info())
+                    for fields in self._cache.info():
+                        self.journal.event("cache info", "LLMService", "close", **fields)
                 self._cache.close()
                 self._cache = None

@@ -41,7 +41,7 @@ def test_answers_persist_across_cache_objects(tmp_path):
     assert cache.get("k1") == "absent"
     cache.close()
     again = ResponseCache(path)
-    assert again.start_count == 1 and again.get("k1") == "absent" and again.hits == 1
+    assert again.start_count == 1 and again.get("k1") == "absent" and again.hits == {"annotator": 1}
     row = sqlite3.connect(path).execute("SELECT llm, request, response FROM responses").fetchone()
     assert row == ("judge-a", json.dumps({"messages": MESSAGES}, sort_keys=True), "absent")
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -64,8 +64,22 @@ def test_off_mode_neither_reads_nor_writes(tmp_path):
     cache = ResponseCache(path, mode="off")
     cache.put("k", "j", {}, "answer")
     assert cache.get("k") is None and not path.exists()
-    assert cache.info() == {"type": "annotator", "cache": f"ResponseCache(path={path}, mode=off)",
-                            "start_count": 0, "end_count": 0, "hits": 0, "writes": 0}
+    assert cache.info() == [{"type": "annotator", "cache": f"ResponseCache(path={path}, mode=off)",
+                             "start_count": 0, "end_count": 0, "hits": 0, "writes": 0}]
+
+
+def test_hits_and_writes_are_counted_per_kind_of_asker(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    cache = ResponseCache(path)
+    cache.put("q", "host", {}, "answer", kind="sut")
+    cache.put("v", "judge", {}, "verdict")
+    assert cache.get("q", "sut") == "answer" and cache.get("v") == "verdict"
+    assert cache.get("v", count=False) == "verdict"  # a look, not a use
+    assert cache.get("nothing", "sut") is None
+    where = f"ResponseCache(path={path}, mode=use)"
+    assert cache.info() == [
+        {"type": "sut", "cache": where, "start_count": 0, "end_count": 2, "hits": 1, "writes": 1},
+        {"type": "annotator", "cache": where, "start_count": 0, "end_count": 2, "hits": 1, "writes": 1}]
 
 
 def test_default_location_follows_sonar_home(tmp_path, monkeypatch):

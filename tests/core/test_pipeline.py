@@ -161,6 +161,10 @@ def test_a_second_run_answers_from_the_cache(tmp_path, servers):
     record = json.loads((second.run_dir / "run.json").read_text(encoding="utf-8"))
     assert record["pipeline"]["hosts"]["weak"]["cached"] == 3
     assert record["pipeline"]["hosts"]["weak"]["fetched"] == 0
+    # factual_knowledge asks no judge: the cache served models under test only.
+    infos = [(e["type"], e["start_count"], e["end_count"], e["hits"], e["writes"])
+             for e in _journal(first.run_dir) + events if e["message"] == "cache info"]
+    assert infos == [("sut", 0, 6, 0, 6), ("sut", 6, 6, 6, 0)]
 
 
 def test_a_host_that_keeps_failing_gives_failed_items_and_a_core_problem(tmp_path, servers):
