@@ -11,7 +11,8 @@ Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` an
 per embedding model, models loaded). LLM judges add ``fetched annotator response``, ``using cached
 annotator response``, ``retrying annotator request``, ``annotator request failed``
 (:mod:`sonar_core.llm.client`) and, once per run that used the response cache, ``cache info``
-(before ``finished run``). A run with a test
+(before ``finished run``; one per kind of asker, ``sut`` and ``annotator``), and ``run memo info``
+when evaluators shared results (:mod:`sonar_core.run_memo`). A run with a test
 suite and hosts first asks the models under test (:mod:`sonar_core.pipeline`): ``running pipeline``,
 ``using test items``, per item ``queuing item``, ``fetched sut response`` / ``using cached sut
 response``, ``translated sut response``, then ``wrote llm dataset``; its evaluators also write
