@@ -4,20 +4,23 @@
 and optionally ``contexts`` (a list of strings) and ``usage`` (``input_tokens``,
 ``output_tokens``). The module must be importable (installed, or on ``sys.path``; the run
 configuration's folder is added): it comes from the configuration, never from a dataset. An
-exception fails that item (it is not retried). The response cache is off unless ``cache: true``:
-a function changes with its code, which the cache cannot see.
+exception fails that item (it is not retried). A call that has not returned within ``timeout``
+seconds fails its item as a timeout (retried when ``retries`` allows): the run goes on, and the
+function's thread, which Python cannot stop, is left to finish on its own. The response cache is
+off unless ``cache: true``: a function changes with its code, which the cache cannot see.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from typing import Any, Callable
 
 from pydantic import Field
 
 from ..errors import ConfigError
-from ..llm.backends import Answer, PermanentError
+from ..llm.backends import Answer, PermanentError, TransientError
 from ..llm.configs import LLMConfig
 from .client_host import ClientHost, HostSpec
 
@@ -48,9 +51,33 @@ def load_callable(reference: str, base_dir: str | None = None) -> Callable[[str]
 
 
 class PythonBackend:
-    def __init__(self, function: Callable[[str], Any], reference: str) -> None:
+    def __init__(self, function: Callable[[str], Any], reference: str, timeout: float | None = None) -> None:
         self.function = function
         self.reference = reference
+        self.timeout = timeout
+
+    def _call(self, prompt: str) -> Any:
+        """The function's result, within the timeout: on a thread of its own, so a hung function costs
+        its item, not the run."""
+        if self.timeout is None:
+            return self.function(prompt)
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def target() -> None:
+            try:
+                box["result"] = self.function(prompt)
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=target, name=f"python-host {self.reference}", daemon=True).start()
+        if not done.wait(self.timeout):
+            raise TransientError("timeout", f"{self.reference} did not return within {self.timeout:g} s")
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
 
     def check(self) -> None:
         return None
@@ -58,7 +85,9 @@ class PythonBackend:
     def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
         prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
         try:
-            result = self.function(prompt)
+            result = self._call(prompt)
+        except TransientError:
+            raise
         except Exception as exc:
             raise PermanentError(f"{self.reference} raised {type(exc).__name__}: {exc}".splitlines()[0]) from None
         if isinstance(result, str):
@@ -85,5 +114,5 @@ def make_python_host(spec: PythonSpec, services) -> ClientHost:
     config = LLMConfig(key=spec.key, model=spec.callable, timeout=spec.timeout, retries=spec.retries,
                        backoff=spec.backoff, max_concurrency=spec.max_concurrency,
                        requests_per_minute=spec.requests_per_minute, description=spec.description)
-    return ClientHost(spec, backend=PythonBackend(function, spec.callable), config=config,
+    return ClientHost(spec, backend=PythonBackend(function, spec.callable, spec.timeout), config=config,
                       identity={"callable": spec.callable}, services=services, deterministic=False)

@@ -353,3 +353,22 @@ def test_a_perturbator_from_a_run_plugin_module_makes_perturb_copies(tmp_path, m
         ("france~reverse", "?ecnarF fo latipac eht si tahW", "reverse")]
     with pytest.raises(ConfigError, match=r"^perturb\[0\]: unknown perturbator 'reverse' \(known: "):
         api.run({**config, "plugins": [], "output_dir": str(tmp_path / "r2")})
+
+
+def test_a_python_host_that_hangs_fails_its_item_at_the_timeout(tmp_path, monkeypatch):
+    module = tmp_path / "slow_sut.py"
+    module.write_text("import time\n"
+                      "def answer(prompt):\n"
+                      "    if 'Japan' in prompt:\n"
+                      "        time.sleep(5)\n"
+                      "    return 'fine'\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = {"name": "slow", "test_suite": str(_suite(tmp_path)), "output_dir": str(tmp_path / "r"),
+              "llm_cache": str(tmp_path / "cache.sqlite"), "evaluators": ["factual_knowledge"],
+              "hosts": [{"key": "slow", "kind": "python", "callable": "slow_sut:answer", "timeout": 0.3}]}
+    result = api.run(config)
+    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert [(r["test_case_key"], r["actual_output"]) for r in rows] == [("france", "fine"), ("hamlet", "fine")]
+    failed = json.loads((result.run_dir / "dataset" / "failed_items.json").read_text(encoding="utf-8"))
+    assert failed == [{"test_case_key": "japan", "model_key": "slow",
+                       "error": "timeout: slow_sut:answer did not return within 0.3 s (after 1 attempt)"}]
