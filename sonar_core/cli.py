@@ -306,6 +306,42 @@ def perturbators_command(plugins, text: str | None, seed: int) -> None:
         click.echo(f"warning: {failure.message()}", err=True)
 
 
+@cli.command("hosts")
+@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+@_JSON_OPTION
+def hosts_command(plugins, as_json: bool) -> None:
+    """List model host kinds (for `hosts:` in a run configuration) with their settings.
+
+    Settings every kind has are listed first; each kind shows the settings it adds, and the
+    shared ones whose default it changes. docs/hosts.md describes each kind.
+    """
+    from .listings import hosts_listing, to_json
+
+    host = _host(plugins)
+    listing = hosts_listing(host)
+    if as_json:
+        click.echo(to_json(listing), nl=False)
+    else:
+        def shown(setting: dict) -> str:
+            return f"{setting['name']} (required)" if setting["required"] else f"{setting['name']}={setting['default']!r}"
+
+        _out.print("Settings every kind has: " + ", ".join(shown(s) for s in listing["common_settings"]),
+                   markup=False, highlight=False)
+        table = RichTable(title="Sonar host kinds")
+        for column in ("Kind", "Plugin", "Settings (default)", "Description"):
+            table.add_column(column)
+        for entry in listing["host_kinds"]:
+            settings = "-" if not entry["settings"] else ", ".join(shown(s) for s in entry["settings"])
+            if entry["settings"] is None:
+                settings = "(not declared)"
+            # A plugin's descriptions are data, not rich markup.
+            table.add_row(*(RichText(cell) for cell in (entry["kind"], entry["plugin"], settings,
+                                                         entry["description"])))
+        _out.print(table)
+    for failure in host.failures:
+        click.echo(f"warning: {failure.message()}", err=True)
+
+
 @cli.group("models", invoke_without_command=True)
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
 @click.pass_context

@@ -1,4 +1,5 @@
-"""Machine-readable listings for ``sonar evaluators --json``, ``describe --json``, ``plugins --json``.
+"""Machine-readable listings for ``sonar evaluators --json``, ``describe --json``, ``plugins --json``,
+``hosts --json``.
 
 Each listing is plain JSON data with a ``schema_version``; docs/cli.md documents the shapes.
 They are built from the evaluators' declarations and the plugin host only, so a script can
@@ -14,7 +15,8 @@ from typing import Any
 from .contract import Evaluator, Metric, Param
 from .plugins import PluginHost
 
-__all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_description", "plugins_listing", "to_json"]
+__all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_description", "plugins_listing",
+           "hosts_listing", "to_json"]
 
 #: Version of the three listing shapes (docs/cli.md, "Machine-readable output").
 LISTING_SCHEMA_VERSION = "1.0"
@@ -113,6 +115,42 @@ def plugins_listing(host: PluginHost) -> dict[str, Any]:
             for p in host.plugins
         ],
         "failures": _failures(host),
+    }
+
+
+def _setting(name: str, field: Any) -> dict[str, Any]:
+    annotation = field.annotation
+    type_name = getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+    required = field.is_required()
+    return {"name": name, "type": type_name, "required": required, "default": None if required else field.default}
+
+
+def hosts_listing(host: PluginHost) -> dict[str, Any]:
+    """``sonar hosts --json``: the settings every host kind has, then each kind (sorted) with its own
+    settings (those it adds, and those whose default it changes) and the plugin that registered it."""
+    from .hosts.client_host import HostSpec
+    from .hosts.registry import host_kinds
+
+    factories, owners = host_kinds(host)
+    common = HostSpec.model_fields
+    kinds = []
+    for kind in sorted(factories):
+        spec = getattr(factories[kind], "spec_model", None)
+        own = []
+        if spec is not None:
+            for name, field in spec.model_fields.items():
+                if name in ("key", "kind"):
+                    continue
+                if name not in common or field.default != common[name].default:
+                    own.append(_setting(name, field))
+        description = " ".join(((spec.__doc__ or "") if spec is not None else "").split())
+        kinds.append({"kind": kind, "plugin": owners[kind], "description": description,
+                      "settings": own if spec is not None else None})
+    return {
+        "schema_version": LISTING_SCHEMA_VERSION,
+        "common_settings": [_setting(name, field) for name, field in common.items()],
+        "host_kinds": kinds,
+        "plugin_failures": _failures(host),
     }
 
 

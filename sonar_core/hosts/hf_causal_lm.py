@@ -18,6 +18,9 @@ __all__ = ["HFCausalLMSpec", "make_hf_causal_lm_host"]
 
 
 class HFCausalLMSpec(HostSpec):
+    """A causal LM from the model store on this machine, with its chat template; seeded sampling when
+    temperature > 0."""
+
     model: str
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=64, ge=1)

@@ -13,6 +13,8 @@ __all__ = ["OpenAIChatSpec", "make_openai_chat_host"]
 
 
 class OpenAIChatSpec(HostSpec):
+    """Any OpenAI-compatible /chat/completions endpoint, through Sonar's LLM client."""
+
     base_url: str | None = None
     model: str
     #: Name of the environment variable holding the API key (never the key itself).

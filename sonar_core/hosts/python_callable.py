@@ -28,6 +28,8 @@ __all__ = ["PythonSpec", "PythonBackend", "load_callable", "make_python_host"]
 
 
 class PythonSpec(HostSpec):
+    """A Python function named module:function in the run configuration; it returns the answer."""
+
     callable: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
     cache: bool = False
     retries: int = Field(default=0, ge=0)

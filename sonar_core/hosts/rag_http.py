@@ -28,6 +28,8 @@ _QUOTE = 200
 
 
 class RAGHTTPSpec(HostSpec):
+    """A RAG service over HTTP: POST {"question"}, answer {"answer", "contexts", "usage"}."""
+
     url: str
     #: Name of an environment variable whose value is sent as ``Authorization: Bearer <value>``.
     api_key_env: str | None = None

@@ -58,6 +58,8 @@ def spec_factory(spec_model: type[BaseModel], make: Callable[[Any, HostServices]
             raise ConfigError(_describe(exc)) from None
         return make(validated, services)
 
+    # What `sonar hosts` shows: the kind's settings and description.
+    factory.spec_model = spec_model  # type: ignore[attr-defined]
     return factory
 
 

@@ -216,3 +216,40 @@ def test_built_in_listing_and_descriptions():
     assert [(m["key"], m["threshold"], m["is_primary"]) for m in described["metrics"]] == [
         ("factual_knowledge", 0.5, True), ("factual_knowledge_quasi_exact", 0.5, False),
     ]
+
+
+def _setting(name, type_name, default=None, required=False):
+    return {"name": name, "type": type_name, "required": required, "default": default}
+
+
+def test_hosts_json_exact_with_a_plugin_kind():
+    result = invoke("hosts", "--json", "-p", "host_kind_plugin")
+    assert result.exit_code == 0, result.output
+    listing = json.loads(result.output)
+    assert listing["schema_version"] == "1.0" and listing["plugin_failures"] == []
+    assert listing["common_settings"] == [
+        _setting("key", "str", required=True), _setting("kind", "str", required=True),
+        _setting("deterministic", "bool | None"), _setting("cache", "bool", True), _setting("timeout", "float", 60.0),
+        _setting("retries", "int", 3), _setting("backoff", "float", 0.5), _setting("max_concurrency", "int", 8),
+        _setting("requests_per_minute", "float | None"), _setting("description", "str", ""),
+    ]
+    kinds = {entry["kind"]: entry for entry in listing["host_kinds"]}
+    assert list(kinds) == ["echo", "hf_causal_lm", "openai_chat", "python", "rag_http"]
+    # A plugin kind registered without a spec: no settings to show.
+    assert kinds["echo"] == {"kind": "echo", "plugin": "host_kind_plugin", "description": "", "settings": None}
+    assert kinds["python"] == {
+        "kind": "python", "plugin": "sonar_core",
+        "description": "A Python function named module:function in the run configuration; it returns the answer.",
+        "settings": [_setting("cache", "bool", False), _setting("retries", "int", 0),
+                     _setting("max_concurrency", "int", 1), _setting("callable", "str", required=True)]}
+    assert kinds["rag_http"]["settings"] == [_setting("url", "str", required=True),
+                                             _setting("api_key_env", "str | None")]
+
+
+def test_hosts_table_names_each_kind_and_its_required_settings():
+    result = invoke("hosts")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Settings every kind has: key (required), kind (required), deterministic=None, "
+                                    "cache=True, timeout=60.0,")
+    for text in ("openai_chat", "model (required)", "url (required)", "callable (required)", "hf_causal_lm"):
+        assert text in result.output
