@@ -220,18 +220,27 @@ def test_rag_host_contexts_become_the_rows_retrieved_context(tmp_path):
     assert rows[0]["cost"] == pytest.approx((6 + 1) / 1000)
 
 
-def test_python_host_and_its_failures(tmp_path, monkeypatch):
-    module = tmp_path / "my_sut.py"
-    module.write_text("def answer(prompt):\n"
-                      "    if 'Hamlet' in prompt:\n"
-                      "        raise ValueError('no idea about plays')\n"
-                      "    return {'answer': prompt.upper(), 'contexts': ['c1']}\n", encoding="utf-8")
+def _python_host_run(tmp_path: Path, monkeypatch, module: str, source: str, key: str, suite=SUITE,
+                     host: dict | None = None, **extra) -> dict:
+    """A run configuration whose one host is ``module:answer`` (``source`` written to ``tmp_path``)."""
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    config = {"name": "py", "test_suite": str(_suite(tmp_path)), "output_dir": str(tmp_path / "r"),
-              "llm_cache": str(tmp_path / "cache.sqlite"), "evaluators": ["factual_knowledge"],
-              "hosts": [{"key": "py", "kind": "python", "callable": "my_sut:answer"}]}
+    return {"name": key, "test_suite": str(_suite(tmp_path, suite)), "output_dir": str(tmp_path / "r"),
+            "llm_cache": str(tmp_path / "cache.sqlite"), "evaluators": ["factual_knowledge"],
+            "hosts": [{"key": key, "kind": "python", "callable": f"{module}:answer", **(host or {})}], **extra}
+
+
+def _produced(result) -> list[dict]:
+    return json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+
+
+def test_python_host_and_its_failures(tmp_path, monkeypatch):
+    config = _python_host_run(tmp_path, monkeypatch, "my_sut", "def answer(prompt):\n"
+                              "    if 'Hamlet' in prompt:\n"
+                              "        raise ValueError('no idea about plays')\n"
+                              "    return {'answer': prompt.upper(), 'contexts': ['c1']}\n", "py")
     result = api.run(config)
-    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    rows = _produced(result)
     assert [(r["test_case_key"], r["actual_output"], r["context"]) for r in rows] == [
         ("france", "WHAT IS THE CAPITAL OF FRANCE?", ["c1"]), ("japan", "WHAT IS THE CAPITAL OF JAPAN?", ["c1"])]
     failed = json.loads((result.run_dir / "dataset" / "failed_items.json").read_text(encoding="utf-8"))
@@ -338,17 +347,12 @@ def test_cli_test_suite_and_host_flags(tmp_path, sonar_cli):
 def test_a_perturbator_from_a_run_plugin_module_makes_perturb_copies(tmp_path, monkeypatch):
     """``plugins:`` (the CLI's ``-p``) modules register perturbators for the run's ``perturb:`` too."""
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    module = tmp_path / "echo_sut.py"
-    module.write_text("def answer(prompt):\n    return prompt\n", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    config = {"name": "rev", "test_suite": str(_suite(tmp_path, SUITE[:1])), "output_dir": str(tmp_path / "r"),
-              "llm_cache": str(tmp_path / "cache.sqlite"), "evaluators": ["factual_knowledge"],
-              "plugins": ["reverse_perturbator_plugin"], "perturb": [{"perturbator": "reverse"}],
-              "hosts": [{"key": "echo", "kind": "python", "callable": "echo_sut:answer"}]}
+    config = _python_host_run(tmp_path, monkeypatch, "echo_sut", "def answer(prompt):\n    return prompt\n", "echo",
+                              suite=SUITE[:1], plugins=["reverse_perturbator_plugin"],
+                              perturb=[{"perturbator": "reverse"}])
     result = api.run(config)
     assert result.status == "success", result.message
-    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
-    assert [(r["test_case_key"], r["actual_output"], r.get("perturbation")) for r in rows] == [
+    assert [(r["test_case_key"], r["actual_output"], r.get("perturbation")) for r in _produced(result)] == [
         ("france", "What is the capital of France?", ""),
         ("france~reverse", "?ecnarF fo latipac eht si tahW", "reverse")]
     with pytest.raises(ConfigError, match=r"^perturb\[0\]: unknown perturbator 'reverse' \(known: "):
@@ -356,19 +360,14 @@ def test_a_perturbator_from_a_run_plugin_module_makes_perturb_copies(tmp_path, m
 
 
 def test_a_python_host_that_hangs_fails_its_item_at_the_timeout(tmp_path, monkeypatch):
-    module = tmp_path / "slow_sut.py"
-    module.write_text("import time\n"
-                      "def answer(prompt):\n"
-                      "    if 'Japan' in prompt:\n"
-                      "        time.sleep(5)\n"
-                      "    return 'fine'\n", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    config = {"name": "slow", "test_suite": str(_suite(tmp_path)), "output_dir": str(tmp_path / "r"),
-              "llm_cache": str(tmp_path / "cache.sqlite"), "evaluators": ["factual_knowledge"],
-              "hosts": [{"key": "slow", "kind": "python", "callable": "slow_sut:answer", "timeout": 0.3}]}
+    config = _python_host_run(tmp_path, monkeypatch, "slow_sut", "import time\n"
+                              "def answer(prompt):\n"
+                              "    if 'Japan' in prompt:\n"
+                              "        time.sleep(5)\n"
+                              "    return 'fine'\n", "slow", host={"timeout": 0.3})
     result = api.run(config)
-    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
-    assert [(r["test_case_key"], r["actual_output"]) for r in rows] == [("france", "fine"), ("hamlet", "fine")]
+    assert [(r["test_case_key"], r["actual_output"]) for r in _produced(result)] == [("france", "fine"),
+                                                                                      ("hamlet", "fine")]
     failed = json.loads((result.run_dir / "dataset" / "failed_items.json").read_text(encoding="utf-8"))
     assert failed == [{"test_case_key": "japan", "model_key": "slow",
                        "error": "timeout: slow_sut:answer did not return within 0.3 s (after 1 attempt)"}]
