@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -112,7 +113,9 @@ class Scored:
         return [None if c["answer"] is None else str(c["answer"])[:ANSWER_LIMIT] for c in self.calls]
 
 
+@functools.lru_cache(maxsize=1)
 def _recorder_class():
+    # Made once: defining a class per (row, metric) task cost more than the task's own bookkeeping.
     from langchain_core.callbacks import BaseCallbackHandler
 
     class Recorder(BaseCallbackHandler):
