@@ -12,18 +12,16 @@ of it. A second pass over the same questions measures answers from the cache.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from sonar_core.journal import Journal
 from sonar_core.llm import LLMClient, LLMConfig, LLMRequest, ResponseCache
 
-SERVER = Path(__file__).resolve().parents[1] / "tests" / "judge_server.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from judge_server import served, server_stats  # noqa: E402 - the test server lives with the tests
 
 
 def main() -> None:
@@ -35,10 +33,7 @@ def main() -> None:
 
     requests = [LLMRequest([{"role": "user", "content": f"Does answer {i} contain contact information?"}],
                            tags={"test_case_key": f"t{i}", "model_key": "bench"}) for i in range(args.calls)]
-    server = subprocess.Popen([sys.executable, str(SERVER), "--default", "absent", "--latency", str(args.latency)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        base_url = server.stdout.readline().strip()
+    with served("--default", "absent", "--latency", str(args.latency)) as base_url:
         with tempfile.TemporaryDirectory() as tmp:
             config = LLMConfig(key="bench-judge", base_url=base_url, model="scripted",
                                max_concurrency=args.concurrency, timeout=30)
@@ -47,7 +42,7 @@ def main() -> None:
             started = time.perf_counter()
             answers = client.complete_many(requests)
             seconds = time.perf_counter() - started
-            stats = json.loads(urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats").read())
+            stats = server_stats(base_url)
             assert all(a.text == "absent" for a in answers) and stats["calls"] == args.calls, stats
             ideal = args.concurrency / args.latency
             rate = args.calls / seconds
@@ -62,9 +57,6 @@ def main() -> None:
             print(f"cached: {cached:.2f} s, {args.calls / cached:.0f} answers/s, no call made")
             client.close()
             journal.close()
-    finally:
-        server.stdin.close()
-        server.wait(timeout=10)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from sonar_core.hosts.registry import HostServices, build_hosts
@@ -27,7 +25,8 @@ from sonar_core.journal import Journal
 from sonar_core.llm import ResponseCache
 from sonar_core.pipeline import run_pipeline
 
-SERVER = Path(__file__).resolve().parents[1] / "tests" / "judge_server.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from judge_server import served, server_stats  # noqa: E402 - the test server lives with the tests
 
 
 def _once(suite: Path, run_dir: Path, cache_path: Path, base_url: str, concurrency: int):
@@ -53,10 +52,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
 
-    server = subprocess.Popen([sys.executable, str(SERVER), "--default", "Paris", "--latency", str(args.latency)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        base_url = server.stdout.readline().strip()
+    with served("--default", "Paris", "--latency", str(args.latency)) as base_url:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             suite = tmp / "suite.jsonl"
@@ -64,7 +60,7 @@ def main() -> None:
                                                  "expected_output": "Paris"}) + "\n" for i in range(args.items)),
                              encoding="utf-8")
             live, seconds = _once(suite, tmp / "run1", tmp / "cache.sqlite", base_url, args.concurrency)
-            stats = json.loads(urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats").read())
+            stats = server_stats(base_url)
             assert live.counts["bench"]["fetched"] == args.items and stats["calls"] == args.items, (live.counts, stats)
             ideal = args.concurrency / args.latency
             rate = args.items / seconds
@@ -73,13 +69,10 @@ def main() -> None:
             print(f"live:   {seconds:.2f} s, {rate:.1f} items/s = {rate / ideal:.1%} of the ideal {ideal:.0f} "
                   f"items/s (goal 90%)")
             cached, cached_seconds = _once(suite, tmp / "run2", tmp / "cache.sqlite", base_url, args.concurrency)
-            stats = json.loads(urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats").read())
+            stats = server_stats(base_url)
             assert cached.counts["bench"]["cached"] == args.items and stats["calls"] == args.items, stats
             print(f"cached: {cached_seconds:.2f} s for {args.items} items, {args.items / cached_seconds:.0f} items/s "
                   f"(goal under 2 s for 1,000), server calls unchanged ({stats['calls']})")
-    finally:
-        server.stdin.close()
-        server.wait(timeout=10)
 
 
 if __name__ == "__main__":

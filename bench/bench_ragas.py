@@ -30,16 +30,16 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+from judge_server import served, server_stats  # noqa: E402 - the test server lives with the tests
 
 PLACES = ["Paris", "Rome", "Lyon", "Oslo", "Lima", "Kyiv", "Bern", "Riga", "Doha", "Baku"]
 COLOURS = ["red", "blue", "green", "white", "black", "grey", "pink", "gold"]
@@ -79,10 +79,6 @@ def serve(dataset: str, latency: float) -> None:
         sys.stdin.read()
 
 
-def stats(base_url: str) -> dict:
-    return json.loads(urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats").read())
-
-
 def run_sonar(tmp: Path, dataset: Path, base_url: str, concurrency: int, name: str) -> tuple[float, object]:
     import sonar_core
 
@@ -98,41 +94,19 @@ def run_sonar(tmp: Path, dataset: Path, base_url: str, concurrency: int, name: s
 
 
 def run_ragas(rows: list[dict], base_url: str, concurrency: int, encoder) -> tuple[float, list[dict]]:
-    from langchain_openai import ChatOpenAI
-    from ragas import EvaluationDataset, RunConfig, evaluate
-    from ragas.dataset_schema import SingleTurnSample
-    from ragas.embeddings.base import BaseRagasEmbeddings
-    from ragas.llms import LangchainLLMWrapper
     from ragas.metrics._answer_correctness import AnswerCorrectness
     from ragas.metrics._answer_relevance import AnswerRelevancy
     from ragas.metrics._context_precision import LLMContextPrecisionWithReference
     from ragas.metrics._context_recall import LLMContextRecall
     from ragas.metrics._faithfulness import Faithfulness
     from ragas.metrics._nv_metrics import ContextRelevance
+    from ragas_direct import evaluate_directly
 
-    class DirectEmbeddings(BaseRagasEmbeddings):
-        def embed_documents(self, texts):
-            return encoder.encode(list(texts), convert_to_numpy=True).tolist()
-
-        def embed_query(self, text):
-            return self.embed_documents([text])[0]
-
-        async def aembed_documents(self, texts):
-            return self.embed_documents(texts)
-
-        async def aembed_query(self, text):
-            return self.embed_query(text)
-
-    samples = [SingleTurnSample(user_input=r["input"], response=r["actual_output"], retrieved_contexts=r["context"],
-                                reference=r["expected_output"]) for r in rows]
     metrics = [Faithfulness(), AnswerRelevancy(), LLMContextPrecisionWithReference(), LLMContextRecall(),
                ContextRelevance(), AnswerCorrectness()]
-    llm = LangchainLLMWrapper(ChatOpenAI(model="scripted", base_url=base_url, api_key="bench", temperature=0,
-                                         max_retries=0, timeout=60))
     started = time.perf_counter()
-    result = evaluate(EvaluationDataset(samples), metrics=metrics, llm=llm, embeddings=DirectEmbeddings(),
-                      run_config=RunConfig(max_workers=concurrency, max_retries=1), show_progress=False)
-    return time.perf_counter() - started, result.scores
+    scores = evaluate_directly(rows, metrics, base_url, encoder, max_workers=concurrency, model="scripted")
+    return time.perf_counter() - started, scores
 
 
 def sonar_values(result, evaluator_id: str) -> list:
@@ -171,26 +145,15 @@ def main() -> None:
         tmp = Path(name)
         dataset = tmp / "rows.json"
         dataset.write_text(json.dumps(rows), encoding="utf-8")
-        servers = []
-        try:
-            def start():
-                server = subprocess.Popen([sys.executable, __file__, "--serve", str(dataset), "--latency",
-                                           str(args.latency)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                servers.append(server)
-                return server.stdout.readline().strip()
-
-            sonar_url = start()
+        server_args = ("--serve", str(dataset), "--latency", str(args.latency))
+        with served(*server_args, script=__file__) as sonar_url:
             cold, first = run_sonar(tmp, dataset, sonar_url, args.concurrency, "cold")
-            cold_calls = stats(sonar_url)["calls"]
+            cold_calls = server_stats(sonar_url)["calls"]
             warm, second = run_sonar(tmp, dataset, sonar_url, args.concurrency, "cached")
-            warm_calls = stats(sonar_url)["calls"] - cold_calls
-            ragas_url = start()
+            warm_calls = server_stats(sonar_url)["calls"] - cold_calls
+        with served(*server_args, script=__file__) as ragas_url:
             ragas_seconds, scores = run_ragas(rows, ragas_url, args.concurrency, encoder)
-            ragas_calls = stats(ragas_url)["calls"]
-        finally:
-            for server in servers:
-                server.stdin.close()
-                server.wait(timeout=10)
+            ragas_calls = server_stats(ragas_url)["calls"]
         mismatches = 0
         for evaluator_id, column in COLUMNS.items():
             for ours, theirs in zip(sonar_values(first, evaluator_id), (s[column] for s in scores)):

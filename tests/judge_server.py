@@ -42,20 +42,29 @@ Use it as the ``judge_server`` fixture (tests/conftest.py) or directly::
 
     with JudgeServer(script=[("contact information", "absent")], default="true") as server:
         config = {"base_url": server.base_url, "model": "scripted"}
+
+:func:`write_llm_configs` writes an LLM configuration file whose default judge is such a server.
+Benchmarks run the server in a process of its own with :func:`served` and read ``/stats`` with
+:func:`server_stats`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Pattern, Union
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Pattern, Union
+import urllib.request
 
-__all__ = ["JudgeServer", "Call"]
+__all__ = ["JudgeServer", "Call", "write_llm_configs", "served", "server_stats"]
 
 Matcher = Union[str, Pattern[str]]
 Reply = Union[str, Callable[[str], str]]
@@ -328,6 +337,36 @@ class _Handler(BaseHTTPRequestHandler):
                 }).encode())
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
+
+
+def write_llm_configs(path: Path, base_url: str, **settings) -> Path:
+    """An LLM configuration file with the judge ``test-judge`` at ``base_url``, the run's default."""
+    lines = ["default_judge: test-judge", "llms:", "  test-judge:", f"    base_url: {base_url}",
+             "    model: scripted-judge"]
+    lines += [f"    {key}: {value}" for key, value in settings.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def served(*args: str, script: str = __file__) -> Iterator[str]:
+    """``python script ARGS`` in a process of its own (this module's command line by default): yields the
+    base URL it prints first, and stops it by closing its standard input."""
+    process = subprocess.Popen([sys.executable, script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        url = process.stdout.readline().strip()
+        if not url:
+            raise RuntimeError(f"{script} {' '.join(args)} exited before printing its URL")
+        yield url
+    finally:
+        process.stdin.close()
+        process.wait(timeout=10)
+
+
+def server_stats(base_url: str) -> dict[str, Any]:
+    """``GET /stats`` of a server: ``{"calls", "outcomes", "max_in_flight"}``."""
+    return json.loads(urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats").read())
 
 
 def main() -> None:

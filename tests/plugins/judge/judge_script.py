@@ -61,11 +61,3 @@ def reply(prompt: str) -> str:
             return passing
     return GARBAGE
 
-
-def write_llm_configs(path: Path, base_url: str, **settings) -> Path:
-    """An LLM configuration file with the judge ``test-judge`` at ``base_url``, the run's default."""
-    lines = ["default_judge: test-judge", "llms:", "  test-judge:", f"    base_url: {base_url}",
-             "    model: scripted-judge"]
-    lines += [f"    {key}: {value}" for key, value in settings.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path

@@ -11,7 +11,8 @@ import sonar_core
 from sonar_core import names
 from sonar_core.cli import cli
 
-from judge_script import ANSWERS, GARBAGE, write_dataset, write_llm_configs, reply
+from judge_script import ANSWERS, GARBAGE, write_dataset, reply
+from judge_server import write_llm_configs
 
 #: evaluator id -> (pass metric, fail metric, parse-failure metric)
 METRICS = {

@@ -18,7 +18,8 @@ from sonar_core import names
 from sonar_core.cli import cli
 from sonar_core.errors import ConfigError
 
-from judge_script import GARBAGE, write_dataset, write_llm_configs, reply
+from judge_script import GARBAGE, write_dataset, reply
+from judge_server import write_llm_configs
 
 JUDGES = ["contact_information", "language_mismatch", "sexism", "stereotypes", "summarization_judge", "byop",
           "fact_check"]

@@ -11,10 +11,10 @@ import pytest
 import sonar_core
 from sonar_core import names
 
-from judge_server import JudgeServer
+from judge_server import JudgeServer, write_llm_configs
 from ragas_judge import OFF_TOPIC_QUESTION, NOT_JSON, RagasJudge
 from ragas_rows import (CASES, CONTEXT_PRECISION, CONTEXT_RECALL, CONTEXT_RELEVANCY, CORRECTNESS_COUNTS, FAITHFULNESS,
-                        MODELS, rows, write_dataset, write_llm_configs)
+                        MODELS, rows, write_dataset)
 
 SEVEN = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
          "answer_correctness", "ragas"]
@@ -224,38 +224,15 @@ def test_values_equal_ragas_evaluate_on_the_same_server_and_embeddings(runs, enc
     import importlib
     import math
 
-    from langchain_openai import ChatOpenAI
-    from ragas import EvaluationDataset, RunConfig, evaluate
-    from ragas.dataset_schema import SingleTurnSample
-    from ragas.embeddings.base import BaseRagasEmbeddings
-    from ragas.llms import LangchainLLMWrapper
-
-    class DirectEmbeddings(BaseRagasEmbeddings):
-        def embed_documents(self, texts):
-            return encoder.encode(list(texts), convert_to_numpy=True).tolist()
-
-        def embed_query(self, text):
-            return self.embed_documents([text])[0]
-
-        async def aembed_documents(self, texts):
-            return self.embed_documents(texts)
-
-        async def aembed_query(self, text):
-            return self.embed_query(text)
+    from ragas_direct import evaluate_directly
 
     data = rows()
-    samples = [SingleTurnSample(user_input=r["input"], response=r["actual_output"], retrieved_contexts=r["context"],
-                                reference=r["expected_output"]) for r in data]
     metrics = []
     for path, _ in REFERENCE.values():
         module, name = path.rsplit(".", 1)
         metrics.append(getattr(importlib.import_module(module), name)())
     with JudgeServer(default=RagasJudge(data)) as server:
-        llm = LangchainLLMWrapper(ChatOpenAI(model="scripted-judge", base_url=server.base_url, api_key="test",
-                                             temperature=0, max_retries=0))
-        result = evaluate(EvaluationDataset(samples), metrics=metrics, llm=llm, embeddings=DirectEmbeddings(),
-                          run_config=RunConfig(max_retries=1, max_workers=8), show_progress=False)
-    reference = result.scores
+        reference = evaluate_directly(data, metrics, server.base_url, encoder, max_workers=8)
     keys = [(r["test_case_key"], r["model_key"]) for r in data]
     for evaluator_id, (_, column) in REFERENCE.items():
         sonar = _rows(runs[0], evaluator_id)
