@@ -21,7 +21,7 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError
+from .errors import ConfigError, validation_message
 
 __all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
 
@@ -159,14 +159,9 @@ class RunConfig(BaseModel):
 
 def _describe(error: ValidationError, source: str) -> str:
     first = error.errors()[0]
-    location = ".".join(str(part) for part in first["loc"]) or "<root>"
-    if first["type"] == "extra_forbidden":
-        return f"{source}: unknown configuration key '{location}'"
-    if first["type"] == "missing":
-        return f"{source}: missing required configuration key '{location}'"
-    if location == "<root>" and first["type"] == "value_error":
+    if not first["loc"] and first["type"] == "value_error":  # a check across keys says it all itself
         return f"{source}: {str(first['msg']).removeprefix('Value error, ')}"
-    return f"{source}: configuration key '{location}': {first['msg']}"
+    return f"{source}: {validation_message(error, 'configuration key')}"
 
 
 def build_config(data: dict[str, Any], source: str = "<config>") -> RunConfig:

@@ -25,6 +25,7 @@ __all__ = [
     "EXIT_PROBLEMS",
     "EXIT_INTERRUPTED",
     "RunInterrupted",
+    "validation_message",
 ]
 
 EXIT_OK = 0
@@ -34,6 +35,19 @@ EXIT_DATA = 3
 EXIT_STRICT = 4
 EXIT_PROBLEMS = 5
 EXIT_INTERRUPTED = 130
+
+
+def validation_message(error, noun: str) -> str:
+    """One line for a pydantic ``ValidationError``'s first error, naming the setting by ``noun``
+    (``key``, ``setting``...): ``unknown <noun> 'x'``, ``missing required <noun> 'x'`` or
+    ``<noun> 'x': <pydantic's message>``. Never the input value: a misplaced secret is not echoed."""
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"]) or "<root>"
+    if first["type"] == "extra_forbidden":
+        return f"unknown {noun} '{location}'"
+    if first["type"] == "missing":
+        return f"missing required {noun} '{location}'"
+    return f"{noun} '{location}': {first['msg']}"
 
 
 class SonarError(Exception):

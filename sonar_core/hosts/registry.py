@@ -8,12 +8,11 @@ that registers a kind already taken is an error naming both owners.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ConfigError
+from ..errors import ConfigError, validation_message
 from ..llm.secrets import Redactor
 from .base import Host, HostService
 from .client_host import Price
@@ -38,16 +37,6 @@ class HostServices:
         return self.prices.get(key)
 
 
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    location = ".".join(str(part) for part in first["loc"]) or "<root>"
-    if first["type"] == "extra_forbidden":
-        return f"unknown setting '{location}'"
-    if first["type"] == "missing":
-        return f"missing required setting '{location}'"
-    return f"setting '{location}': {first['msg']}"
-
-
 def spec_factory(spec_model: type[BaseModel], make: Callable[[Any, HostServices], Host]) -> Callable:
     """A factory taking the configuration dict: validates it with ``spec_model``, then calls ``make``."""
 
@@ -55,7 +44,7 @@ def spec_factory(spec_model: type[BaseModel], make: Callable[[Any, HostServices]
         try:
             validated = spec_model.model_validate(spec)
         except ValidationError as exc:
-            raise ConfigError(_describe(exc)) from None
+            raise ConfigError(validation_message(exc, "setting")) from None
         return make(validated, services)
 
     # What `sonar hosts` shows: the kind's settings and description.
@@ -127,7 +116,7 @@ def prices_from(table: dict[str, Any], host_keys: list[str]) -> dict[str, Price]
         try:
             prices[key] = Price.model_validate(value)
         except ValidationError as exc:
-            raise ConfigError(f"prices.{key}: {_describe(exc)}") from None
+            raise ConfigError(f"prices.{key}: {validation_message(exc, 'setting')}") from None
     return prices
 
 

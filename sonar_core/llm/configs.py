@@ -34,7 +34,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError
+from ..errors import ConfigError, validation_message
 
 __all__ = [
     "LLMConfig",
@@ -155,14 +155,10 @@ def default_configs_path() -> Path:
 def _config_error(source: Path, key: str, error: ValidationError) -> ConfigError:
     first = error.errors()[0]
     location = ".".join(str(part) for part in first["loc"])
-    prefix = f"{source}: LLM configuration '{key}'"
-    if first["type"] == "extra_forbidden":
-        hint = " (name the environment variable that holds the key with api_key_env)" if "key" in location else ""
-        return ConfigError(f"{prefix}: unknown key '{location}'{hint}")
-    if first["type"] == "missing":
-        return ConfigError(f"{prefix}: missing required key '{location}'")
-    # pydantic's message, never the input value: a misplaced secret must not be echoed.
-    return ConfigError(f"{prefix}: key '{location}': {first['msg']}")
+    hint = ""
+    if first["type"] == "extra_forbidden" and "key" in location:
+        hint = " (name the environment variable that holds the key with api_key_env)"
+    return ConfigError(f"{source}: LLM configuration '{key}': {validation_message(error, 'key')}{hint}")
 
 
 def load_llm_configs(path: str | Path | None = None, *, required: bool = False) -> LLMConfigSet:
