@@ -331,9 +331,10 @@ def hosts_command(plugins, as_json: bool) -> None:
         for column in ("Kind", "Plugin", "Settings (default)", "Description"):
             table.add_column(column)
         for entry in listing["host_kinds"]:
-            settings = "-" if not entry["settings"] else ", ".join(shown(s) for s in entry["settings"])
             if entry["settings"] is None:
                 settings = "(not declared)"
+            else:
+                settings = ", ".join(shown(s) for s in entry["settings"]) or "-"
             # A plugin's descriptions are data, not rich markup.
             table.add_row(*(RichText(cell) for cell in (entry["kind"], entry["plugin"], settings,
                                                          entry["description"])))

@@ -224,27 +224,28 @@ class RagasEvaluator(Evaluator):
         judge = {"llm": client.identity, "temperature": client.config.temperature,
                  "max_tokens": client.config.max_tokens, "answer_max_tokens": self.answer_max_tokens}
         keys = {name: self._memo_base(metric, judge) for name, metric in metrics.items()}
-        todo: list[tuple[int, str]] = []
+        todo: list[tuple[int, str, str]] = []  # (row index, metric name, memo key)
         found: list[dict[str, Scored]] = [{} for _ in rows]
         for index, row in enumerate(rows):
             for name in metrics:
-                hit = self.ctx.memo.get(MEMO_NAMESPACE, _memo_key(keys[name], row))
+                memo_key = _memo_key(keys[name], row)
+                hit = self.ctx.memo.get(MEMO_NAMESPACE, memo_key)
                 if hit is not None:
                     found[index][name] = dataclasses.replace(hit)  # explain() may set its failure
                 else:
-                    todo.append((index, name))
+                    todo.append((index, name, memo_key))
         if embeddings is not None and todo:
-            texts = [t for index in dict.fromkeys(i for i, _ in todo) for t in self.texts_to_embed(rows[index]) if t]
+            texts = [t for index in dict.fromkeys(i for i, _, _ in todo) for t in self.texts_to_embed(rows[index]) if t]
             embeddings.prefetch(list(dict.fromkeys(texts)))
         try:
-            fresh = _run(self._score_all([(rows[i], name, metrics[name]) for i, name in todo])) if todo else []
+            fresh = _run(self._score_all([(rows[i], name, metrics[name]) for i, name, _ in todo])) if todo else []
         finally:
             llm.close()
             if embeddings is not None:
                 embeddings.close()
-        for (index, name), scored in zip(todo, fresh):
+        for (index, name, memo_key), scored in zip(todo, fresh):
             found[index][name] = scored
-            self.ctx.memo.put(MEMO_NAMESPACE, _memo_key(keys[name], rows[index]), _for_memo(scored))
+            self.ctx.memo.put(MEMO_NAMESPACE, memo_key, _for_memo(scored))
         return [self._result(row, {name: per_row[name] for name in metrics}) for row, per_row in zip(rows, found)]
 
     def _memo_base(self, metric, judge: dict[str, Any]) -> str:

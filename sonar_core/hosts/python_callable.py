@@ -53,7 +53,7 @@ def load_callable(reference: str, base_dir: str | None = None) -> Callable[[str]
 
 
 class PythonBackend:
-    def __init__(self, function: Callable[[str], Any], reference: str, timeout: float | None = None) -> None:
+    def __init__(self, function: Callable[[str], Any], reference: str, timeout: float) -> None:
         self.function = function
         self.reference = reference
         self.timeout = timeout
@@ -61,8 +61,6 @@ class PythonBackend:
     def _call(self, prompt: str) -> Any:
         """The function's result, within the timeout: on a thread of its own, so a hung function costs
         its item, not the run."""
-        if self.timeout is None:
-            return self.function(prompt)
         box: dict[str, Any] = {}
         done = threading.Event()
 

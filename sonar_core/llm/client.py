@@ -205,7 +205,7 @@ class LLMClient:
         asynchronous caller answer it on its own thread instead of handing it to a worker."""
         if self.cache is None:
             return False
-        key = request_key(self.config.identity(), request.messages, self._params(request), request.repeat)
+        key = request_key(self.identity, request.messages, self._params(request), request.repeat)
         return self.cache.get(key, count=False) is not None
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[Completion]:
