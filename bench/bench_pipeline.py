@@ -23,7 +23,7 @@ from pathlib import Path
 from sonar_core.hosts.registry import HostServices, build_hosts
 from sonar_core.journal import Journal
 from sonar_core.llm import ResponseCache
-from sonar_core.pipeline import run_pipeline
+from sonar_core.execution.pipeline import run_pipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from judge_server import served, server_stats  # noqa: E402 - the test server lives with the tests

@@ -21,7 +21,7 @@ from .errors import ConfigError, DatasetError, PluginError, SonarError
 from .hookspecs import hookimpl
 from .passfail import PassFailEvaluator, Verdict
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "COMMON_PARAMETERS",

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from . import names
 from .config import RunConfig, build_config, load_config
-from .errors import ConfigError
-from .runner import RunResult, execute_run
+from .execution import PreviousRun, RunResult, execute_run
 
 __all__ = ["run", "resume"]
 
@@ -45,12 +43,6 @@ def run(config: RunConfig | dict[str, Any] | str | Path | None = None, *, progre
 
 def resume(run_dir: str | Path, *, progress: bool = False) -> RunResult:
     """Finish a run that was interrupted: only evaluators without a done marker run again."""
-    run_dir = Path(run_dir)
-    record = run_dir / names.RUN_JSON
-    if not record.is_file():
-        raise ConfigError(f"{run_dir}: not a Sonar run directory (no {names.RUN_JSON})")
-    try:
-        parameters = json.loads(record.read_text(encoding="utf-8"))["interpretation_parameters"]
-    except (json.JSONDecodeError, KeyError):
-        raise ConfigError(f"{record}: unreadable run record; start a new run instead") from None
-    return execute_run(build_config(parameters, str(record)), resume_dir=run_dir, progress=progress)
+    previous = PreviousRun.open(run_dir)  # run.json is read once, here
+    config = build_config(previous.parameters(), str(previous.run_dir / names.RUN_JSON))
+    return execute_run(config, previous=previous, progress=progress)

@@ -118,8 +118,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     """
     from .api import resume
     from .config import load_config
-    from .run_record import problem_counts
-    from .runner import execute_run
+    from .findings.run_findings import problem_counts
+    from .execution import execute_run
 
     show = sys.stderr.isatty() if progress is None else progress
     try:

@@ -312,7 +312,7 @@ class Evaluator:
     scores_perturbed_copies: ClassVar[bool] = True
     #: True when scoring a row is costly even with every judge answer cached (e.g. a library that
     #: re-renders and re-parses every prompt): the core keeps finished rows in the response cache's
-    #: file and a rerun reads them back (sonar_core.row_cache). Bump ``result_version`` whenever the
+    #: file and a rerun reads them back (sonar_core.execution.row_cache). Bump ``result_version`` whenever the
     #: evaluator's results for the same inputs change.
     caches_row_results: ClassVar[bool] = False
     result_version: ClassVar[str] = "1"

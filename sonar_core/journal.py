@@ -13,7 +13,7 @@ annotator response``, ``retrying annotator request``, ``annotator request failed
 (:mod:`sonar_core.llm.client`) and, once per run that used the response cache, ``cache info``
 (before ``finished run``; one per kind of asker, ``sut`` and ``annotator``), and ``run memo info``
 when evaluators shared results (:mod:`sonar_core.run_memo`). A run with a test
-suite and hosts first asks the models under test (:mod:`sonar_core.pipeline`): ``running pipeline``,
+suite and hosts first asks the models under test (:mod:`sonar_core.execution.pipeline`): ``running pipeline``,
 ``using test items``, per item ``queuing item``, ``fetched sut response`` / ``using cached sut
 response``, ``translated sut response``, then ``wrote llm dataset``; its evaluators also write
 ModelBench's ``measured item quality`` per item.
@@ -35,9 +35,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["Journal", "JOURNAL_SCHEMA_VERSION"]
+from . import names
 
-JOURNAL_SCHEMA_VERSION = "1.0"
+__all__ = ["Journal"]
 
 
 def _now() -> str:
@@ -52,7 +52,7 @@ class Journal:
         self._file = open(path, "a", encoding="utf-8") if path is not None else None
         # LLM clients write from several threads: one lock keeps each line whole.
         self._lock = threading.Lock()
-        self.event("starting journal", "Journal", "__init__", schema_version=JOURNAL_SCHEMA_VERSION, pid=os.getpid())
+        self.event("starting journal", "Journal", "__init__", schema_version=names.JOURNAL_SCHEMA_VERSION, pid=os.getpid())
 
     def _line(self, message: str, cls: str, method: str, fields: dict[str, Any]) -> str:
         record = {"timestamp": _now(), "message": message, "class": cls, "method": method}

@@ -14,7 +14,7 @@ into a :class:`JudgeVote`. The core does the rest:
 * the row's details keep every raw answer (``judge_answers``), the votes and the judge's key;
   a failing row's error message is the judge's reason;
 * ``judge_agreement`` is the share of the N answers that agree with the majority (rows judged
-  once have none). The core raises a "judge unreliable" problem (:mod:`sonar_core.judge_reliability`)
+  once have none). The core raises a "judge unreliable" problem (:mod:`sonar_core.findings.judge_reliability`)
   for a model whose mean agreement is below that metric's threshold or whose parse-failure share
   is above that metric's threshold.
 """

@@ -1,6 +1,9 @@
-"""Every file and folder name of the result directory, and the schema versions.
+"""Every file and folder name of the result directory, and every schema version.
 
-docs/result-directory.md documents each of them; keep the two in step.
+Constants only, importing nothing of Sonar: the findings (problems and insights carry their
+schema version), the artifact writers, the run and the journal all read them here.
+docs/result-directory.md documents each of them; tests/test_result_directory.py checks that
+the page names every one.
 """
 
 from __future__ import annotations
@@ -42,6 +45,16 @@ MIME_ZIP = "application/zip"
 
 #: Schema version of run.json, result_descriptor.json and the explanation JSON files.
 SCHEMA_VERSION = "1.0"
+#: Schema version carried by each problem of problems_and_actions.json.
+PROBLEMS_SCHEMA_VERSION = "1.0"
+#: Schema version carried by each insight of insights_and_actions.json.
+INSIGHTS_SCHEMA_VERSION = "1.0"
+#: Schema version of a leaderboard as evaluator_summary.json keeps it.
+LEADERBOARD_SCHEMA_VERSION = "1.0"
+#: Schema version in the first event (``starting journal``) of journal.jsonl.
+JOURNAL_SCHEMA_VERSION = "1.0"
+#: Schema version of the ``--json`` listings (``sonar evaluators``, ``describe``, ``plugins``, ``hosts``).
+LISTING_SCHEMA_VERSION = "1.0"
 
 # A fixed namespace so a run's evaluator job ids are reproducible: resuming a run finds the
 # same folders, and an uninterrupted run of the same configuration names them alike.
@@ -66,6 +79,14 @@ def evaluator_dir_name(qualified_name: str, job_id: str) -> str:
 def log_file(job_id: str) -> str:
     return f"explainer_run_{job_id}.log"
 
+
+#: What a run with a test suite and hosts writes: ``dataset/`` with the hosts' answers as they come
+#: (``answers.jsonl``), the LLM dataset they make (JSON and CSV) and the items no host answered.
+DATASET_DIR = "dataset"
+ANSWERS_FILE = "answers.jsonl"
+LLM_DATASET_JSON = "llm_dataset.json"
+LLM_DATASET_CSV = "llm_dataset.csv"
+FAILED_ITEMS = "failed_items.json"
 
 #: The run's test case x model matrix, beside index.html.
 TEST_CASES_HTML = "test_cases.html"

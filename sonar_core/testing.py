@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .aggregate import ScoredEvaluator
+from .findings import ScoredEvaluator
 from .context import EvaluationContext
 from .contract import Evaluator, RowResult
 from .dataset import Row, row_from_record

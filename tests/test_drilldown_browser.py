@@ -171,7 +171,7 @@ def test_a_problem_links_to_its_failing_test_case(browser, quickstart, shots):
 
 
 def test_matrix_filters_leave_the_expected_test_cases(browser, quickstart, shots):
-    demo = json.loads(sonar_core.runner.demo_dataset_path().read_text(encoding="utf-8"))["inputs"]
+    demo = json.loads(sonar_core.execution.demo_dataset_path().read_text(encoding="utf-8"))["inputs"]
     all_cases = list(dict.fromkeys(r["test_case_key"] for r in demo))
     assert browser.load((quickstart / names.TEST_CASES_HTML).as_uri()) == []
     assert json.loads(browser.evaluate(_VISIBLE_CASES_JS)) == all_cases

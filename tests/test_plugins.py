@@ -430,7 +430,7 @@ def test_a_hook_that_raises_registers_nothing():
 
 def test_importing_sonar_core_imports_no_plugin(example_plugin):
     probe = (
-        "import sys, sonar_core, sonar_core.cli, sonar_core.api, sonar_core.runner\n"
+        "import sys, sonar_core, sonar_core.cli, sonar_core.api, sonar_core.execution\n"
         "from sonar_core.plugins import PluginHost\n"
         "def plugins():\n"
         "    return sorted(m for m in sys.modules if m.split('.')[0] in ('sonar_plugins', 'sonar_example_plugin'))\n"

@@ -11,7 +11,7 @@ import sonar_core
 from sonar_core import names
 from sonar_core.cli import cli
 from sonar_core.plugins import PluginHost
-from sonar_core.runner import NO_HOSTS
+from sonar_core.execution import NO_HOSTS
 
 from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS, RAGAS, REPO
 

@@ -524,3 +524,19 @@ def test_save_llm_result_off_writes_and_lists_no_eval_results(tmp_path):
     assert [e["explanation_type"] for e in descriptor["explanations"]] == [
         "global-llm-heatmap-leaderboard", "global-html-fragment", "global-work-dir-archive"]
     assert (folder / names.DONE_MARKER).is_file()
+
+
+def test_docs_describe_every_run_json_field():
+    """run.json's model (RunRecord) and the page's run.json table name the same fields."""
+    from sonar_core.artifacts.run_json import RunOutcome, RunRecord
+
+    doc = (Path(__file__).parent.parent / "docs" / "result-directory.md").read_text(encoding="utf-8")
+    table = doc.split("## run.json", 1)[1].split("\n## ", 1)[0]
+    documented = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
+    fields = set(RunRecord.model_fields) - {"result"} | {f"result.{name}" for name in RunOutcome.model_fields}
+    assert documented == fields
+    # Every field of the model says what it is.
+    for model in (RunRecord, RunOutcome):
+        for name, field in model.model_fields.items():
+            assert field.description, f"{model.__name__}.{name} has no docstring"
+

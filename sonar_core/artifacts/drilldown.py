@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .. import names
-from ..aggregate import ScoredEvaluator
+from ..findings.scored import ScoredEvaluator
 from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic

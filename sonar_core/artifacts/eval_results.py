@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import names
-from ..aggregate import ScoredEvaluator
-from ..leaderboards import metric_meta
+from ..findings.scored import ScoredEvaluator
+from ..findings.leaderboards import metric_meta
 from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row, write_csv_rows
 from .formats import write_meta
 from .jsontext import compact_encoder

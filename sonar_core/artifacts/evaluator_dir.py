@@ -1,4 +1,5 @@
-"""Writes one evaluator's whole result folder (everything but the log, which the runner owns).
+"""Writes one evaluator's whole result folder from its findings (everything but the log, which the
+runner owns). Nothing is computed here: problems, insights and the leaderboard come in the findings.
 
 The done marker is written last, so a folder without it is known to be incomplete and a
 resumed run recomputes it.
@@ -14,12 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
-from ..aggregate import ScoredEvaluator
 from ..contract import ResultKind
-from ..insights import evaluator_insights, standard_insights
-from ..judge_reliability import judge_reliability_problems
-from ..leaderboards import build_leaderboard, leaderboard_markdown, md_cell
-from ..problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
+from ..findings import EvaluatorFindings, ScoredEvaluator
+from .markdown import leaderboard_markdown, report_markdown
 from .descriptor import descriptor
 from .eval_results import write_eval_results
 from .csv_cells import neutralise_row, write_csv_rows
@@ -28,28 +26,7 @@ from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 from .drilldown import evaluator_rows
 
-__all__ = ["write_evaluator_dir", "write_failed_marker", "collect_problems"]
-
-
-def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
-    """Threshold, flip, dataset and judge-reliability problems, then the evaluator's own."""
-    problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev) + judge_reliability_problems(ev)
-    for extra in ev.extra_problems:
-        severity = extra.get("severity", "MEDIUM")
-        if severity not in SEVERITY_ORDER or not extra.get("description"):
-            # A plugin bug: fail this evaluator (recorded in its folder) rather than write a bad file.
-            raise ValueError(f"{ev.cls.id}.extra_problems() returned a problem without a description or with "
-                             f"severity {severity!r} (use one of {', '.join(SEVERITY_ORDER)})")
-        attrs = dict(extra.get("problem_attrs", {}))
-        problems.append(make_problem(
-            ev,
-            description=extra["description"],
-            severity=severity,
-            problem_type=extra.get("problem_type", ev.cls.problem_type),
-            actions=extra.get("actions_description", ""),
-            attrs=attrs,
-        ))
-    return sorted(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], len(SEVERITY_ORDER)))
+__all__ = ["write_evaluator_dir", "write_failed_marker"]
 
 
 def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:
@@ -82,21 +59,6 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
         "metrics": [m.key for m in ev.cls.metrics],
     }
     return files
-
-
-def _report_md(ev: ScoredEvaluator, board_md: str, problems: list[dict], insights: list[dict]) -> str:
-    # Problem texts, model names and table cells come from datasets: md_cell escapes HTML.
-    lines = [f"# {ev.cls.display_name}", "", ev.cls.description, ""]
-    lines += [f"> {md_cell(note)}" for note in ev.notes] + ([""] if ev.notes else [])
-    lines += [board_md, "## Problems", ""]
-    lines += [f"- **{p['severity']}** {md_cell(p['description'])}" for p in problems] or ["No problems."]
-    lines += ["", "## Insights", ""]
-    lines += [f"- *{i['insight_type']}*: {md_cell(i['description'])}" for i in insights] or ["No insights."]
-    for table in ev.tables:
-        lines += ["", f"## {md_cell(table.title)}", "", "| " + " | ".join(md_cell(c) for c in table.columns) + " |",
-                  "|" + "|".join("---" for _ in table.columns) + "|"]
-        lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in table.rows]
-    return "\n".join(lines) + "\n"
 
 
 def safe_file_stem(name: str) -> str:
@@ -139,29 +101,30 @@ def _zip_work_dir(work: Path) -> bytes:
     return buffer.getvalue()
 
 
-def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape: bool = True,
+def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formula_escape: bool = True,
                         fragments: Fragments | None = None) -> dict[str, Any]:
-    """Write every artifact of ``ev`` into ``folder``; return what run.json and index.html need.
+    """Write every artifact of one evaluator's ``findings`` into ``folder``; return what run.json and
+    index.html need.
 
     ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run as formulas
     (:mod:`.csv_cells`); JSON and .jay keep the exact text either way. ``fragments``: the run's
     cache of JSON text, so that the problems and insights, which run.json repeats, are encoded once.
     """
+    ev = findings.scored
     fragments = fragments if fragments is not None else Fragments()
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
     if ev.params.get("save_llm_result", True):
         write_eval_results(ev, folder, csv_formula_escape)
 
-    board = build_leaderboard(ev)
+    board = findings.leaderboard
     board_md = leaderboard_markdown(ev, board)
     leaderboard_dir = folder / (names.BOOL_LEADERBOARD if ev.cls.kind is ResultKind.BOOL else names.HEATMAP_LEADERBOARD)
     write_format(leaderboard_dir, names.MIME_JSON, _leaderboard_files(ev, board))
     write_format(leaderboard_dir, names.MIME_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
     write_format(leaderboard_dir, names.MIME_LEADERBOARD_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
 
-    problems = collect_problems(ev)
-    insights = standard_insights(ev) + evaluator_insights(ev)
+    problems, insights = findings.problems, findings.insights
     fragments.keep(*problems, *insights)
     write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems, fragments)
     write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights, fragments)
@@ -169,7 +132,7 @@ def write_evaluator_dir(ev: ScoredEvaluator, folder: Path, *, csv_formula_escape
     work = folder / names.WORK_DIR
     work.mkdir(exist_ok=True)
     _write_tables(ev, work, csv_formula_escape)
-    (work / names.REPORT_MD).write_text(_report_md(ev, board_md, problems, insights), encoding="utf-8")
+    (work / names.REPORT_MD).write_text(report_markdown(ev, board_md, problems, insights), encoding="utf-8")
 
     view = evaluator_view(ev, board, problems, insights, folder.name)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})

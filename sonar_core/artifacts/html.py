@@ -22,7 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from .. import names
-from ..aggregate import ScoredEvaluator
+from ..findings.scored import ScoredEvaluator
 from ..contract import finite_or_none
 from ..contract import RowResult
 from .charts import TradeoffPoint, metric_bars_svg, pareto_front, pass_fail_svg, tradeoff_svg
@@ -213,7 +213,7 @@ def tradeoff_view(views: list[dict[str, Any]], stats: dict[str, dict[str, Any]])
 
     Quality is a model's share of checks passed over every evaluator: rows on the right side
     of the primary metric's threshold, over all rows scored (``primary_pass_counts``).
-    ``stats`` is :func:`sonar_core.aggregate.model_stats` of the dataset's rows.
+    ``stats`` is :func:`sonar_core.findings.model_stats` of the dataset's rows.
     """
     totals: dict[str, list[int]] = {}
     for view in views:

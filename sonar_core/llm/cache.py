@@ -80,7 +80,7 @@ class ResponseCache:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, llm TEXT NOT NULL, "
                    "request TEXT NOT NULL, response TEXT NOT NULL, created REAL NOT NULL)")
-        # Finished rows of evaluators that cache them (sonar_core.row_cache).
+        # Finished rows of evaluators that cache them (sonar_core.execution.row_cache).
         db.execute("CREATE TABLE IF NOT EXISTS row_results (key TEXT PRIMARY KEY, evaluator TEXT NOT NULL, "
                    "result TEXT NOT NULL, created REAL NOT NULL)")
         self._db = db

@@ -20,7 +20,7 @@ from sonar_core.artifacts.drilldown import (WITHHELD_ANSWER, WITHHELD_CONTEXT, W
 from sonar_core.config import build_config
 from sonar_core.dataset import load_dataset
 from sonar_core.plugins import PluginHost
-from sonar_core.runner import execute_run
+from sonar_core.execution import execute_run
 
 SCORES = {"A": ("0.9", "0.8", "0.1", "0.2"), "B": ("0.4", "0.3", "0.2", "0.7"), "C": ("0.1", "0.2", "0.0", "0.1")}
 PASSFAIL = {"A": ("ok fine", "nope", "??", "ok"), "B": ("nope",) * 4, "C": ("ok",) * 4}

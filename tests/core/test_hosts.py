@@ -11,7 +11,7 @@ from sonar_core.errors import ConfigError
 from sonar_core.hosts.registry import HostServices, build_hosts, host_kinds
 from sonar_core.llm import ResponseCache
 from sonar_core.plugins import PluginHost
-from sonar_core.runner import execute_run
+from sonar_core.execution import execute_run
 
 
 @pytest.fixture(scope="module")

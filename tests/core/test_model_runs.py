@@ -15,7 +15,7 @@ from sonar_core.embeddings import _PROCESS_CACHE
 from sonar_core.errors import EXIT_USAGE
 from sonar_core.model_store import ModelMissingError, get_store
 from sonar_core.plugins import PluginHost
-from sonar_core.runner import execute_run
+from sonar_core.execution import execute_run
 
 from conftest import CORE_TESTS, write_json
 

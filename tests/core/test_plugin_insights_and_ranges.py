@@ -13,8 +13,8 @@ from sonar_core import names
 from sonar_core.config import build_config
 from sonar_core.contract import Metric
 from sonar_core.plugins import PluginHost
-from sonar_core.problems import threshold_severity
-from sonar_core.runner import execute_run
+from sonar_core.findings.problems import threshold_severity
+from sonar_core.execution import execute_run
 
 PLUGIN = '''
 from sonar_core import Evaluator, Input, Metric, RowResult, hookimpl

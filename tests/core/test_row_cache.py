@@ -1,4 +1,4 @@
-"""Finished rows kept for evaluators that set ``caches_row_results`` (sonar_core.row_cache)."""
+"""Finished rows kept for evaluators that set ``caches_row_results`` (sonar_core.execution.row_cache)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 from sonar_core.contract import Metric, MetricRole, RowResult
 from sonar_core.llm.cache import ResponseCache
-from sonar_core.row_cache import RowResultCache
+from sonar_core.execution.row_cache import RowResultCache
 from sonar_core.testing import make_row
 
 

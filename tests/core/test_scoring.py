@@ -15,8 +15,8 @@ import pytest
 from sonar_core import names
 from sonar_core.config import build_config
 from sonar_core.contract import Metric
-from sonar_core.problems import threshold_severity
-from sonar_core.runner import execute_run
+from sonar_core.findings.problems import threshold_severity
+from sonar_core.execution import execute_run
 from sonar_core.testing import score_rows
 
 SCORES = {  # model -> (t1, t2, t3, t4)
@@ -188,8 +188,8 @@ def test_threshold_overrides_and_metric_threshold(tmp_path, toy_host):
 
 def test_model_level_metric_problems_name_no_rows():
     from sonar_core import Evaluator, Input, RowResult
-    from sonar_core.aggregate import ScoredEvaluator
-    from sonar_core.problems import flip_problems, threshold_problems
+    from sonar_core.findings import ScoredEvaluator
+    from sonar_core.findings.problems import flip_problems, threshold_problems
     from sonar_core.testing import make_row
 
     class MacroEvaluator(Evaluator):
@@ -213,7 +213,7 @@ def test_model_level_metric_problems_name_no_rows():
 
 def test_table_names_never_become_paths(tmp_path):
     from sonar_core import Evaluator, Input, RowResult, Table
-    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.findings import ScoredEvaluator, derive_findings
     from sonar_core.artifacts.evaluator_dir import safe_file_stem, write_evaluator_dir
     from sonar_core.testing import make_row
 
@@ -232,7 +232,7 @@ def test_table_names_never_become_paths(tmp_path):
                          scored=[(row, RowResult({"v": 1.0}))],
                          tables=[Table("../evil", "Evil", ["a"], [[1]]), Table("/evil", "Evil 2", ["a"], [[2]])])
     folder = tmp_path / "ev"
-    write_evaluator_dir(ev, folder)
+    write_evaluator_dir(derive_findings(ev), folder)
     assert sorted(p.name for p in (folder / "work").iterdir()) == [
         "_evil.csv", "_evil.json", "_evil_2.csv", "_evil_2.json", "report.md"]
     assert not (tmp_path / "evil.json").exists()
@@ -240,7 +240,7 @@ def test_table_names_never_become_paths(tmp_path):
 
 def test_sensitive_outputs_are_withheld_from_html_reports(tmp_path):
     from sonar_core import MetricRole, PassFailEvaluator, Verdict
-    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.findings import ScoredEvaluator, derive_findings
     from sonar_core.artifacts.evaluator_dir import write_evaluator_dir
     from sonar_core.artifacts.html import WITHHELD
     from sonar_core.testing import make_row
@@ -257,7 +257,7 @@ def test_sensitive_outputs_are_withheld_from_html_reports(tmp_path):
     row = make_row(test_case_key="t", model_key="m", actual_output="my card is 4111 1111 1111 1111")
     [result] = score_rows(Leaky, [row])
     ev = ScoredEvaluator(cls=Leaky, params={}, thresholds={"ok": 0.5}, scored=[(row, result)])
-    write_evaluator_dir(ev, tmp_path / "ev")
+    write_evaluator_dir(derive_findings(ev), tmp_path / "ev")
     page = (tmp_path / "ev" / "global_html_fragment" / "text_html" / "explanation.html").read_text()
     assert "4111 1111 1111 1111" not in page
     assert "card 4111********1111 leaked" in page
@@ -266,7 +266,7 @@ def test_sensitive_outputs_are_withheld_from_html_reports(tmp_path):
 
 def test_html_clips_huge_answers_messages_and_cells(tmp_path):
     from sonar_core import Evaluator, Input, RowResult, Table
-    from sonar_core.aggregate import ScoredEvaluator
+    from sonar_core.findings import ScoredEvaluator, derive_findings
     from sonar_core.artifacts.evaluator_dir import write_evaluator_dir
     from sonar_core.artifacts.html import clip
     from sonar_core.testing import make_row
@@ -285,7 +285,7 @@ def test_html_clips_huge_answers_messages_and_cells(tmp_path):
     ev = ScoredEvaluator(cls=Big, params={"save_llm_result": True}, thresholds={"v": 0.5},
                          scored=[(row, RowResult({"v": 0.0}, error_message=huge))],
                          tables=[Table("t", "T", ["label", huge], [[huge, 1]])])
-    write_evaluator_dir(ev, tmp_path / "ev")
+    write_evaluator_dir(derive_findings(ev), tmp_path / "ev")
     page = (tmp_path / "ev" / "global_html_fragment" / "text_html" / "explanation.html").read_text()
     assert len(page) < 30_000  # 2,000 for the answer + 3 x 300 for message and cells, plus the page
     assert "x" * 2000 + "… (1,000,000 characters in all)" in page
@@ -296,8 +296,8 @@ def test_html_clips_huge_answers_messages_and_cells(tmp_path):
 
 def test_evaluator_specific_problems_are_completed_by_the_core(tmp_path):
     from sonar_core import Evaluator, Input, RowResult
-    from sonar_core.aggregate import ScoredEvaluator
-    from sonar_core.artifacts.evaluator_dir import collect_problems
+    from sonar_core.findings import ScoredEvaluator
+    from sonar_core.findings import collect_problems
     from sonar_core.testing import make_row
 
     class Own(Evaluator):

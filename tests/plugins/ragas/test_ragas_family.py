@@ -257,7 +257,7 @@ def test_values_equal_ragas_evaluate_on_the_same_server_and_embeddings(runs, enc
 
 def test_the_second_run_reads_finished_rows_back_instead_of_scoring_them(runs):
     # ragas re-renders and re-parses every prompt even with cached answers; the core keeps finished
-    # rows (sonar_core.row_cache), so a rerun scores only rows that were not scored (parse failures).
+    # rows (sonar_core.execution.row_cache), so a rerun scores only rows that were not scored (parse failures).
     first, second, _, _ = runs
 
     def cached_rows(result):

@@ -9,7 +9,7 @@ import pytest
 from sonar_core import api, names
 from sonar_core.demo.lookup_host import FALLBACK
 from sonar_core.demo.lookup_host import answer as lookup_answer
-from sonar_core.runner import NO_HOSTS
+from sonar_core.execution import NO_HOSTS
 from tiny_models import bert_encoder_folder
 
 SUITE = [

@@ -9,15 +9,13 @@ parse-failure counts and the model's total time and cost.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
-from .aggregate import ScoredEvaluator
-from .contract import MetricRole, ResultKind
+from .. import names
+from .scored import ScoredEvaluator
+from ..contract import MetricRole, ResultKind
 
-__all__ = ["build_leaderboard", "leaderboard_markdown", "metric_meta", "md_cell", "LEADERBOARD_SCHEMA_VERSION"]
-
-LEADERBOARD_SCHEMA_VERSION = "1.0"
+__all__ = ["build_leaderboard", "metric_meta"]
 
 
 def metric_meta(ev: ScoredEvaluator) -> list[dict[str, Any]]:
@@ -65,44 +63,10 @@ def build_leaderboard(ev: ScoredEvaluator) -> dict[str, Any]:
             entry["counts"] = counts[model]
         rows.append(entry)
     return {
-        "schema_version": LEADERBOARD_SCHEMA_VERSION,
+        "schema_version": names.LEADERBOARD_SCHEMA_VERSION,
         "kind": "bool" if ev.cls.kind is ResultKind.BOOL else "heatmap",
         "primary_metric": ev.primary.key,
         "ranking": ranking,
         "rows": rows,
         "metrics_meta": metric_meta(ev),
     }
-
-
-def _fmt(value: float | None, spec: str = ".4f") -> str:
-    return "" if value is None else format(value, spec)
-
-
-def md_cell(text: str) -> str:
-    """Model names come from datasets: escape HTML (many markdown viewers render it) and
-    the characters that would break the table."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
-
-
-def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
-    """Markdown table: Rank, LLM, (Pass, Fail,) metrics, Time, Cost."""
-    primary = ev.primary
-    boolean = board["kind"] == "bool"
-    # Bool boards show the pass and fail counts; of the other 0/1 shares only those that say
-    # something new (retrieval and parse failures), since fail and generation failure mirror pass.
-    others = [m for m in ev.cls.metrics if m.key != primary.key
-              and (not boolean or m.role in (MetricRole.RETRIEVAL_FAILURE, MetricRole.PARSE_FAILURE))]
-    shown = [primary, *others]
-    header = ["Rank", "LLM", *(["Pass", "Fail"] if boolean else []), *(m.display_name for m in shown),
-              "Time (s)", "Cost (USD)"]
-    lines = [f"# {ev.cls.display_name} leaderboard", "",
-             "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for row in board["rows"]:
-        counts = [str(row["counts"]["pass"]), str(row["counts"]["fail"])] if boolean else []
-        cells = [str(row["rank"]), md_cell(row["model"]), *counts, *(_fmt(row["metrics"][m.key]) for m in shown),
-                 _fmt(row["total_time"], ".2f"), _fmt(row["total_cost"], ".4f")]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
-    direction = "higher" if primary.higher_is_better else "lower"
-    lines.append(f"Ranked by {primary.display_name} ({direction} is better, threshold {ev.thresholds[primary.key]:g}).")
-    return "\n".join(lines) + "\n"

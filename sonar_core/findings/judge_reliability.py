@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .aggregate import ScoredEvaluator
-from .contract import MetricRole
-from .judging import JUDGE_AGREEMENT
+from .scored import ScoredEvaluator
+from ..contract import MetricRole
+from ..judging import JUDGE_AGREEMENT
 from .problems import make_problem
 
 __all__ = ["judge_reliability_problems"]

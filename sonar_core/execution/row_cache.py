@@ -20,11 +20,11 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from .contract import MetricRole, RowResult
-from .dataset import Row
+from ..contract import MetricRole, RowResult
+from ..dataset import Row
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .llm.cache import ResponseCache
+    from ..llm.cache import ResponseCache
 
 __all__ = ["RowResultCache", "ROW_CACHE_FORMAT"]
 
@@ -42,7 +42,7 @@ class RowResultCache:
 
     def __init__(self, cache: "ResponseCache", evaluator_cls: type, params: dict[str, Any],
                  judge_identity: dict[str, Any] | None) -> None:
-        from . import __version__
+        from ..version import __version__
 
         self.cache = cache
         self.evaluator_id = evaluator_cls.id

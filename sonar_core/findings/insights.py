@@ -12,18 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .aggregate import ScoredEvaluator, mean
-from .contract import MetricRole
+from .. import names
+from .scored import ScoredEvaluator, mean
+from ..contract import MetricRole
 from .problems import report_item
 
-__all__ = ["standard_insights", "evaluator_insights", "INSIGHTS_SCHEMA_VERSION"]
-
-INSIGHTS_SCHEMA_VERSION = "1.0"
+__all__ = ["standard_insights", "evaluator_insights"]
 
 
 def _insight(ev: ScoredEvaluator, insight_type: str, description: str, actions: str, attrs: dict) -> dict[str, Any]:
     return {
-        **report_item(ev, description, actions, INSIGHTS_SCHEMA_VERSION),
+        **report_item(ev, description, actions, names.INSIGHTS_SCHEMA_VERSION),
         "insight_type": insight_type,
         "insight_attrs": attrs,
     }

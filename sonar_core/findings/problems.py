@@ -14,8 +14,9 @@ import html
 import math
 from typing import Any
 
-from .aggregate import ScoredEvaluator
-from .contract import Metric, MetricRole
+from .. import names
+from .scored import ScoredEvaluator
+from ..contract import Metric, MetricRole
 
 __all__ = [
     "SEVERITIES",
@@ -25,10 +26,8 @@ __all__ = [
     "flip_problems",
     "dataset_problems",
     "make_problem",
-    "PROBLEMS_SCHEMA_VERSION",
 ]
 
-PROBLEMS_SCHEMA_VERSION = "1.0"
 SEVERITIES = ("HIGH", "MEDIUM", "LOW")
 #: Most severe first; used to sort problems and for the --fail-on-problems gate.
 SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
@@ -91,7 +90,7 @@ def make_problem(
     """A problem dict in the problems_and_actions.json shape."""
     code, code_description = _AVID.get(problem_type, ("", ""))
     return {
-        **report_item(ev, description, actions, PROBLEMS_SCHEMA_VERSION),
+        **report_item(ev, description, actions, names.PROBLEMS_SCHEMA_VERSION),
         "severity": severity,
         "problem_type": problem_type,
         "problem_attrs": {

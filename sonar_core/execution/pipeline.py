@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
-import html
 import io
 import json
 import os
@@ -37,20 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .artifacts.formats import write_atomic, write_json
-from .dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
-from .perturbations import expand_perturbations
-from .errors import DatasetError
-from .hosts.base import Host, HostAnswer, HostService
+from .. import names
+from ..artifacts.formats import write_atomic, write_json
+from ..dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
+from ..perturbations import expand_perturbations
+from ..errors import DatasetError
+from ..hosts.base import Host, HostAnswer, HostService
 
-__all__ = ["Item", "PipelineResult", "AnswerStore", "load_suite", "item_source", "assign_hosts", "run_pipeline",
-           "host_problems", "DATASET_DIR", "ANSWERS_FILE", "LLM_DATASET_JSON", "LLM_DATASET_CSV", "FAILED_ITEMS"]
+__all__ = ["Item", "PipelineResult", "AnswerStore", "load_suite", "item_source", "assign_hosts", "run_pipeline"]
 
-DATASET_DIR = "dataset"
-ANSWERS_FILE = "answers.jsonl"
-LLM_DATASET_JSON = "llm_dataset.json"
-LLM_DATASET_CSV = "llm_dataset.csv"
-FAILED_ITEMS = "failed_items.json"
 #: Items per host per batch (per slot of its concurrency): answers are persisted (fsync) once per batch.
 BATCH_PER_SLOT = 8
 #: Batches of one host in flight at once.
@@ -87,7 +81,7 @@ class PipelineResult:
         """run.json's ``pipeline`` record."""
         return {"test_suite": self.suite, "test_suite_fingerprint": self.suite_fingerprint,
                 "seconds": round(self.seconds, 3), "hosts": self.counts,
-                "failed_items": len(self.failed), "dataset": f"{DATASET_DIR}/{LLM_DATASET_JSON}"}
+                "failed_items": len(self.failed), "dataset": f"{names.DATASET_DIR}/{names.LLM_DATASET_JSON}"}
 
     def finished_fields(self) -> dict[str, Any]:
         """What the runner's ``finished pipeline`` event adds (001's fields)."""
@@ -220,7 +214,7 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
     """llm_dataset.json and .csv with ``columns``; returns the JSON path and its SHA-256."""
     records = [{name: getattr(row, name) for name in columns} for row in rows]
     raw = json.dumps(records, ensure_ascii=False, indent=1).encode("utf-8")
-    write_atomic(folder / LLM_DATASET_JSON, raw)
+    write_atomic(folder / names.LLM_DATASET_JSON, raw)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
@@ -228,8 +222,8 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
         # Lists as JSON arrays: the CSV loader reads them back so.
         writer.writerow([json.dumps(v, ensure_ascii=False) if isinstance(v, list) else "" if v is None else v
                          for v in record.values()])
-    write_atomic(folder / LLM_DATASET_CSV, buffer.getvalue().encode("utf-8"))
-    return folder / LLM_DATASET_JSON, hashlib.sha256(raw).hexdigest()
+    write_atomic(folder / names.LLM_DATASET_CSV, buffer.getvalue().encode("utf-8"))
+    return folder / names.LLM_DATASET_JSON, hashlib.sha256(raw).hexdigest()
 
 
 def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *, config: Any = None,
@@ -240,8 +234,8 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
     suite_rows, suite_columns, fingerprint = load_suite(suite_path)
     rows = item_source(suite_rows, config, plugin_host)
     items = assign_hosts(rows, hosts)
-    folder = run_dir / DATASET_DIR
-    store = AnswerStore(folder / ANSWERS_FILE)
+    folder = run_dir / names.DATASET_DIR
+    store = AnswerStore(folder / names.ANSWERS_FILE)
     journal.event("running pipeline", "Pipeline", "run", hosts=hosts.keys(), test_cases=len(rows), items=len(items))
     journal.event("using test items", "Pipeline", "run", test=str(suite_path), using=len(rows), total=len(suite_rows))
     counts = {key: {"items": 0, "answered": 0, "fetched": 0, "cached": 0, "resumed": 0, "failed": 0}
@@ -257,7 +251,7 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
     for key, c in counts.items():
         if c["resumed"]:
             journal.event("using resumed sut responses", "Pipeline", "run", model_key=key, items=c["resumed"],
-                          file=f"{DATASET_DIR}/{ANSWERS_FILE}")
+                          file=f"{names.DATASET_DIR}/{names.ANSWERS_FILE}")
     failures: dict[tuple[str, str], str] = {}
     try:
         # Hosts are asked at the same time (a slow local model beside a fast endpoint), each by
@@ -293,34 +287,9 @@ def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *
                # perturb: copies carry their link to the original (the core's flip problems read it).
                or (name in _PERTURBATION_COLUMNS and any(r.original_test_case_key for r in answered))]
     json_path, dataset_fingerprint = _write_dataset(folder, answered, columns)
-    write_json(folder / FAILED_ITEMS, failed)
-    journal.event("wrote llm dataset", "Pipeline", "run", path=f"{DATASET_DIR}/{LLM_DATASET_JSON}",
+    write_json(folder / names.FAILED_ITEMS, failed)
+    journal.event("wrote llm dataset", "Pipeline", "run", path=f"{names.DATASET_DIR}/{names.LLM_DATASET_JSON}",
                   rows=len(answered), failed_items=len(failed))
     dataset = LLMDataset(rows=answered, source=str(json_path), columns=columns, fingerprint=dataset_fingerprint)
     return PipelineResult(dataset=dataset, failed=failed, counts=counts, seconds=time.perf_counter() - started,
                           suite=str(suite_path), suite_fingerprint=fingerprint)
-
-
-def host_problems(result: PipelineResult) -> list[dict[str, Any]]:
-    """One core problem per host with failed items: HIGH when it answered none, else MEDIUM."""
-    problems = []
-    for key, c in result.counts.items():
-        failed = [f for f in result.failed if f["model_key"] == key]
-        if not failed:
-            continue
-        description = (f"Host {key}: {len(failed)} of {c['items']} items failed and were not scored; "
-                       f"first error: {failed[0]['error']}")
-        problems.append({
-            "schema_version": "1.0", "description": description, "description_html": html.escape(description),
-            "actions_description": "Check the host's endpoint, model or function (dataset/failed_items.json lists "
-                                   "every failed item), then resume the run (sonar run --resume) to ask them again.",
-            "actions_codes": [], "explainer_id": "sonar_core.pipeline", "explainer_name": "Host pipeline",
-            "evaluator_id": "pipeline", "evaluator_label": "pipeline", "explanation_type": "global-html-fragment",
-            "resources": [f"{DATASET_DIR}/{FAILED_ITEMS}"],
-            "severity": "HIGH" if c["answered"] == 0 else "MEDIUM", "problem_type": "reliability",
-            "problem_attrs": {"model_name": key, "failed_items": len(failed), "items": c["items"],
-                              "dataset_row_keys": [[f["test_case_key"], key] for f in failed],
-                              "test_case_keys": [f["test_case_key"] for f in failed],
-                              "evaluator_name": "Host pipeline"},
-        })
-    return problems

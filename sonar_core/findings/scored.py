@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .contract import Evaluator, Input, Metric, RowResult, Table
-from .dataset import Row
+from ..contract import Evaluator, Input, Metric, RowResult, Table
+from ..dataset import Row
 
 __all__ = ["ScoredEvaluator", "SkippedRow", "mean", "model_stats"]
 

@@ -1,0 +1,128 @@
+"""run.json: the run record, a versioned model with a docstring per field.
+
+The run builds a :class:`RunRecord` from its state (``sonar_core.execution.record``); this module
+only declares the shape and writes it. docs/result-directory.md describes every field, and
+tests/test_result_directory.py checks that it names each field declared here.
+
+Field values are written exactly as given (no conversion on the way): a finished evaluator's
+problems and insights arrive as :class:`~.jsontext.ListFiles`, copied from their files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import names
+from .formats import write_json
+
+__all__ = ["RunRecord", "RunOutcome", "OverallResult", "write_run_record"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True, arbitrary_types_allowed=True, frozen=True)
+
+    def to_json_data(self) -> dict[str, Any]:
+        """The fields in declaration order, values untouched (nested records made dicts too);
+        optional sections that are None are left out."""
+        data: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is None and name in self._optional_sections():
+                continue
+            data[name] = value.to_json_data() if isinstance(value, _Record) else value
+        return data
+
+    @classmethod
+    def _optional_sections(cls) -> tuple[str, ...]:
+        return ()
+
+
+class OverallResult(_Record):
+    """``result.overall_result``: the run's totals."""
+
+    high_severity_problems: int
+    """How many HIGH problems the run found (core and evaluators)."""
+    medium_severity_problems: int
+    """How many MEDIUM problems."""
+    low_severity_problems: int
+    """How many LOW problems."""
+    best_model: str | None
+    """The model with the lowest mean rank over evaluators that ranked more than one model; null when none did."""
+    failed_explainers: list[str]
+    """Labels of the evaluators that failed."""
+
+
+class RunOutcome(_Record):
+    """``result``: what the run scored, ran, skipped and found (H2O Sonar's key names)."""
+
+    dataset: dict[str, Any]
+    """The dataset summary: source, fingerprint, shape, columns, models, unique test cases."""
+    models: list[str]
+    """Model keys, sorted."""
+    all_explainer_ids: list[str]
+    """Every installed evaluator id."""
+    incompatible_explainer_ids: list[str]
+    """Evaluators skipped, each for the reason in ``incompatible_explainers``."""
+    incompatible_explainers: list[dict[str, str]]
+    """``{evaluator, reason}`` for each skipped evaluator."""
+    scheduled_explainers: list[str]
+    """Evaluator labels, in run order."""
+    explainers_parameters: dict[str, Any]
+    """Label -> validated parameters."""
+    explainers_thresholds: dict[str, Any]
+    """Label -> metric key -> threshold in force (null for an infinite one)."""
+    executed_explainers: list[dict[str, Any]]
+    """One entry per evaluator that ran: job key, ids, folder, status, error, duration, resumed."""
+    problems: Any
+    """Every problem: the core's own first, then each evaluator's, in run order."""
+    insights: Any
+    """Every evaluator's insights, in run order."""
+    overall_result: OverallResult
+    """The run's totals."""
+
+
+class RunRecord(_Record):
+    """run.json: written when the run starts, after each evaluator, and once more at the end."""
+
+    schema_version: str = names.SCHEMA_VERSION
+    """Version of this shape (``names.SCHEMA_VERSION``)."""
+    run_id: str
+    """Name of the run folder."""
+    created: str
+    """ISO 8601 UTC time the run started, in seconds."""
+    status: str
+    """``running``, ``success`` or ``failed`` (an evaluator failed)."""
+    progress: float
+    """Share of evaluators done, 0-1; 1.0 once finished."""
+    error: str
+    """Why the run failed or exits non-zero; empty otherwise."""
+    interpretation_parameters: dict[str, Any]
+    """The run configuration after defaults; ``--resume`` reads it back."""
+    explainers: list[str]
+    """Evaluator labels of the run, in order."""
+    versions: dict[str, Any]
+    """``sonar``, ``python`` and each plugin's version."""
+    timings: dict[str, Any]
+    """``seconds``: wall time since the run started."""
+    services: dict[str, Any]
+    """What the run's shared services did (embeddings: texts encoded and cached, models loaded)."""
+    plugin_failures: list[dict[str, str]]
+    """``{plugin, stage, error}`` for each plugin that failed to load or register."""
+    llm: dict[str, Any] | None
+    """The judges: configuration keys, endpoints and models (never a key's value), cache and counters."""
+    pipeline: dict[str, Any] | None = None
+    """Runs with a test suite and hosts: the suite, its fingerprint, what the hosts were asked and answered."""
+    result: RunOutcome
+    """What the run scored and found."""
+
+    @classmethod
+    def _optional_sections(cls) -> tuple[str, ...]:
+        return ("pipeline",)
+
+
+def write_run_record(run_dir: Path, record: RunRecord) -> None:
+    """Write ``record`` as ``run_dir``/run.json (atomically: a killed run leaves the previous one)."""
+    write_json(run_dir / names.RUN_JSON, record.to_json_data())

@@ -1,0 +1,126 @@
+"""The run-level record made from the run's state: run.json, and index.html with its case pages.
+
+run.json is rewritten as the run goes (when it starts, after each evaluator, at the end);
+index.html once, at the end. Both are made from :class:`~.state.RunState` alone.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from typing import Any
+
+from .. import names
+from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
+from ..artifacts.formats import write_atomic
+from ..artifacts.html import render_index, tradeoff_view
+from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
+from ..artifacts.stored import items_value, severities
+from ..contract import finite_or_none
+from ..findings import model_stats
+from ..findings.run_findings import best_model, count_severities, problem_counts
+from ..hosts.registry import summary as host_summary
+from .state import RunState
+
+__all__ = ["run_record", "write_run_json", "prepare_index", "write_index"]
+
+
+def _rankings(state: RunState) -> list[list[str]]:
+    return [s["view"]["board"]["ranking"] for s in state.summaries]
+
+
+def _versions(state: RunState) -> dict[str, Any]:
+    from ..version import __version__
+
+    return {"sonar": __version__, "python": platform.python_version(),
+            "plugins": {p.name: p.version for p in state.plugins.plugins}}
+
+
+def run_record(state: RunState, status: str) -> RunRecord:
+    """run.json's content for the run as it stands."""
+    config, result, jobs = state.config, state.result, state.jobs
+    dataset = state.dataset_summary
+    core = state.core_problems  # problems the core found itself (failing hosts)
+    problem_lists = ([core] if core else []) + [s["problems"] for s in state.summaries]
+    best, _ = best_model(_rankings(state))
+    counts = count_severities([p["severity"] for p in core] + severities(state.summaries))
+    services = state.services
+    pipeline = ({**state.pipeline, "host_settings": host_summary(services.hosts)}
+                if state.pipeline is not None and services.hosts is not None else None)
+    return RunRecord(
+        run_id=state.run_id,
+        created=state.created,
+        status=status,
+        progress=1.0 if status != "running" else state.progress,
+        error=result.message,
+        interpretation_parameters=config.model_dump(mode="json"),
+        explainers=[j.label for j in jobs],
+        versions=_versions(state),
+        timings={"seconds": round(time.time() - state.started, 3)},
+        services={"embeddings": services.embeddings.describe()},
+        plugin_failures=[{"plugin": f.name, "stage": f.stage, "error": f.error} for f in state.plugins.failures],
+        llm=services.llm.summary(),
+        pipeline=pipeline,
+        result=RunOutcome(
+            dataset=dataset,
+            models=dataset["models"],
+            all_explainer_ids=sorted(state.plugins.evaluators),
+            incompatible_explainer_ids=[s["evaluator"] for s in result.skipped],
+            incompatible_explainers=result.skipped,
+            scheduled_explainers=[j.label for j in jobs],
+            explainers_parameters={j.label: j.params for j in jobs},
+            explainers_thresholds={j.label: {k: finite_or_none(v) for k, v in j.thresholds.items()} for j in jobs},
+            executed_explainers=state.executed,
+            problems=items_value(problem_lists),
+            insights=items_value([s["insights"] for s in state.summaries]),
+            overall_result=OverallResult(
+                high_severity_problems=counts["HIGH"],
+                medium_severity_problems=counts["MEDIUM"],
+                low_severity_problems=counts["LOW"],
+                best_model=best,
+                failed_explainers=[f["evaluator"] for f in result.failed],
+            ),
+        ),
+    )
+
+
+def write_run_json(state: RunState, status: str) -> None:
+    write_run_record(state.run_dir, run_record(state, status))
+
+
+def prepare_index(state: RunState) -> None:
+    """Take from the dataset rows what index.html needs (the drill-down, model speed and cost).
+
+    Called once every evaluator is done and before the runner lets the rows go: the casebook
+    holds only the drill-down's test cases (at most ``CASE_LIMIT``), so it is small.
+    """
+    rows = state.dataset.rows
+    state.casebook = build_casebook(rows, state.summaries)
+    state.model_stats = model_stats(rows)
+
+
+def _run_view(state: RunState) -> dict[str, Any]:
+    from ..version import __version__
+
+    result = state.result
+    best, counted = best_model(_rankings(state))
+    dataset = state.dataset_summary
+    return {
+        "run_id": state.run_id, "created": state.created, "status": result.status,
+        "dataset": dataset, "models": dataset["models"], "best_model": best, "ranked_evaluators": counted,
+        "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
+        "sonar_version": __version__,
+        "pipeline": state.pipeline, "core_problems": state.core_problems,
+    }
+
+
+def write_index(state: RunState) -> None:
+    """index.html, with the test-case drill-down pages it links to (written first)."""
+    book = state.casebook  # prepare_index took it from the rows
+    run = _run_view(state)
+    views = [s["view"] for s in state.summaries]
+    if book.cases:
+        write_casebook(state.run_dir, book, run)
+    tradeoff = tradeoff_view(views, state.model_stats)
+    shown = redact_views(views, book.hidden_texts)
+    write_atomic(state.run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff).encode("utf-8"))

@@ -1,0 +1,185 @@
+"""Scoring one job: its eligible rows through the evaluator, in batches, with the row cache.
+
+Rows are chosen first (routing by category, perturbed copies, empty required inputs, a
+``max_rows`` subset of whole test cases); rows an evaluator keeps (``caches_row_results``) come
+from the row cache; the rest are scored in batches, each batch summarised in the journal. The
+result is a :class:`~sonar_core.findings.ScoredEvaluator`: rows and values only; the findings
+are derived from it afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Callable
+
+from .. import names
+from ..context import EvaluationContext
+from ..contract import Input, RowResult, finite_or_none
+from ..dataset import LLMDataset, Row
+from ..findings import ScoredEvaluator, SkippedRow
+from ..journal import Journal
+from ..llm import LLMService
+from .row_cache import RowResultCache
+from .state import Job, RunServices
+
+__all__ = ["score_job", "eligible_rows", "whole_cases_subset", "judge_note", "job_logger"]
+
+
+def job_logger(job: Job) -> tuple[logging.Logger, logging.Handler]:
+    log_dir = job.folder / names.LOG_DIR
+    log_dir.mkdir(parents=True, exist_ok=True)
+    logger = logging.getLogger(f"sonar.evaluator.{job.job_id}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.FileHandler(log_dir / names.log_file(job.job_id), encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    return logger, handler
+
+
+def whole_cases_subset(rows: list[Row], max_rows: int) -> list[Row]:
+    """At most ``max_rows`` rows: whole test cases (all their models' rows) in order of first appearance,
+    so every model is scored on the same cases; a first case larger than the limit is cut."""
+    cases: dict[str, list[Row]] = {}
+    for row in rows:
+        cases.setdefault(row.test_case_key, []).append(row)
+    chosen: list[Row] = []
+    for case_rows in cases.values():
+        if len(chosen) + len(case_rows) > max_rows:
+            break
+        chosen += case_rows
+    return chosen or rows[:max_rows]
+
+
+def judge_note(job: Job, llm: LLMService) -> str:
+    """The report's line naming a judge evaluator's judge."""
+    config = llm.config(llm.judge_key(job.params.get(job.cls.judge_param)))
+    repeats = job.params.get("judge_repeats") or 1
+    note = f"Judge: {config.describe()}, each row judged {repeats} time{'s' if repeats != 1 else ''}."
+    return note + (f" {config.description}." if config.description else "")
+
+
+def eligible_rows(job: Job, dataset: LLMDataset, scored: ScoredEvaluator, journal: Journal) -> list[Row]:
+    """The rows ``job`` scores, in dataset order; rows skipped for an empty required input go into
+    ``scored.skipped``, and the report's notes say what was left out and why."""
+    wanted = set(job.spec.categories)
+    # An actual answer is always "present" (an empty answer is still scored), so it needs no check.
+    required = [needed for needed in job.cls.inputs_for(job.params) if needed is not Input.ACTUAL_ANSWER]
+    eligible: list[Row] = []
+    copies = 0
+    for row in dataset.rows:
+        if wanted and not wanted.intersection(row.categories):
+            continue
+        if row.original_test_case_key and not job.cls.scores_perturbed_copies:
+            copies += 1
+            continue
+        if required:
+            missing = next((needed for needed in required if not row.has_input(needed)), None)
+            if missing is not None:
+                scored.skipped.append(SkippedRow(row, missing))
+                continue
+        eligible.append(row)
+    if scored.skipped:
+        journal.event("rows skipped", "Runner", "score_job", evaluator=job.label, rows=len(scored.skipped),
+                      reason="empty required input")
+    if copies:
+        scored.notes.append(f"Perturbed copies of test cases ({copies} rows) are not scored: this evaluator "
+                            f"perturbs the original test cases itself.")
+    limit = job.spec.max_rows
+    if limit is not None and len(eligible) > limit:
+        total = len(eligible)
+        eligible = whole_cases_subset(eligible, limit)
+        scored.notes.append(f"Subset: {len(eligible)} of {total} eligible rows scored (max_rows: {limit}); "
+                            f"whole test cases in dataset order, so the figures describe only these rows.")
+        journal.event("rows limited", "Runner", "score_job", evaluator=job.label, rows=len(eligible),
+                      eligible=total, max_rows=limit)
+    return eligible
+
+
+def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Journal, *, batch_size: int,
+              progress: Callable[[int], Callable[[int], None]], logger: logging.Logger) -> ScoredEvaluator:
+    """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
+
+    ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
+    The journal gets one ``measured batch quality`` line per batch; a run that asked model hosts
+    (a ModelBench-style pipeline, whose rows are items the hosts answered) also gets ModelBench's
+    ``measured item quality`` per item.
+    """
+    scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
+    eligible = eligible_rows(job, dataset, scored, journal)
+    llm, embeddings, hosts = services.llm, services.embeddings, services.hosts
+    if job.cls.judge_param:
+        scored.notes.append(judge_note(job, llm))
+    logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
+    advance = progress(len(eligible))
+    ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
+                            device=embeddings.device_setting, llm=llm,
+                            label=job.label, hosts=hosts, memo=services.memo)
+    evaluator = job.cls(job.params, ctx)
+    # Some evaluators (e.g. classification's per-model precision) need every row at once.
+    size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
+    primary = job.cls.primary_metric()
+    threshold = job.thresholds[primary.key]
+    row_cache = _row_cache(job, llm)
+    cached: dict[int, RowResult] = {}
+    keys: list[str] = []
+    if row_cache is not None:
+        keys = [row_cache.key(row) for row in eligible]
+        for index, key in enumerate(keys):
+            hit = row_cache.get(key)
+            if hit is not None:
+                cached[index] = hit
+        if cached:
+            journal.event("using cached row results", "Runner", "score_job", evaluator=job.label,
+                          rows=len(cached), total=len(eligible))
+            advance(len(cached))
+    to_score = [index for index in range(len(eligible)) if index not in cached]
+    fresh: dict[int, RowResult] = {}
+    for number, start in enumerate(range(0, len(to_score), size), start=1):
+        batch_started = time.perf_counter()
+        indices = to_score[start:start + size]
+        batch = [eligible[index] for index in indices]
+        results = list(evaluator.evaluate(batch))
+        if len(results) != len(batch):
+            raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
+        for index, result in zip(indices, results):
+            fresh[index] = result
+            if row_cache is not None:
+                row_cache.put(keys[index], result)
+        if hosts is not None:
+            # Pipeline items: as many as the hosts answered, each worth its line (ModelBench's journal).
+            share = round((time.perf_counter() - batch_started) / max(len(batch), 1), 6)
+            journal.events("measured item quality", "Runner", "score_job", (
+                {"evaluator": job.label, "test_case_key": row.test_case_key, "model_key": row.model_key,
+                 "measurements": {k: finite_or_none(v) for k, v in result.values.items()},
+                 "metric": primary.key, "value": finite_or_none(result.values.get(primary.key)), "run_time": share}
+                for row, result in zip(batch, results)))
+        # One summary per batch, not one line per row: the row values are in llm-eval-results.
+        values = [v for v in (result.values.get(primary.key) for result in results) if v is not None and v == v]
+        journal.event("measured batch quality", "Runner", "score_job", evaluator=job.label, batch=number,
+                      rows=len(batch), done=start + len(batch), total=len(to_score), metric=primary.key,
+                      mean=math.fsum(values) / len(values) if values else None,
+                      failing=sum(1 for v in values if primary.fails(v, threshold)),
+                      seconds=round(time.perf_counter() - batch_started, 3))
+        advance(len(batch))
+    # Dataset order, cached and fresh rows together.
+    scored.scored.extend((row, cached[i] if i in cached else fresh[i]) for i, row in enumerate(eligible))
+    scored.tables = list(evaluator.tables(scored.scored))
+    scored.extra_problems = list(evaluator.extra_problems(scored.scored))
+    scored.extra_insights = list(evaluator.extra_insights(scored.scored, dict(scored.thresholds)))
+    return scored
+
+
+def _row_cache(job: Job, llm: LLMService) -> RowResultCache | None:
+    """The cache of the job's finished rows, for evaluators that keep them (``caches_row_results``)."""
+    if not getattr(job.cls, "caches_row_results", False):
+        return None
+    cache = llm.cache
+    if cache is None:
+        return None
+    identity = None
+    if job.cls.judge_param:
+        identity = llm.config(llm.judge_key(job.params.get(job.cls.judge_param))).identity()
+    return RowResultCache(cache, job.cls, job.params, identity)

@@ -1,0 +1,43 @@
+"""The services a run makes once, every setting checked before anything runs: the LLM service
+(judges, response cache) and the models under test."""
+
+from __future__ import annotations
+
+from ..config import RunConfig
+from ..errors import ConfigError
+from ..hosts.base import HostService
+from ..hosts.registry import HostServices, build_hosts, prices_from
+from ..llm import LLMService, load_llm_configs
+from ..plugins import PluginHost
+from .state import Job
+
+__all__ = ["llm_service", "host_service"]
+
+
+def llm_service(config: RunConfig, jobs: list[Job], fresh_since: float) -> LLMService:
+    """The run's LLM service; every judge key the jobs name is checked here, before anything runs.
+
+    ``fresh_since``: a refreshing run asks again for answers cached before this time (a resumed
+    run passes its start, so what it fetched before the interruption is kept).
+    """
+    path = config.resolve_path(config.llm_configs) if config.llm_configs else None
+    configs = load_llm_configs(path, required=path is not None)
+    llm = LLMService(configs, default_judge=config.default_judge,
+                     cache_path=config.resolve_path(config.llm_cache) if config.llm_cache else None,
+                     cache_mode=config.cache_mode, fresh_since=fresh_since)
+    llm.judge_key(None)  # an unknown default judge is a configuration error now
+    for job in jobs:
+        if job.cls.judge_param:
+            try:
+                llm.judge_key(job.params.get(job.cls.judge_param))
+            except ConfigError as exc:
+                raise ConfigError(f"evaluator '{job.label}': {exc}") from None
+    return llm
+
+
+def host_service(config: RunConfig, plugins: PluginHost, llm: LLMService) -> HostService:
+    """The run's models under test, every entry and price checked before anything runs."""
+    keys = [str(entry.get("key")) for entry in config.hosts if isinstance(entry, dict)]
+    services = HostServices(cache=llm.cache, device=config.device, base_dir=config.base_dir,
+                            prices=prices_from(config.prices, keys), redact=llm.redact)
+    return build_hosts(config.hosts, services, plugins)

@@ -1,0 +1,114 @@
+"""The run's typed state: what a run is doing, shared by orchestration, scoring and the record.
+
+:class:`Job` is one evaluator to run; :class:`RunServices` are the services the run made once
+and hands to every evaluator (through the evaluation context); :class:`RunState` is everything
+the run knows as it goes, the one object run.json and index.html are written from;
+:class:`RunResult` is what the caller gets back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import EvaluatorSpec, RunConfig
+from ..contract import Evaluator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..artifacts.drilldown import Casebook
+    from ..dataset import LLMDataset
+    from ..embeddings import EmbeddingService
+    from ..hosts.base import HostService
+    from ..llm import LLMService
+    from ..plugins import PluginHost
+    from ..run_memo import RunMemo
+
+__all__ = ["Job", "RunResult", "RunServices", "RunState"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One evaluator to run: class, validated parameters, thresholds and its folder."""
+
+    spec: EvaluatorSpec
+    cls: type[Evaluator]
+    params: dict[str, Any]
+    thresholds: dict[str, float]
+    job_id: str
+    folder: Path
+    #: True when the job came from the ``offline`` group rather than being listed by name.
+    implicit: bool = False
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+
+@dataclass
+class RunResult:
+    """What a run produced; ``exit_code`` follows docs/cli.md."""
+
+    run_dir: Path
+    status: str
+    exit_code: int
+    executed: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    insights: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RunServices:
+    """The services a run makes once: every evaluator's context is built from these."""
+
+    llm: "LLMService"
+    embeddings: "EmbeddingService"
+    memo: "RunMemo"
+    #: The models under test; None when the run scores a ready dataset.
+    hosts: "HostService | None" = None
+
+
+@dataclass
+class RunState:
+    """Everything a run knows as it goes; run.json and index.html are written from it alone.
+
+    The first group is fixed when the run starts. ``dataset`` is replaced once when hosts answer
+    a test suite, and dropped (None) once index.html's drill-down has been taken from its rows.
+    """
+
+    config: RunConfig
+    run_id: str
+    run_dir: Path
+    #: ISO 8601 UTC time the run started, in seconds.
+    created: str
+    #: ``time.time()`` when the run started (for run.json's ``timings``).
+    started: float
+    jobs: list[Job]
+    plugins: "PluginHost"
+    services: RunServices
+    dataset: "LLMDataset | None"
+    dataset_summary: dict[str, Any]
+    result: RunResult
+    #: Settings of a run with a test suite and hosts (``test_suite``, its fingerprint, then counts).
+    pipeline: dict[str, Any] | None = None
+    #: What the journal's ``finished pipeline`` event carries.
+    pipeline_finished: dict[str, Any] = field(default_factory=dict)
+    #: Problems the core found itself (failing hosts).
+    core_problems: list[dict[str, Any]] = field(default_factory=list)
+    #: One entry per evaluator that ran (run.json's ``executed_explainers``).
+    executed: list[dict[str, Any]] = field(default_factory=list)
+    #: Each finished evaluator's summary (view, problems, insights, test cases), in run order.
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    #: Label -> why the evaluator cannot run on this dataset (skipped, or an error under --strict).
+    incompatible: dict[str, str] = field(default_factory=dict)
+    #: index.html's drill-down and per-model speed and cost, taken from the rows before they go.
+    casebook: "Casebook | None" = None
+    model_stats: dict[str, dict[str, Any]] | None = None
+
+    @property
+    def progress(self) -> float:
+        """Share of evaluators done, while the run goes."""
+        return round(len(self.executed) / max(len(self.jobs), 1), 4)

@@ -1,0 +1,13 @@
+"""The findings layer: everything a run concludes, computed before anything is written.
+
+Per evaluator, :func:`derive_findings` turns a :class:`ScoredEvaluator` (rows and their metric
+values) into :class:`EvaluatorFindings`: leaderboard, problems and insights. Per run,
+:mod:`.run_findings` ranks the models over evaluators and counts problems. The artifact writers
+(:mod:`sonar_core.artifacts`) serialise findings and compute nothing.
+"""
+
+from .evaluator import EvaluatorFindings, collect_problems, derive_findings
+from .scored import ScoredEvaluator, SkippedRow, mean, model_stats
+
+__all__ = ["EvaluatorFindings", "ScoredEvaluator", "SkippedRow", "collect_problems", "derive_findings", "mean",
+           "model_stats"]
