@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from rag_data import make_records  # noqa: E402
 
 import sonar_core  # noqa: E402
-from sonar_core import embeddings  # noqa: E402
-from sonar_core.model_store import get_store, pick_device  # noqa: E402
+from sonar_core.models import embeddings  # noqa: E402
+from sonar_core.models import get_store, pick_device  # noqa: E402
 from sonar_plugins.semantic import sentences  # noqa: E402
 
 SIX = ["answer_semantic_similarity", "answer_semantic_sentence_similarity", "answer_relevancy_sentence_similarity",

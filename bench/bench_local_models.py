@@ -18,11 +18,11 @@ import torch
 
 from sonar_core import EvaluationContext
 from sonar_core.demo import __file__ as demo_init
-from sonar_core.model_loaders import load_perplexity_lm, load_scoring_tokenizer
-from sonar_core.model_store import get_store, pick_device
+from sonar_core.models import get_store, pick_device
 from sonar_core.testing import make_row
 from sonar_plugins.language_model.gptscore_question_answering import GptScoreQuestionAnsweringEvaluator
 from sonar_plugins.language_model.likelihood import length_batches
+from sonar_plugins.language_model.loaders import load_perplexity_lm, load_scoring_tokenizer
 from sonar_plugins.language_model.perplexity import PerplexityEvaluator
 
 

@@ -73,8 +73,8 @@ def main() -> None:
     print(f"word error rate, {args.pairs} pairs of 30-word answers: {args.pairs / wall:,.0f} pairs/s "
           f"(wall {wall * 1000:.1f} ms, cpu {cpu * 1000:.1f} ms)")
 
-    from sonar_core.model_loaders import load_token_encoder
-    from sonar_core.model_store import get_store
+    from sonar_core.models import get_store
+    from sonar_plugins.robustness.loaders import load_token_encoder
 
     started = time.perf_counter()
     model, tokenizer = load_token_encoder(get_store(), "all-MiniLM-L6-v2")

@@ -17,8 +17,9 @@ from .contract import (
     Table,
 )
 from .dataset import LLMDataset, Row, load_dataset
-from .errors import ConfigError, DatasetError, PluginError, SonarError
+from .errors import ConfigError, DatasetError, ModelMissingError, PluginError, SonarError
 from .hookspecs import hookimpl
+from .models import ModelStore, load_sequence_classifier, model_inputs
 from .passfail import PassFailEvaluator, Verdict
 
 from .version import __version__
@@ -33,6 +34,8 @@ __all__ = [
     "LLMDataset",
     "Metric",
     "MetricRole",
+    "ModelMissingError",
+    "ModelStore",
     "Param",
     "ParameterError",
     "PassFailEvaluator",
@@ -45,6 +48,8 @@ __all__ = [
     "Verdict",
     "hookimpl",
     "load_dataset",
+    "load_sequence_classifier",
+    "model_inputs",
     "run",
     "__version__",
 ]

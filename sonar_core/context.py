@@ -11,15 +11,14 @@ import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from .embeddings import EmbeddingService
     from .hosts import HostService
     from .llm import LLMClient, LLMService
-    from .model_store import ModelStore
+    from .models import EmbeddingService, ModelStore
 
 from .run_memo import RunMemo
 
@@ -95,7 +94,7 @@ class EvaluationContext:
     @property
     def model_device(self) -> str:
         """The concrete device for loading a model (``auto`` resolved: it imports torch)."""
-        from .model_store import pick_device
+        from .models import pick_device
 
         return pick_device(self.device)
 
@@ -104,14 +103,29 @@ class EvaluationContext:
         """The process's model store: finds and loads local models (never downloads)."""
         if self.embeddings is not None:
             return self.embeddings.store
-        from .model_store import get_store
+        from .models import get_store
 
         return get_store()
+
+    def load_model(self, loader: Callable[..., Any], ref: str, *, device: str | None = None, **options: Any) -> Any:
+        """The model ``ref`` as built by ``loader``, loaded once per process and shared by the run.
+
+        ``loader(store, ref, device, **options)`` is a loader such as
+        :func:`~sonar_core.load_sequence_classifier` or one of the evaluator's own family; ``device``
+        defaults to the run's (``auto`` resolved). A model that is not available offline raises
+        :class:`~sonar_core.ModelMissingError`.
+        """
+        return loader(self.models, ref, device or self.model_device, **options)
+
+    def resolve_model(self, ref: str) -> Path:
+        """The local folder (or file) of model ``ref``; :class:`~sonar_core.ModelMissingError` when it
+        is not available offline. Lets an evaluator choose between models before loading one."""
+        return self.models.resolve(ref)
 
     def embed(self, texts: list[str], model: str | None = None) -> "np.ndarray":
         """L2-normalised sentence embeddings of ``texts`` (n, d), each unique text encoded once per run."""
         if self.embeddings is None:
-            from .embeddings import EmbeddingService
+            from .models import EmbeddingService
 
             self.embeddings = EmbeddingService(device=self.device)
         return self.embeddings.embed(texts, model)

@@ -17,6 +17,7 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "PluginError",
+    "ModelMissingError",
     "EXIT_OK",
     "EXIT_EVALUATOR_FAILED",
     "EXIT_USAGE",
@@ -72,6 +73,10 @@ class PluginError(SonarError):
     """A plugin failed to load, or an evaluator cannot run, in strict mode."""
 
     exit_code = EXIT_STRICT
+
+
+class ModelMissingError(SonarError):
+    """A model is not available offline; the message names it and how to provide it."""
 
 
 class RunInterrupted(SonarError):

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_sequence_classifier, model_inputs
-from sonar_core.model_store import pick_device
+from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult, load_sequence_classifier, model_inputs
 
 __all__ = ["HallucinationEvaluator", "consistency_scores", "consistent_index"]
 
@@ -84,8 +82,8 @@ class HallucinationEvaluator(Evaluator):
     )
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        model, tokenizer = load_sequence_classifier(self.ctx.models, self.params["hallucination_model"],
-                                                    pick_device(self.ctx.device), trust_remote_code=True)
+        model, tokenizer = self.ctx.load_model(load_sequence_classifier, self.params["hallucination_model"],
+                                               trust_remote_code=True)
         pairs, owners = [], []
         for index, row in enumerate(rows):
             for chunk in row.context:

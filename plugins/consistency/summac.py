@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sonar_core.model_loaders import model_inputs
+from sonar_core import model_inputs
 
 __all__ = ["nli_label_indices", "nli_image", "summac_zs", "summac_conv", "PERCENTILE_BINS", "CONV_ROWS"]
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_sequence_classifier, load_summac_conv
-from sonar_core.model_store import pick_device
+from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult, load_sequence_classifier
 
 from .completeness import completeness, reduce
+from .loaders import load_summac_conv
 from .summac import nli_image, summac_conv, summac_zs
 
 __all__ = ["SummarizationFaithfulnessEvaluator"]
@@ -72,9 +71,8 @@ class SummarizationFaithfulnessEvaluator(Evaluator):
         return kept or ([text.strip()] if text.strip() else [])
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        device = pick_device(self.ctx.device)
-        model, tokenizer = load_sequence_classifier(self.ctx.models, self.params["nli_model"], device)
-        weights = load_summac_conv(self.ctx.models, self.params["summac_conv_model"], device)
+        model, tokenizer = self.ctx.load_model(load_sequence_classifier, self.params["nli_model"])
+        weights = self.ctx.load_model(load_summac_conv, self.params["summac_conv_model"])
         results = []
         for row in rows:
             document = self._sentences(row.input)[:_MAX_DOCUMENT_SENTENCES]

@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_sequence_classifier, model_inputs
-from sonar_core.model_store import pick_device
+from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult, load_sequence_classifier, model_inputs
 
 __all__ = ["FairnessBiasEvaluator", "label_index"]
 
@@ -61,8 +59,7 @@ class FairnessBiasEvaluator(Evaluator):
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         import torch
 
-        model, tokenizer = load_sequence_classifier(self.ctx.models, self.params["bias_model"],
-                                                    pick_device(self.ctx.device))
+        model, tokenizer = self.ctx.load_model(load_sequence_classifier, self.params["bias_model"])
         biased = label_index(model.config.id2label, self.params["biased_label"])
         limit = min(self.params["max_tokens"], int(tokenizer.model_max_length or self.params["max_tokens"]))
         texts = [row.actual_output for row in rows]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult, Table
-from sonar_core.model_loaders import load_detoxify, load_profanity_model
-from sonar_core.model_store import ModelMissingError, pick_device
+from sonar_core import Evaluator, Input, Metric, ModelMissingError, Param, Row, RowResult, Table
+
+from .loaders import load_detoxify, load_profanity_model
 
 __all__ = ["ToxicityEvaluator", "TOXICITY_METRICS"]
 
@@ -76,17 +76,17 @@ class ToxicityEvaluator(Evaluator):
     def _choose(self):
         """The sentence scorer (texts -> list of {metric: score}) and the name of its model."""
         detoxify_ref, fallback_ref = self.params["detoxify_model"], self.params["fallback_model"]
-        store = self.ctx.models
         if detoxify_ref:
             try:
-                store.resolve(detoxify_ref)
+                self.ctx.resolve_model(detoxify_ref)
             except ModelMissingError:
                 if not fallback_ref:
                     raise
             else:
-                detox = load_detoxify(store, detoxify_ref, pick_device(self.ctx.device))
+                detox = self.ctx.load_model(load_detoxify, detoxify_ref)
                 return (lambda texts: _detoxify_scores(detox, texts)), detoxify_ref
-        profanity = load_profanity_model(store, fallback_ref)
+        # A scikit-learn model: the CPU, whatever the run's device (and no torch import to find out).
+        profanity = self.ctx.load_model(load_profanity_model, fallback_ref, device="cpu")
         return (lambda texts: [{"toxicity": p} for p in profanity.predict_prob(texts)]), fallback_ref
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:

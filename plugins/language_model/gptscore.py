@@ -17,10 +17,9 @@ from collections import defaultdict
 from typing import ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_scoring_tokenizer
-from sonar_core.model_store import pick_device
 
 from .likelihood import mean_target_nll
+from .loaders import load_scoring_tokenizer
 
 __all__ = ["GptScoreEvaluator", "anll_metric", "rewrite_pairs", "DEFAULT_LM"]
 
@@ -62,8 +61,7 @@ class GptScoreEvaluator(Evaluator):
         raise NotImplementedError
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        model, tokenizer = load_scoring_tokenizer(self.ctx.models, self.params["gpt_score_model"],
-                                                  pick_device(self.ctx.device))
+        model, tokenizer = self.ctx.load_model(load_scoring_tokenizer, self.params["gpt_score_model"])
         pairs: list[tuple[str, str]] = []
         owners: list[tuple[int, str]] = []
         for index, row in enumerate(rows):

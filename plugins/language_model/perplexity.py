@@ -13,11 +13,10 @@ import math
 from typing import ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_perplexity_lm
-from sonar_core.model_store import pick_device
 
 from .gptscore import DEFAULT_LM
 from .likelihood import length_batches
+from .loaders import load_perplexity_lm
 
 __all__ = ["PerplexityEvaluator"]
 
@@ -54,7 +53,7 @@ class PerplexityEvaluator(Evaluator):
     )
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        lm = load_perplexity_lm(self.ctx.models, self.params["perplexity_model"], pick_device(self.ctx.device))
+        lm = self.ctx.load_model(load_perplexity_lm, self.params["perplexity_model"])
         texts = [row.actual_output for row in rows]
         limit = lm.tokenizer.model_max_length
         lengths = [len(ids) for ids in lm.tokenizer(texts)["input_ids"]]

@@ -18,12 +18,11 @@ from collections import defaultdict
 from typing import Any, ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.model_loaders import load_token_encoder
-from sonar_core.model_store import pick_device
 from sonar_core.perturbations import derive_seed, get_perturbator, make_perturbator
 from sonar_core.perturbations.registry import ALIASES
 
 from .bertscore import TokenVectors, bertscore, encode_tokens
+from .loaders import load_token_encoder
 from .wer import word_error_rate
 
 __all__ = ["GeneralSemanticRobustnessEvaluator", "PERTURBED_COPY"]
@@ -214,8 +213,7 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
         if not answers:
             return []
         texts = sorted({t for a in answers for t in [a["original"], *a["perturbed"], *a["baseline"]]})
-        model, tokenizer = load_token_encoder(self.ctx.models, self.params["bertscore_model"],
-                                              pick_device(self.ctx.device))
+        model, tokenizer = self.ctx.load_model(load_token_encoder, self.params["bertscore_model"])
         vectors: dict[str, TokenVectors] = dict(zip(texts, encode_tokens(
             model, tokenizer, texts, self.params["bertscore_layer"], str(model.device))))
         results = []

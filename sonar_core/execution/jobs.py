@@ -17,7 +17,7 @@ from ..dataset import LLMDataset
 from ..errors import ConfigError
 from ..hosts.base import HostService
 from ..llm import LLMService
-from ..model_store import ModelMissingError, get_store
+from ..models import ModelMissingError, get_store
 from ..plugins import PluginHost
 from .state import Job
 

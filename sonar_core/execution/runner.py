@@ -21,7 +21,7 @@ from ..artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
 from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
-from ..embeddings import EmbeddingService
+from ..models import EmbeddingService
 from ..errors import EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, ConfigError, PluginError, RunInterrupted
 from ..findings import derive_findings
 from ..findings.host_problems import host_problems

@@ -18,7 +18,7 @@ from ..contract import Evaluator
 if TYPE_CHECKING:  # pragma: no cover
     from ..artifacts.drilldown import Casebook
     from ..dataset import LLMDataset
-    from ..embeddings import EmbeddingService
+    from ..models import EmbeddingService
     from ..hosts.base import HostService
     from ..llm import LLMService
     from ..plugins import PluginHost

@@ -154,12 +154,12 @@ class LocalCausalLMBackend:
         self._device: str | None = None
 
     def _store(self):
-        from ..model_store import get_store
+        from ..models import get_store
 
         return get_store()
 
     def check(self) -> None:
-        from ..model_store import ModelMissingError
+        from ..errors import ModelMissingError
 
         try:
             self._store().resolve(self.config.model)
@@ -167,7 +167,8 @@ class LocalCausalLMBackend:
             raise PermanentError(str(exc)) from None
 
     def _load(self):
-        from ..model_store import ModelMissingError, pick_device
+        from ..errors import ModelMissingError
+        from ..models import pick_device
 
         if self._device is None:
             self._device = pick_device(self.config.device)

@@ -36,7 +36,7 @@ _BUSY_TIMEOUT_MS = 60_000
 
 def default_cache_path() -> Path:
     """``$SONAR_HOME/llm-cache.sqlite`` (``~/.cache/sonar`` without ``SONAR_HOME``)."""
-    from ..model_store import sonar_home
+    from ..models import sonar_home
 
     return sonar_home() / "llm-cache.sqlite"
 

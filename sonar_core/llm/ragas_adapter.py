@@ -4,7 +4,7 @@ ragas metrics ask a ``BaseRagasLLM`` for text and a ``BaseRagasEmbeddings`` for 
 adapters here route those asks through the run's services, so everything a judge evaluator gets
 applies to ragas too: the response cache (a rerun asks nothing), the concurrency bound, pacing,
 retries, the journal and secret redaction (:class:`~sonar_core.llm.LLMClient`), and each text
-embedded once per run (:class:`~sonar_core.embeddings.EmbeddingService`).
+embedded once per run (:class:`~sonar_core.models.EmbeddingService`).
 
 ragas's own retry loop (tenacity, 10 attempts with waits up to a minute) is switched off: the
 client already retried, and a failure it returns is final for the row.

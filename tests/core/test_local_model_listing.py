@@ -5,7 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from sonar_core.cli import cli
-from sonar_core.model_store import ModelStore
+from sonar_core.models import ModelStore
 
 
 def test_sonar_models_lists_the_toxicity_bias_and_consistency_models(tmp_path, monkeypatch):

@@ -11,9 +11,9 @@ import pytest
 
 from sonar_core import names
 from sonar_core.config import build_config
-from sonar_core.embeddings import _PROCESS_CACHE
+from sonar_core.models.embeddings import _PROCESS_CACHE
 from sonar_core.errors import EXIT_USAGE
-from sonar_core.model_store import ModelMissingError, get_store
+from sonar_core.models import ModelMissingError, get_store
 from sonar_core.plugins import PluginHost
 from sonar_core.execution import execute_run
 

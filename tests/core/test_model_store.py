@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from gguf_fixture import GGUF_NAME, WHEEL_MEMBER, write_tiny_llama_gguf, write_tiny_wheel
-from sonar_core import model_store
-from sonar_core.model_store import ModelMissingError, ModelStore, convert_gguf
+from sonar_core.models import ModelMissingError, ModelStore, convert_gguf
+from sonar_core.models import prepare as model_prepare
 
 
 def _isolate_hf(mp: pytest.MonkeyPatch, home: Path) -> None:
@@ -163,7 +163,7 @@ def test_prepare_smollm2_from_a_wheel_then_resolve_and_no_second_conversion(tmp_
     def no_conversion(*args, **kwargs):
         raise AssertionError("prepare converted a model that was already prepared")
 
-    monkeypatch.setattr(model_store, "convert_gguf", no_conversion)
+    monkeypatch.setattr(model_prepare, "convert_gguf", no_conversion)
     stamp = (target / "config.json").stat().st_mtime_ns
     said.clear()
     again = ModelStore(root=root).prepare("smollm2", say=said.append)
@@ -211,6 +211,38 @@ def test_load_causal_lm_loads_once_per_store(tmp_path, converted):
     assert (load["kind"], load["model"], load["folder"], load["device"]) == (
         "causal_lm", str(converted), str(converted), "cpu")
     assert load["seconds"] >= 0
+
+
+def test_the_context_loads_through_the_store_with_the_run_device_and_options(tmp_path):
+    from sonar_core import EvaluationContext
+    from sonar_core.models import EmbeddingService
+
+    store = ModelStore(root=tmp_path / "store")
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    built = []
+
+    def loader(store_given, ref, device, *, scale):
+        def build(path, dev):
+            built.append((path, dev, scale))
+            return {"path": path, "device": dev, "scale": scale}
+        assert store_given is store
+        return store_given.load("test_kind", ref, device, build)
+
+    ctx = EvaluationContext(embeddings=EmbeddingService(store=store), device="CPU")
+    first = ctx.load_model(loader, str(folder), scale=2)
+    assert first == {"path": folder, "device": "cpu", "scale": 2}  # "CPU" made concrete by pick_device
+    assert ctx.load_model(loader, str(folder), scale=2) is first  # built once
+    on_meta = ctx.load_model(loader, str(folder), device="meta", scale=3)
+    assert on_meta["device"] == "meta" and on_meta is not first
+    assert built == [(folder, "cpu", 2), (folder, "meta", 3)]
+    assert [(load["kind"], load["device"]) for load in store.loads] == [("test_kind", "cpu"), ("test_kind", "meta")]
+    assert ctx.resolve_model(str(folder)) == folder
+    with pytest.raises(ModelMissingError) as caught:
+        ctx.resolve_model("smollm2")
+    assert str(caught.value) == ("model 'SmolLM2-135M-Instruct' is not available: provide it with "
+                                 "`sonar models prepare smollm2`")
+    assert len(built) == 2
 
 
 # -- missing models --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from sonar_core import EvaluationContext
-from sonar_core.model_store import ModelMissingError
+from sonar_core import ModelMissingError
 from sonar_core.testing import make_row, score_rows
 from sonar_plugins.consistency.completeness import completeness, snap_to_context, three_segment_distance
 from sonar_plugins.consistency.hallucination import HallucinationEvaluator

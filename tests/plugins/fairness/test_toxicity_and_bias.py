@@ -9,7 +9,7 @@ import torch
 from transformers import BertConfig, BertForSequenceClassification
 
 from sonar_core import EvaluationContext
-from sonar_core.model_store import ModelMissingError
+from sonar_core import ModelMissingError
 from sonar_core.testing import make_row, score_rows
 from sonar_plugins.fairness.fairness_bias import FairnessBiasEvaluator
 from sonar_plugins.fairness.toxicity import ToxicityEvaluator
@@ -74,8 +74,8 @@ def test_detoxify_checkpoint_scores_are_the_models_sigmoids_and_the_row_takes_th
 
 
 def test_without_detoxify_the_embedded_profanity_model_scores_toxicity_only(tmp_path):
-    from sonar_core.model_loaders import load_profanity_model
-    from sonar_core.model_store import get_store
+    from sonar_core.models import get_store
+    from sonar_plugins.fairness.loaders import load_profanity_model
 
     answers = ["You are a wonderful person.", "Thanks for asking. You are a fucking idiot."]
     results = score_rows(ToxicityEvaluator, rows(*answers), detoxify_model=str(tmp_path / "no-detoxify.ckpt"))

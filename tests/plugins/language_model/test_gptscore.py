@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from sonar_core.model_store import ModelMissingError
+from sonar_core import ModelMissingError
 from sonar_core.testing import make_row, score_rows
 from sonar_plugins.language_model.gptscore_question_answering import GptScoreQuestionAnsweringEvaluator
 from sonar_plugins.language_model.gptscore_summarization import GptScoreSummarizationEvaluator

@@ -9,7 +9,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from sonar_core import EvaluationContext
-from sonar_core.model_store import ModelMissingError, get_store
+from sonar_core.models import ModelMissingError, get_store
 from sonar_core.testing import make_row, score_rows
 from sonar_plugins.language_model.perplexity import PerplexityEvaluator
 from tiny_models import causal_lm_folder
@@ -73,7 +73,7 @@ def test_the_model_is_loaded_once_and_shared_with_the_store(lm_folder):
     score_rows(PerplexityEvaluator, rows(TEXTS[1:2]), perplexity_model=str(lm_folder))
     assert len(store.loads) == loads
     model, _ = store.load_causal_lm(str(lm_folder), "cpu")
-    from sonar_core.model_loaders import load_perplexity_lm
+    from sonar_plugins.language_model.loaders import load_perplexity_lm
 
     assert load_perplexity_lm(store, str(lm_folder), "cpu").model is model
 

@@ -25,7 +25,7 @@ AP = 1e-9
 
 @pytest.fixture(scope="module")
 def encoder():
-    from sonar_core.model_store import get_store
+    from sonar_core.models import get_store
 
     return get_store().load_sentence_transformer("all-MiniLM-L6-v2", "cpu")
 

@@ -15,7 +15,7 @@ from transformers import AutoTokenizer, BertModel
 
 from sonar_core import EvaluationContext
 from sonar_core.hosts import Host, HostAnswer, HostService
-from sonar_core.model_store import ModelStore
+from sonar_core.models import ModelStore
 from sonar_core.perturbations import derive_seed, perturb_many
 from sonar_core.testing import make_row
 from sonar_plugins.robustness.bertscore import bertscore, encode_tokens
@@ -117,7 +117,7 @@ PAIRS = [("the cat sat on the mat.", "the cat sat on a mat."),
 
 
 def test_bertscore_equals_an_independent_computation(bert):
-    from sonar_core.model_loaders import load_token_encoder
+    from sonar_plugins.robustness.loaders import load_token_encoder
 
     model, tokenizer = load_token_encoder(ModelStore(), bert)
     texts = [t for pair in PAIRS for t in pair]
@@ -131,7 +131,7 @@ def test_bertscore_equals_an_independent_computation(bert):
 
 def test_bertscore_equals_the_bert_score_package(bert):
     bert_score = pytest.importorskip("bert_score")
-    from sonar_core.model_loaders import load_token_encoder
+    from sonar_plugins.robustness.loaders import load_token_encoder
 
     model, tokenizer = load_token_encoder(ModelStore(), bert)
     refs, cands = [r for r, _ in PAIRS], [c for _, c in PAIRS]
@@ -143,7 +143,7 @@ def test_bertscore_equals_the_bert_score_package(bert):
 
 
 def test_bertscore_of_an_empty_text_is_zero(bert):
-    from sonar_core.model_loaders import load_token_encoder
+    from sonar_plugins.robustness.loaders import load_token_encoder
 
     model, tokenizer = load_token_encoder(ModelStore(), bert)
     empty, text = encode_tokens(model, tokenizer, ["", "the cat sat."])

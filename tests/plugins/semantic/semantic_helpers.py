@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sonar_core import EvaluationContext
-from sonar_core.embeddings import DEFAULT_EMBEDDING_MODEL
-from sonar_core.model_store import get_store
+from sonar_core.models import DEFAULT_EMBEDDING_MODEL, get_store
 from sonar_core.testing import make_row
 
 #: Float rounding between a batched and a separate encode of the same text stays far below this.

@@ -10,8 +10,8 @@ import pytest
 
 import sonar_core
 from sonar_core import EvaluationContext, names
-from sonar_core.embeddings import _PROCESS_CACHE
-from sonar_core.model_store import ModelMissingError, get_store
+from sonar_core.models.embeddings import _PROCESS_CACHE
+from sonar_core.models import ModelMissingError, get_store
 from sonar_core.plugins import PluginHost
 
 from semantic_helpers import TOLERANCE, evaluator, row

@@ -22,7 +22,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .model_store import ModelStore, get_store, pick_device
+from .devices import pick_device
+from .store import ModelStore, get_store
 
 __all__ = ["EmbeddingService", "DEFAULT_EMBEDDING_MODEL", "cosine_matrix", "cosine"]
 
@@ -113,7 +114,7 @@ class EmbeddingService:
                 counter[name] += value
 
     def check(self, model: str | None = None) -> None:
-        """Raise :class:`~sonar_core.model_store.ModelMissingError` now if ``model`` is missing."""
+        """Raise :class:`~sonar_core.errors.ModelMissingError` now if ``model`` is missing."""
         self.store.resolve(model or self.default_model)
 
     def dimension(self, model: str | None = None) -> int:
