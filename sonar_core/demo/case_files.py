@@ -100,9 +100,12 @@ def _render_piece(piece: Any, where: str) -> str:
 
 
 def _check_keys(entry: dict, where: str, required: set[str], optional: set[str]) -> None:
-    missing, unknown = required - set(entry), set(entry) - required - optional
-    if missing or unknown:
-        problems = [f"missing {sorted(missing)}"] * bool(missing) + [f"unknown {sorted(unknown)}"] * bool(unknown)
+    problems = []
+    if required - set(entry):
+        problems.append(f"missing {sorted(required - set(entry))}")
+    if set(entry) - required - optional:
+        problems.append(f"unknown {sorted(set(entry) - required - optional)}")
+    if problems:
         raise CaseFileError(f"{where}: {'; '.join(problems)}")
 
 
