@@ -1,4 +1,5 @@
-"""The LLM dataset: rows of test case x model, and loaders for JSON, JSONL and CSV.
+"""The LLM dataset: rows of test case x model, validated as they are loaded (the file formats are
+read by :mod:`.dataset_files`).
 
 Field names follow H2O Sonar's llm-eval-results (RESULT_FORMAT.md). A row whose test case is
 a perturbation of another carries the original's ``test_case_key`` in
@@ -7,16 +8,15 @@ a perturbation of another carries the original's ``test_case_key`` in
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .contract import Input
+from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
 from .errors import DatasetError
 
 __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
@@ -254,126 +254,6 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
     return Row(**values)
 
 
-def _read_json(path: Path, text: str) -> Iterable[tuple[str, Any]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    if isinstance(data, dict):
-        # H2O Sonar test suites wrap rows as {"inputs": [...]}.
-        for wrapper in ("inputs", "rows", "data"):
-            if isinstance(data.get(wrapper), list):
-                data = data[wrapper]
-                break
-    if not isinstance(data, list):
-        raise DatasetError(f"{path}: expected a list of rows or an object with an 'inputs' list")
-    for i, record in enumerate(data, start=1):
-        yield f"{path}: row {i}", record
-
-
-def _read_jsonl(path: Path, handle: BinaryIO, digest) -> Iterable[tuple[str, Any]]:
-    """Records of a JSON Lines file, read line by line (never the whole text at once).
-
-    Lines end with ``\\n`` (a ``\\r`` before it is whitespace to JSON); blank lines are skipped.
-    Every byte read also goes into ``digest``, the dataset's fingerprint.
-    """
-    for lineno, raw_line in enumerate(handle, start=1):
-        digest.update(raw_line)
-        if lineno == 1 and raw_line.startswith(codecs.BOM_UTF8):
-            raw_line = raw_line[len(codecs.BOM_UTF8):]
-        try:
-            line = raw_line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DatasetError(f"{path}: not UTF-8 (invalid byte 0x{raw_line[exc.start]:02x} on line {lineno})") from None
-        if not line.strip():
-            continue
-        # Without its line end, so that a message's column counts within the line.
-        line = line[:-1] if line.endswith("\n") else line
-        line = line[:-1] if line.endswith("\r") else line
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}: line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
-        yield f"{path}: line {lineno}", record
-
-
-# RFC 4180 fields: quoted (a '"' inside written '""') or plain (no '"' at all).
-_QUOTED_FIELD = re.compile(r'"[^"]*(?:""[^"]*)*"')
-_PLAIN_FIELD = re.compile(r'[^,"\r\n]*')
-
-
-def _check_csv_quotes(path: Path, text: str) -> None:
-    """Raise DatasetError at the first unbalanced quote, naming its line and column.
-
-    datatable's reader accepts a field with an opening quote that never closes, or a stray
-    quote inside a field, and keeps the quote as text (in a key, say); such a file is
-    almost always a broken export, so it is refused here, before any row is read.
-    """
-    if '"' not in text:
-        return
-    pos, end_of_text = 0, len(text)
-    header: list[str] = []
-    field, in_header = 0, True
-
-    def error(at: int, what: str) -> DatasetError:
-        line = text.count("\n", 0, at) + 1
-        column = f"column '{header[field]}'" if not in_header and field < len(header) else f"field {field + 1}"
-        return DatasetError(f"{path}: line {line}, {column}: unbalanced quote ({what})")
-
-    while pos < end_of_text:
-        if text[pos] == '"':
-            match = _QUOTED_FIELD.match(text, pos)
-            if match is None:
-                raise error(pos, "the quoted field that starts here is never closed")
-            end = match.end()
-            if end < end_of_text and text[end] not in ",\r\n":
-                raise error(end, "text after the closing quote; write a '\"' inside a quoted field as '\"\"'")
-            value = text[pos + 1:end - 1].replace('""', '"')
-        else:
-            end = _PLAIN_FIELD.match(text, pos).end()
-            if end < end_of_text and text[end] == '"':
-                raise error(end, "a '\"' inside a field that is not enclosed in quotes; enclose the field in quotes "
-                                 "and write each '\"' in it as '\"\"'")
-            value = text[pos:end]
-        if in_header:
-            header.append(value)
-        pos = end
-        if pos < end_of_text:
-            separator = text[pos]
-            pos += 1
-            if separator == ",":
-                field += 1
-                continue
-            if separator == "\r" and pos < end_of_text and text[pos] == "\n":
-                pos += 1
-            field, in_header = 0, False
-
-
-def _read_csv(path: Path, text: str) -> Iterable[tuple[str, Any]]:
-    import datatable as dt  # imported here: only CSV needs it
-
-    _check_csv_quotes(path, text)
-    try:
-        # Every column as text: type inference would turn a key like "007" into 7;
-        # numbers are converted field by field, with the row named on error.
-        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32, sep=",")
-    except Exception as exc:  # datatable raises its own IOError/ValueError subclasses
-        raise DatasetError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from None
-    names = list(frame.names)
-    columns = frame.to_dict()
-    for i in range(frame.nrows):
-        # Row numbers count the header as line 1, as a spreadsheet would show them.
-        yield f"{path}: row {i + 2}", {name: columns[name][i] for name in names}
-
-
-def _check_utf8(path: Path, raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DatasetError(f"{path}: not UTF-8 (invalid byte 0x{raw[exc.start]:02x} on line {line})") from None
-
-
 def load_dataset(path: str | Path) -> LLMDataset:
     """Load and validate a dataset file (.json, .jsonl or .csv).
 
@@ -390,13 +270,13 @@ def load_dataset(path: str | Path) -> LLMDataset:
     digest = hashlib.sha256()
     if suffix in (".jsonl", ".ndjson"):
         with path.open("rb") as handle:
-            rows, columns = _validate(path, _read_jsonl(path, handle, digest))
+            rows, columns = _validate(path, read_jsonl(path, handle, digest))
     elif suffix in (".json", ".csv"):
         raw = path.read_bytes()
         digest.update(raw)
-        text = _check_utf8(path, raw)
+        text = check_utf8(path, raw)
         del raw
-        records = _read_json(path, text) if suffix == ".json" else _read_csv(path, text)
+        records = read_json(path, text) if suffix == ".json" else read_csv(path, text)
         rows, columns = _validate(path, records)
     else:
         raise DatasetError(f"{path}: unknown dataset format '{suffix}' (use .json, .jsonl or .csv)")
