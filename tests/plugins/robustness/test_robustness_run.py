@@ -131,6 +131,7 @@ def test_a_perturbator_from_a_plugin_module_is_found_by_the_evaluator(tmp_path, 
     result = api.run(config)
     assert result.status == "success", result.message
     [row] = _rows(result, "general_semantic_robustness")["results"]
+    row = row["details"]
     assert row["perturbed_prompts"] == ["?ecnarF fo latipac eht si tahW"]
     assert row["perturbed_answers"] == ['"?ecnarF fo latipac eht si tahW"']
     assert row["original_answer"] == '"What is the capital of France?"'
