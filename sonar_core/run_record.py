@@ -17,7 +17,7 @@ from .artifacts.drilldown import build_casebook, redact_views, write_casebook
 from .artifacts.jsontext import ListFiles
 from .config import RunConfig
 from .contract import finite_or_none
-from .plugins import PluginHost
+from .plugins import PluginManager
 from .hosts.registry import summary as host_summary
 from .problems import SEVERITIES
 
@@ -124,11 +124,11 @@ def best_model(views: list[dict[str, Any]]) -> tuple[str | None, int]:
     return min(ranks, key=lambda m: (sum(ranks[m]) / len(ranks[m]), m)), counted
 
 
-def _versions(host: PluginHost) -> dict[str, Any]:
+def _versions(plugins: PluginManager) -> dict[str, Any]:
     from . import __version__
 
     return {"sonar": __version__, "python": platform.python_version(),
-            "plugins": {p.name: p.version for p in host.plugins}}
+            "plugins": {p.name: p.version for p in plugins.plugins}}
 
 
 def _services(base: dict[str, Any]) -> dict[str, Any]:
@@ -191,10 +191,10 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "error": result.message,
         "interpretation_parameters": config.model_dump(mode="json"),
         "explainers": [j.label for j in jobs],
-        "versions": _versions(base["host"]),
+        "versions": _versions(base["plugins"]),
         "timings": {"seconds": round(time.time() - base["started"], 3)},
         "services": _services(base),
-        "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["host"].failures],
+        "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in base["plugins"].failures],
         # Judges: configuration keys, endpoints and models, never a key's value; cache location and counters.
         "llm": base["llm"].summary() if base.get("llm") is not None else None,
         # The models under test and what the pipeline asked them (runs with a test suite only).
@@ -203,7 +203,7 @@ def write_run_json(run_dir: Path, base: dict[str, Any], executed: list[dict[str,
         "result": {
             "dataset": dataset,
             "models": dataset["models"],
-            "all_explainer_ids": sorted(base["host"].evaluators),
+            "all_explainer_ids": sorted(base["plugins"].evaluators),
             "incompatible_explainer_ids": [s["evaluator"] for s in result.skipped],
             "incompatible_explainers": result.skipped,
             "scheduled_explainers": [j.label for j in jobs],

@@ -26,8 +26,8 @@ from .context import EvaluationContext
 from .contract import Evaluator, Input, ParameterError, RowResult, finite_or_none
 from .embeddings import EmbeddingService
 from .dataset import LLMDataset, Row, load_dataset
-from .hosts.base import HostService
-from .hosts.registry import HostServices, build_hosts, prices_from
+from .hosts.base import HostPool
+from .hosts.registry import HostFactoryServices, build_hosts, prices_from
 from .errors import (
     EXIT_EVALUATOR_FAILED,
     EXIT_OK,
@@ -40,7 +40,7 @@ from .journal import Journal
 from .llm import LLMService, load_llm_configs
 from .model_store import ModelMissingError, get_store
 from .pipeline import host_problems, item_source, load_suite, run_pipeline
-from .plugins import PluginHost, get_host
+from .plugins import PluginManager, get_plugin_manager
 from .problems import SEVERITY_ORDER
 from .row_cache import RowResultCache
 from .run_memo import RunMemo
@@ -103,31 +103,32 @@ def _thresholds(cls: type[Evaluator], params: dict[str, Any], spec: EvaluatorSpe
     return thresholds
 
 
-def resolve_jobs(config: RunConfig, host: PluginHost, run_id: str, run_dir: Path) -> list[Job]:
+def resolve_jobs(config: RunConfig, plugins: PluginManager, run_id: str, run_dir: Path) -> list[Job]:
     """Evaluator specs -> jobs, with every id and parameter checked before anything runs."""
     specs: list[EvaluatorSpec] = []
     implicit: set[str] = set()
     for spec in config.specs():
         if spec.id == ALL_OFFLINE:
             explicit = {s.id for s in config.specs() if s.id != ALL_OFFLINE}
-            group = [EvaluatorSpec(id=eid) for eid, cls in host.evaluators.items()
+            group = [EvaluatorSpec(id=eid) for eid, cls in plugins.evaluators.items()
                      if cls.offline and not cls.requires_judge and eid not in explicit]
             implicit.update(s.label for s in group)
             specs += group
         else:
             specs.append(spec)
-    known_metrics = {m.key for cls in host.evaluators.values() for m in cls.metrics}
+    known_metrics = {m.key for cls in plugins.evaluators.values() for m in cls.metrics}
     stray = sorted(set(config.thresholds) - known_metrics)
     if stray:
         raise ConfigError(f"threshold for unknown metric '{stray[0]}'")
     jobs, labels = [], set()
     for position, spec in enumerate(specs):
-        cls = host.resolve(spec.id)
+        cls = plugins.resolve(spec.id)
         if spec.label in labels:
             raise ConfigError(f"evaluator '{spec.label}' is listed twice; give one a distinct 'name'")
         labels.add(spec.label)
         try:
             params = cls.validate_params(spec.params)
+            cls.check_with_plugins(params, plugins)
         except ParameterError as exc:
             raise ConfigError(str(exc)) from None
         thresholds = _thresholds(cls, params, spec, config.thresholds)
@@ -225,7 +226,8 @@ def judge_note(job: Job, llm: LLMService) -> str:
 def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
               progress: Callable[[int], Callable[[int], None]], logger: logging.Logger,
               embeddings: EmbeddingService | None = None, llm: LLMService | None = None,
-              hosts: HostService | None = None, memo: RunMemo | None = None) -> ScoredEvaluator:
+              hosts: HostPool | None = None, memo: RunMemo | None = None,
+              plugins: PluginManager | None = None) -> ScoredEvaluator:
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
@@ -271,7 +273,8 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
     advance = progress(len(eligible))
     ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
                             device=embeddings.device_setting if embeddings else "auto", llm=llm,
-                            label=job.label, hosts=hosts, memo=memo if memo is not None else RunMemo())
+                            label=job.label, hosts=hosts, memo=memo if memo is not None else RunMemo(),
+                            plugins=plugins)
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
@@ -354,13 +357,13 @@ def _load_summary(folder: Path) -> dict[str, Any] | None:
 
 
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
-                host: PluginHost | None = None) -> RunResult:
+                plugins: PluginManager | None = None) -> RunResult:
     """Execute a run described by ``config``; see the module docstring."""
     started = time.time()
-    host = host or get_host(config.plugins)
-    host.load()
+    plugins = plugins or get_plugin_manager(config.plugins)
+    plugins.load()
     if config.strict:
-        host.raise_for_failures()
+        plugins.raise_for_failures()
 
     suite_fingerprint = None
     if config.test_suite is not None:
@@ -368,7 +371,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         dataset_path = config.resolve_path(config.test_suite)
         suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
         # A bad perturb: entry fails here, before the run starts.
-        suite_rows = item_source(suite_rows, config, host)
+        suite_rows = item_source(suite_rows, config, plugins)
         dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
@@ -397,12 +400,12 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         run_dir = config.resolve_path(config.output_dir).resolve() / run_id
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
-    jobs = resolve_jobs(config, host, run_id, run_dir)
+    jobs = resolve_jobs(config, plugins, run_id, run_dir)
     llm = _llm_service(config, jobs, resume_dir, run_dir, started)
     # A produced dataset's columns are known once the hosts have answered.
     incompatible = {job.label: reason for job in jobs
                     if suite_fingerprint is None and (reason := _missing_columns(job, dataset))}
-    hosts = _hosts(config, host, llm) if config.hosts else None
+    hosts = _hosts(config, plugins, llm) if config.hosts else None
     for label, reason in missing_models(jobs).items():
         incompatible.setdefault(label, reason)
     for job in jobs:
@@ -425,8 +428,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     journal.event("resuming run" if resume_dir else "starting run", "Runner", "execute_run", run_id=run_id,
                   evaluators=[j.label for j in jobs], dataset=str(dataset_path))
-    journal.event("loaded plugins", "Runner", "execute_run", plugins=[p.name for p in host.plugins])
-    for failure in host.failures:
+    journal.event("loaded plugins", "Runner", "execute_run", plugins=[p.name for p in plugins.plugins])
+    for failure in plugins.failures:
         journal.event("plugin failed", "Runner", "execute_run", plugin=failure.name, stage=failure.stage,
                       error=failure.error)
     result = RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK)
@@ -435,7 +438,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     # One embedding service per run: every evaluator's texts share its cache and counters.
     embeddings = EmbeddingService(device=config.device)
     base = {"run_id": run_id, "created": created, "config": config, "dataset": dataset, "jobs": jobs,
-            "host": host, "started": started, "embeddings": embeddings, "llm": llm, "hosts": hosts,
+            "plugins": plugins, "started": started, "embeddings": embeddings, "llm": llm, "hosts": hosts,
             "memo": RunMemo(),
             "core_problems": [], "dataset_summary": dataset.summary()}
     if hosts is not None:
@@ -445,7 +448,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         try:
             with _ProgressSink(progress) as sink:
                 produced = run_pipeline(dataset_path, hosts, run_dir, journal, config=config,
-                                        progress=sink.task if progress else None, plugin_host=host)
+                                        progress=sink.task if progress else None, plugins=plugins)
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=0)
             hosts.close()
@@ -543,10 +546,10 @@ def _llm_service(config: RunConfig, jobs: list[Job], resume_dir: Path | None, ru
     return llm
 
 
-def _hosts(config: RunConfig, plugins: PluginHost, llm: LLMService) -> HostService:
+def _hosts(config: RunConfig, plugins: PluginManager, llm: LLMService) -> HostPool:
     """The run's models under test, every entry and price checked before anything runs."""
     keys = [str(entry.get("key")) for entry in config.hosts if isinstance(entry, dict)]
-    services = HostServices(cache=llm.cache, device=config.device, base_dir=config.base_dir,
+    services = HostFactoryServices(cache=llm.cache, device=config.device, base_dir=config.base_dir,
                             prices=prices_from(config.prices, keys), redact=llm.redact)
     return build_hosts(config.hosts, services, plugins)
 
@@ -582,7 +585,8 @@ def _run_jobs(base: dict[str, Any], incompatible: dict[str, str], journal: Journ
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, dataset, journal, config.batch_size,
                                    lambda total: sink.task(label, total=total), logger, embeddings,
-                                   llm=base["llm"], hosts=base.get("hosts"), memo=base["memo"])
+                                   llm=base["llm"], hosts=base.get("hosts"), memo=base["memo"],
+                                   plugins=base["plugins"])
                 summary = stored_summary(write_evaluator_dir(scored, job.folder,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)

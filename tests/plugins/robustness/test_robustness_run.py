@@ -7,6 +7,7 @@ import json
 import pytest
 
 from sonar_core import api, names
+from sonar_core.errors import ConfigError
 from sonar_core.demo.lookup_host import FALLBACK
 from sonar_core.demo.lookup_host import answer as lookup_answer
 from sonar_core.runner import NO_HOSTS
@@ -135,3 +136,8 @@ def test_a_perturbator_from_a_plugin_module_is_found_by_the_evaluator(tmp_path, 
     assert row["perturbed_prompts"] == ["?ecnarF fo latipac eht si tahW"]
     assert row["perturbed_answers"] == ['"?ecnarF fo latipac eht si tahW"']
     assert row["original_answer"] == '"What is the capital of France?"'
+    # Without the plugin module, the name is unknown: the run stops before anything runs.
+    with pytest.raises(ConfigError, match=r"^parameter 'perturbation_type' of evaluator 'general_semantic_robustness': "
+                                          r"unknown perturbator 'reverse' \(known: base16, "):
+        api.run({**config, "plugins": [], "output_dir": str(tmp_path / "r2")})
+    assert not (tmp_path / "r2").exists()
