@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from sonar_core import hookspecs
+from sonar_core import hookimpl, hookspecs
+from sonar_core.perturbations import Perturbator
 from sonar_core.errors import EXIT_STRICT, PluginError
 from sonar_core.plugins import PluginFailure, PluginManager
 
@@ -423,6 +424,85 @@ def test_a_hook_that_raises_registers_nothing():
     assert "fixture_half_registered" not in plugins.evaluators
     assert plugins.plugins == []
     assert plugins.pm.get_plugin("sonarfix_hook_raises") is None
+
+
+class _Reverse(Perturbator):
+    description = "The text backwards."
+    random = False
+
+    def apply(self, text, rng):
+        return text[::-1]
+
+
+class _Registers:
+    """A plugin object whose hook named ``hook`` calls ``register(*args)`` for each of ``calls``, then
+    raises ``raises`` if given; it also registers a valid evaluator, which must be left out with it."""
+
+    def __init__(self, hook: str, calls: list[tuple], raises: Exception | None = None) -> None:
+        def implementation(register):
+            for args in calls:
+                register(*args)
+            if raises is not None:
+                raise raises
+
+        setattr(self, hook, hookimpl(specname=hook)(implementation))
+
+    @hookimpl
+    def register_evaluators(self, register):
+        from sonarfix_good import FixtureLengthEvaluator
+
+        class Twin(FixtureLengthEvaluator):
+            id = "fixture_kept_out"
+
+        register(Twin)
+
+
+def _echo_factory(spec, services):
+    return None
+
+
+@pytest.mark.parametrize("hook, calls, raises, error", [
+    ("register_host_kinds", [("echo", _echo_factory)], RuntimeError("no kinds today"),
+     "RuntimeError: no kinds today"),
+    ("register_perturbators", [("reverse", _Reverse)], RuntimeError("no perturbators today"),
+     "RuntimeError: no perturbators today"),
+    ("register_host_kinds", [("echo", "not callable")], None,
+     "PluginError: host kind 'echo': 'not callable' is not callable (a factory(spec, services) -> Host)"),
+    ("register_perturbators", [("reverse", str)], None,
+     "PluginError: perturbator 'reverse': <class 'str'> is not a subclass of sonar_core.perturbations.Perturbator"),
+    ("register_host_kinds", [("python", _echo_factory)], None,
+     "PluginError: host kind 'python' is registered by both plugin 'sonar_core' and plugin 'broken'"),
+    ("register_perturbators", [("reverse", _Reverse), ("random_uppercase", _Reverse)], None,
+     "PluginError: perturbator 'random_uppercase' is registered by both plugin 'sonar.perturbations' and "
+     "plugin 'broken'"),
+])
+def test_every_registry_records_a_broken_plugin_the_same_way(monkeypatch, hook, calls, raises, error):
+    """Host kinds and perturbators are collected as evaluators are: a plugin whose hook raises, registers a
+    bad entry or a taken name is one PluginFailure, and none of its entries (in any registry) is kept."""
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    plugins = PluginManager(autoload=False).load()
+    assert plugins.register_plugin(_Registers(hook, calls, raises), name="broken") is False
+    assert plugins.failures == [PluginFailure("broken", "register", error)]
+    assert plugins.plugins == [] and plugins.pm.get_plugin("broken") is None
+    assert "fixture_kept_out" not in plugins.evaluators
+    assert "echo" not in plugins.registry("register_host_kinds").entries
+    assert "reverse" not in plugins.registry("register_perturbators").entries
+    # The built-ins are plugins too, registered first, and are not listed among the loaded plugins.
+    assert plugins.registry("register_perturbators").owner("butter_finger") == "sonar.perturbations"
+    assert plugins.registry("register_host_kinds").owner("python") == "sonar_core"
+
+
+def test_a_sound_plugin_adds_to_every_registry_attributed_to_it(monkeypatch):
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    plugins = PluginManager(autoload=False).load()
+    plugin = _Registers("register_perturbators", [("reverse", _Reverse)])
+    assert plugins.register_plugin(plugin, name="sound") is True
+    assert plugins.failures == []
+    assert plugins.registry("register_perturbators").owner("reverse") == "sound"
+    assert plugins.owner_of("fixture_kept_out") == "sound"
+    (info,) = plugins.plugins
+    assert (info.name, info.hooks, info.evaluators) == ("sound", ["register_evaluators", "register_perturbators"],
+                                                        ["fixture_kept_out"])
 
 
 # -- laziness ---------------------------------------------------------------------------
