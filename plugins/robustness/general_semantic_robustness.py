@@ -69,7 +69,7 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("perturbation_type", str, "butter_finger",
               "Perturbator applied to the prompts (`sonar perturbators` lists them; fmeval's are butter_finger, "
-              "random_upper_case and whitespace_add_remove; a plugin's, `-p` modules included)."),
+              "random_upper_case and whitespace_add_remove)."),
         Param("num_perturbations", int, 5, "Perturbed prompts per test case.", min=1),
         Param("butter_finger_perturbation_prob", float, 0.1,
               "butter_finger: probability that a letter is replaced by a nearby key.", min=0.0, max=1.0),
