@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sonar_core.hosts.registry import HostServices, build_hosts
+from sonar_core.hosts.factory import HostFactoryServices
+from sonar_core.hosts.registry import build_hosts
 from sonar_core.journal import Journal
 from sonar_core.llm import ResponseCache
 from sonar_core.execution.pipeline import run_pipeline
@@ -35,7 +36,7 @@ def _once(suite: Path, run_dir: Path, cache_path: Path, base_url: str, concurren
     cache = ResponseCache(cache_path)
     hosts = build_hosts([{"key": "bench", "kind": "openai_chat", "base_url": base_url, "model": "scripted",
                           "max_concurrency": concurrency, "timeout": 30}],
-                        HostServices(journal=journal, cache=cache, device="cpu"))
+                        HostFactoryServices(journal=journal, cache=cache, device="cpu"))
     started = time.perf_counter()
     result = run_pipeline(suite, hosts, run_dir, journal)
     seconds = time.perf_counter() - started

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .artifacts.descriptor import requirements_table
 from .contract import Input
-from .plugins import PluginHost
+from .plugins import PluginManager
 
 __all__ = ["render_catalogue", "OVERVIEW_COLUMNS", "overview_cells"]
 
@@ -27,9 +27,9 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_catalogue(host: PluginHost) -> str:
+def render_catalogue(plugins: PluginManager) -> str:
     # Built-ins only: the committed catalogue must not depend on what else is installed.
-    evaluators = {eid: cls for eid, cls in host.evaluators.items() if cls.__module__.startswith("sonar_plugins.")}
+    evaluators = {eid: cls for eid, cls in plugins.evaluators.items() if cls.__module__.startswith("sonar_plugins.")}
     lines = [
         "# Evaluator catalogue",
         "",

@@ -169,10 +169,10 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     sys.exit(result.exit_code)
 
 
-def _host(plugins: tuple[str, ...] = ()):
-    from .plugins import get_host
+def _plugin_manager(plugins: tuple[str, ...] = ()):
+    from .plugins import get_plugin_manager
 
-    return get_host(plugins).load()
+    return get_plugin_manager(plugins).load()
 
 
 _JSON_OPTION = click.option("--json", "as_json", is_flag=True,
@@ -189,21 +189,21 @@ def evaluators_command(plugins, as_json: bool) -> None:
     """
     from .catalogue import OVERVIEW_COLUMNS, overview_cells
 
-    host = _host(plugins)
+    manager = _plugin_manager(plugins)
     if as_json:
         from .listings import evaluators_listing, to_json
 
-        click.echo(to_json(evaluators_listing(host)), nl=False)
-        for failure in host.failures:
+        click.echo(to_json(evaluators_listing(manager)), nl=False)
+        for failure in manager.failures:
             click.echo(f"warning: {failure.message()}", err=True)
         return
     table = RichTable(title="Sonar evaluators")
     for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS):
         table.add_column(column)
-    for eid, cls in host.evaluators.items():
+    for eid, cls in manager.evaluators.items():
         table.add_row(eid, cls.display_name, cls.kind.value, *overview_cells(cls))
     _out.print(table)
-    for failure in host.failures:
+    for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
 
 
@@ -216,16 +216,16 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
 
     EVALUATOR_ID is an id from `sonar evaluators` (or a qualified class name).
     """
-    host = _host(plugins)
+    manager = _plugin_manager(plugins)
     try:
-        cls = host.resolve(evaluator_id)
+        cls = manager.resolve(evaluator_id)
     except SonarError as exc:
         _fail(str(exc), exc.exit_code)
         return
     if as_json:
         from .listings import evaluator_description, to_json
 
-        click.echo(to_json(evaluator_description(cls, host)), nl=False)
+        click.echo(to_json(evaluator_description(cls, manager)), nl=False)
         return
     _out.print(f"[bold]{cls.display_name}[/bold] ([cyan]{cls.id}[/cyan], {cls.qualified_name()})")
     if cls.tagline:
@@ -234,7 +234,7 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
     _out.print(f"Required inputs: {', '.join(i.value for i in cls.required_inputs) or 'none'}"
                + (f"; optional: {', '.join(i.value for i in cls.optional_inputs)}" if cls.optional_inputs else ""))
     _out.print(f"Result kind: {cls.kind.value}; judge: {'yes' if cls.requires_judge else 'no'}; "
-               f"GPU: {'yes' if cls.supports_gpu else 'no'}; plugin: {host.owner_of(cls.id)}")
+               f"GPU: {'yes' if cls.supports_gpu else 'no'}; plugin: {manager.owner_of(cls.id)}")
     metrics = RichTable(title="Metrics")
     for column in ("Key", "Name", "Range", "Better", "Threshold", "Primary"):
         metrics.add_column(column)
@@ -259,23 +259,23 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
 @_JSON_OPTION
 def plugins_command(plugins, as_json: bool) -> None:
     """List plugins, their evaluators, and load failures."""
-    host = _host(plugins)
+    manager = _plugin_manager(plugins)
     if as_json:
         from .listings import plugins_listing, to_json
 
-        click.echo(to_json(plugins_listing(host)), nl=False)
+        click.echo(to_json(plugins_listing(manager)), nl=False)
         return
     table = RichTable(title="Sonar plugins")
     for column in ("Name", "Distribution", "Version", "Hooks", "Evaluators"):
         table.add_column(column)
-    for info in host.plugins:
+    for info in manager.plugins:
         table.add_row(info.name, info.distribution, info.version, ", ".join(info.hooks), ", ".join(info.evaluators))
     _out.print(table)
-    if host.failures:
+    if manager.failures:
         failed = RichTable(title="Plugins that failed to load")
         for column in ("Name", "Stage", "Error"):
             failed.add_column(column)
-        for failure in host.failures:
+        for failure in manager.failures:
             failed.add_row(failure.name, failure.stage, failure.error)
         _out.print(failed)
 
@@ -290,19 +290,19 @@ def perturbators_command(plugins, text: str | None, seed: int) -> None:
 
     from .perturbations import make_perturbator, perturbators
 
-    host = _host(plugins)
+    manager = _plugin_manager(plugins)
     table = RichTable(title="Sonar perturbators")
     for column in ("Name", "Parameters (default)", "Seeded", "Description", *(["Output"] if text is not None else [])):
         table.add_column(column)
-    for name, cls in perturbators(host).items():
+    for name, cls in perturbators(manager).items():
         params = ", ".join(f"{p.name}={p.default!r}" for p in cls.parameters) or "-"
         cells = [name, params, "yes" if cls.random else "no", cls.description]
         if text is not None:
-            cells.append(make_perturbator(name, host=host).apply(text, np.random.default_rng(seed)))
+            cells.append(make_perturbator(name, plugins=manager).apply(text, np.random.default_rng(seed)))
         # Texts and a plugin's descriptions are data, not rich markup.
         table.add_row(*(RichText(cell) for cell in cells))
     _out.print(table)
-    for failure in host.failures:
+    for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
 
 
@@ -317,8 +317,8 @@ def hosts_command(plugins, as_json: bool) -> None:
     """
     from .listings import hosts_listing, to_json
 
-    host = _host(plugins)
-    listing = hosts_listing(host)
+    manager = _plugin_manager(plugins)
+    listing = hosts_listing(manager)
     if as_json:
         click.echo(to_json(listing), nl=False)
     else:
@@ -339,7 +339,7 @@ def hosts_command(plugins, as_json: bool) -> None:
             table.add_row(*(RichText(cell) for cell in (entry["kind"], entry["plugin"], settings,
                                                          entry["description"])))
         _out.print(table)
-    for failure in host.failures:
+    for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
 
 
@@ -356,10 +356,10 @@ def models_command(ctx: click.Context, plugins) -> None:
         return
     from .models import KNOWN_MODELS, get_store
 
-    host = _host(plugins)
+    manager = _plugin_manager(plugins)
     store = get_store()
     used_by: dict[str, list[str]] = {}
-    for eid, cls in host.evaluators.items():
+    for eid, cls in manager.evaluators.items():
         for param in cls.model_params:
             default = next((p.default for p in cls.all_parameters() if p.name == param), None)
             if default:
@@ -436,7 +436,7 @@ def catalogue_command(target: Path | None) -> None:
     """Print the built-in evaluator catalogue as markdown."""
     from .catalogue import render_catalogue
 
-    text = render_catalogue(_host())
+    text = render_catalogue(_plugin_manager())
     if target is None:
         click.echo(text, nl=False)
     else:

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from .hosts import HostService
+    from .hosts import HostPool
     from .llm import LLMClient, LLMService
     from .models import EmbeddingService, ModelStore
+    from .plugins import PluginManager
 
 from .run_memo import RunMemo
 
@@ -42,6 +43,8 @@ class EvaluationContext:
         llm: the run's LLM service (judges): configurations, response cache, shared clients.
         label: the evaluator's name in the run (journal events carry it).
         hosts: the run's models under test (None when the run has none).
+        plugins: the run's own plugin manager (its ``-p`` modules included): evaluators look up what
+            plugins register (perturbators, say) here, never in a process-wide one.
         memo: results the run's evaluators share (:mod:`sonar_core.run_memo`): one evaluator puts
             what another of the same run would compute again.
     """
@@ -53,8 +56,9 @@ class EvaluationContext:
     device: str = "auto"
     llm: "LLMService | None" = None
     label: str = ""
-    hosts: "HostService | None" = None
+    hosts: "HostPool | None" = None
     memo: RunMemo = field(default_factory=RunMemo)
+    plugins: "PluginManager | None" = None
 
     @cached_property
     def _punkt(self):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from .context import EvaluationContext
     from .dataset import Row
+    from .plugins import PluginManager
 
 __all__ = [
     "Input",
@@ -420,3 +421,12 @@ class Evaluator:
                 value = param.default
             params[name] = None if value is None else param.coerce(value, cls.id)
         return params
+
+    @classmethod
+    def check_with_plugins(cls, params: dict[str, Any], plugins: "PluginManager") -> None:
+        """Check validated ``params`` against the run's plugin manager before anything runs.
+
+        For a parameter naming something plugins register (a perturbator, say): which names exist
+        depends on the run's plugins (``-p`` modules included), which :meth:`validate_params` cannot
+        see. Raise ParameterError naming the parameter; nothing to check by default.
+        """

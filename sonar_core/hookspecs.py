@@ -3,6 +3,10 @@
 A plugin is a module (or object) with functions marked ``@sonar_core.hookimpl`` whose names
 match the specifications below. Hooks are always called with keyword arguments, and a
 specification only ever grows by new arguments, so plugins written today keep working.
+
+Every ``register_*`` hook fills one registry (:mod:`sonar_core.registry`) the same way: a plugin whose
+hook raises, registers a bad entry or takes a name already held is recorded as a plugin failure
+(``sonar plugins`` shows it, the run journals it) and adds nothing to any registry.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ def register_evaluators(register: Callable[[type], None]) -> None:
 
     Call ``register(EvaluatorClass)`` once for each :class:`sonar_core.Evaluator` subclass
     the plugin provides. The core owns the registry: registering an id that another plugin
-    already registered is an error that names both plugins. Return value: none.
+    already registered fails the plugin, with an error that names both plugins. Return value: none.
     """
 
 
@@ -36,9 +40,9 @@ def register_host_kinds(register: Callable[[str, Callable], None]) -> None:
 
     Call ``register(kind, factory)`` once per kind; ``factory(spec, services)`` gets the host's
     entry of the run configuration (a dict with at least ``key`` and ``kind``) and the run's
-    :class:`sonar_core.hosts.registry.HostServices`, and returns a :class:`sonar_core.hosts.Host`.
-    Registering a kind another plugin already registered is an error naming both plugins.
-    Return value: none.
+    :class:`sonar_core.hosts.factory.HostFactoryServices`, and returns a :class:`sonar_core.hosts.Host`.
+    Registering a kind another plugin (or Sonar itself) already registered fails the plugin, with an
+    error naming both plugins. Return value: none.
     """
 
 
@@ -49,5 +53,6 @@ def register_perturbators(register: Callable[[str, type], None]) -> None:
     Call ``register(name, PerturbatorClass)`` once for each :class:`sonar_core.perturbations.Perturbator`
     subclass the plugin provides; ``name`` is what a run configuration's ``perturb:`` entries and the
     General Semantic Robustness evaluator's ``perturbation_type`` name. Registering a name that another
-    plugin already registered is an error that names both plugins. Return value: none.
+    plugin (or Sonar itself) already registered fails the plugin, with an error that names both plugins.
+    Return value: none.
     """

@@ -2,7 +2,7 @@
 ``hosts --json``.
 
 Each listing is plain JSON data with a ``schema_version``; docs/cli.md documents the shapes.
-They are built from the evaluators' declarations and the plugin host only, so a script can
+They are built from the evaluators' declarations and the plugin manager only, so a script can
 rely on them without parsing the tables the commands print for people.
 """
 
@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from .contract import Evaluator, Metric, Param
-from .plugins import PluginHost
+from .plugins import PluginManager
 
 __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_description", "plugins_listing",
            "hosts_listing", "to_json"]
@@ -22,14 +22,14 @@ __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_descriptio
 LISTING_SCHEMA_VERSION = "1.0"
 
 
-def _evaluator_summary(cls: type[Evaluator], host: PluginHost) -> dict[str, Any]:
+def _evaluator_summary(cls: type[Evaluator], plugins: PluginManager) -> dict[str, Any]:
     """The fields an evaluator has in both the list and its description."""
     return {
         "id": cls.id,
         "qualified_name": cls.qualified_name(),
         "display_name": cls.display_name,
         "tagline": cls.tagline,
-        "plugin": host.owner_of(cls.id),
+        "plugin": plugins.owner_of(cls.id),
         "kind": cls.kind.value,
         "category": cls.category,
         "problem_type": cls.problem_type,
@@ -75,28 +75,28 @@ def _parameter(param: Param) -> dict[str, Any]:
     }
 
 
-def _failures(host: PluginHost) -> list[dict[str, str]]:
-    return [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in host.failures]
+def _failures(plugins: PluginManager) -> list[dict[str, str]]:
+    return [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in plugins.failures]
 
 
-def evaluators_listing(host: PluginHost) -> dict[str, Any]:
+def evaluators_listing(plugins: PluginManager) -> dict[str, Any]:
     """``sonar evaluators --json``: every registered evaluator, sorted by id."""
     return {
         "schema_version": LISTING_SCHEMA_VERSION,
         "evaluators": [
-            {**_evaluator_summary(cls, host), "metric_keys": [m.key for m in cls.metrics]}
-            for cls in host.evaluators.values()
+            {**_evaluator_summary(cls, plugins), "metric_keys": [m.key for m in cls.metrics]}
+            for cls in plugins.evaluators.values()
         ],
-        "plugin_failures": _failures(host),
+        "plugin_failures": _failures(plugins),
     }
 
 
-def evaluator_description(cls: type[Evaluator], host: PluginHost) -> dict[str, Any]:
+def evaluator_description(cls: type[Evaluator], plugins: PluginManager) -> dict[str, Any]:
     """``sonar describe ID --json``: one evaluator with its metrics and parameters."""
     primary = cls.primary_metric().key
     return {
         "schema_version": LISTING_SCHEMA_VERSION,
-        **_evaluator_summary(cls, host),
+        **_evaluator_summary(cls, plugins),
         "description": cls.description,
         "needs_all_rows": cls.needs_all_rows,
         "sensitive_outputs": cls.sensitive_outputs,
@@ -105,16 +105,16 @@ def evaluator_description(cls: type[Evaluator], host: PluginHost) -> dict[str, A
     }
 
 
-def plugins_listing(host: PluginHost) -> dict[str, Any]:
+def plugins_listing(plugins: PluginManager) -> dict[str, Any]:
     """``sonar plugins --json``: loaded plugins in load order, then those that failed."""
     return {
         "schema_version": LISTING_SCHEMA_VERSION,
         "plugins": [
             {"name": p.name, "module": p.module, "distribution": p.distribution, "version": p.version,
              "hooks": list(p.hooks), "evaluators": list(p.evaluators)}
-            for p in host.plugins
+            for p in plugins.plugins
         ],
-        "failures": _failures(host),
+        "failures": _failures(plugins),
     }
 
 
@@ -125,13 +125,13 @@ def _setting(name: str, field: Any) -> dict[str, Any]:
     return {"name": name, "type": type_name, "required": required, "default": None if required else field.default}
 
 
-def hosts_listing(host: PluginHost) -> dict[str, Any]:
+def hosts_listing(plugins: PluginManager) -> dict[str, Any]:
     """``sonar hosts --json``: the settings every host kind has, then each kind (sorted) with its own
     settings (those it adds, and those whose default it changes) and the plugin that registered it."""
     from .hosts.client_host import HostSpec
     from .hosts.registry import host_kinds
 
-    factories, owners = host_kinds(host)
+    factories, owners = host_kinds(plugins)
     common = HostSpec.model_fields
     kinds = []
     for kind in sorted(factories):
@@ -150,7 +150,7 @@ def hosts_listing(host: PluginHost) -> dict[str, Any]:
         "schema_version": LISTING_SCHEMA_VERSION,
         "common_settings": [_setting(name, field) for name, field in common.items()],
         "host_kinds": kinds,
-        "plugin_failures": _failures(host),
+        "plugin_failures": _failures(plugins),
     }
 
 

@@ -1,4 +1,4 @@
-"""Plugin discovery and the evaluator registry.
+"""Plugin discovery and the plugin manager, which fills every registry (evaluators, host kinds, perturbators).
 
 Plugins come from the ``sonar.plugins`` entry-point group (built-ins included) and from
 modules named explicitly (``sonar run -p my.module``). They load once, on first use, never
@@ -9,7 +9,8 @@ at import time. Two environment variables steer autoloading:
 ``SONAR_DISABLE_PLUGIN_AUTOLOAD``
     any non-empty value: no entry point loads; only modules named with ``-p`` do.
 
-A plugin that fails to import or to register is recorded in :attr:`PluginHost.failures`,
+A plugin that fails to import or to register (its hook raises, it registers a bad entry or a name
+another plugin holds, in any registry) is recorded in :attr:`PluginManager.failures`,
 shown by ``sonar plugins`` and written to the run journal, and skipped; under ``strict`` it
 is an error.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as metadata
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -29,8 +31,10 @@ from .contract import Evaluator, Metric
 from .errors import ConfigError, PluginError
 from .judging import JudgeEvaluator
 from .passfail import PassFailEvaluator
+from .registry import Registry
 
-__all__ = ["PluginHost", "PluginInfo", "PluginFailure", "ENTRY_POINT_GROUP", "get_host"]
+__all__ = ["PluginManager", "PluginInfo", "PluginFailure", "ENTRY_POINT_GROUP", "BUILT_IN_PLUGINS",
+           "evaluator_registry", "get_plugin_manager"]
 
 ENTRY_POINT_GROUP = "sonar.plugins"
 ENV_ONLY = "SONAR_PLUGINS"
@@ -95,8 +99,37 @@ def _check_declaration(cls: type) -> str | None:
     return None
 
 
-class PluginHost:
-    """Owns the pluggy manager and the evaluator registry; loads plugins lazily."""
+def _evaluator_entry(cls: type[Evaluator]) -> tuple[str, type[Evaluator]]:
+    return cls.id, cls
+
+
+def evaluator_registry() -> Registry[type[Evaluator]]:
+    """The registry the ``register_evaluators`` hook fills: ``register(EvaluatorClass)``, keyed by id."""
+    return Registry("register_evaluators", "evaluator id", _check_declaration, entry=_evaluator_entry)
+
+
+def _registries() -> list[Registry]:
+    # The services' registries are declared next to their services; imported here, when a
+    # manager is made, so that importing this module stays light.
+    from .hosts.registry import host_kind_registry
+    from .perturbations.registry import perturbator_registry
+
+    return [evaluator_registry(), host_kind_registry(), perturbator_registry()]
+
+
+#: Sonar's own host kinds and perturbators: modules registered before any plugin, as plugins are,
+#: under their ``PLUGIN_NAME`` (which `sonar hosts` and clash messages show); not listed among the
+#: loaded plugins (`sonar plugins`, run.json).
+BUILT_IN_PLUGINS = ("sonar_core.hosts.builtin", "sonar_core.perturbations.builtin")
+
+
+class PluginManager:
+    """The run's plugins: owns the pluggy manager and every registry; loads plugins lazily, once.
+
+    Each ``register_*`` hook fills one :class:`sonar_core.registry.Registry` (evaluators, host
+    kinds, perturbators), reached with :meth:`registry`; Sonar's built-in host kinds and
+    perturbators are plugins registered first (:data:`BUILT_IN_PLUGINS`).
+    """
 
     def __init__(self, extra_modules: Iterable[str] = (), autoload: bool | None = None) -> None:
         self.extra_modules = list(extra_modules)
@@ -105,9 +138,9 @@ class PluginHost:
         self.pm.add_hookspecs(hookspecs)
         self.plugins: list[PluginInfo] = []
         self.failures: list[PluginFailure] = []
-        self._evaluators: dict[str, type[Evaluator]] = {}
-        self._owner: dict[str, str] = {}
+        self._registries: dict[str, Registry] = {}
         self._loaded = False
+        self._lock = threading.RLock()
 
     # -- loading ------------------------------------------------------------------------
 
@@ -133,32 +166,46 @@ class PluginHost:
             unique.setdefault(ep.name, ep)
         return sorted(unique.values(), key=lambda ep: ep.name)
 
-    def load(self) -> "PluginHost":
-        """Import and register every plugin once; later calls do nothing."""
-        if self._loaded:
-            return self
-        self._loaded = True
-        candidates: list[tuple[str, str, str, str, object]] = []
-        for ep in self._entry_points():
-            dist = getattr(ep, "dist", None)
-            try:
-                obj = ep.load()
-            except Exception as exc:  # a broken plugin must not take the host down
-                self.failures.append(PluginFailure(ep.name, "import", _one_line(exc)))
-                continue
-            candidates.append((ep.name, ep.value, dist.name if dist else "", dist.version if dist else "", obj))
-        for module_name in self.extra_modules:
-            try:
-                obj = importlib.import_module(module_name)
-            except Exception as exc:
-                self.failures.append(PluginFailure(module_name, "import", _one_line(exc)))
-                continue
-            candidates.append((module_name, module_name, "", "", obj))
-        for name, module, dist, version, obj in candidates:
-            self._register_plugin(name, module, dist, version, obj)
+    def load(self) -> "PluginManager":
+        """Import and register every plugin once (built-ins first); later calls do nothing."""
+        with self._lock:
+            if self._loaded:
+                return self
+            self._loaded = True
+            self._registries = {registry.hook: registry for registry in _registries()}
+            for module_name in BUILT_IN_PLUGINS:
+                module = importlib.import_module(module_name)
+                self._register(module.PLUGIN_NAME, module, info=None)
+            candidates: list[tuple[str, str, str, str, object]] = []
+            for ep in self._entry_points():
+                dist = getattr(ep, "dist", None)
+                try:
+                    obj = ep.load()
+                except Exception as exc:  # a broken plugin must not take the run down
+                    self.failures.append(PluginFailure(ep.name, "import", _one_line(exc)))
+                    continue
+                candidates.append((ep.name, ep.value, dist.name if dist else "", dist.version if dist else "", obj))
+            for module_name in self.extra_modules:
+                try:
+                    obj = importlib.import_module(module_name)
+                except Exception as exc:
+                    self.failures.append(PluginFailure(module_name, "import", _one_line(exc)))
+                    continue
+                candidates.append((module_name, module_name, "", "", obj))
+            for name, module, dist, version, obj in candidates:
+                self._register(name, obj, PluginInfo(name=name, module=module, distribution=dist, version=version))
         return self
 
-    def _register_plugin(self, name: str, module: str, dist: str, version: str, obj: object) -> None:
+    def register_plugin(self, obj: object, name: str) -> bool:
+        """Register one more plugin object (after :meth:`load`) as a loaded plugin; False when it failed
+        (recorded in :attr:`failures`)."""
+        self.load()
+        with self._lock:
+            return self._register(name, obj, PluginInfo(name=name, module=getattr(obj, "__module__", "") or ""))
+
+    def _register(self, name: str, obj: object, info: PluginInfo | None) -> bool:
+        """Register ``obj`` with pluggy and stage its entries in every registry; add them only when all
+        registries accept it. ``info`` None: a built-in, not listed among :attr:`plugins`."""
         try:
             self.pm.register(obj, name=name)
             # A misspelt hook name fails loudly instead of being silently ignored.
@@ -167,53 +214,49 @@ class PluginHost:
             if self.pm.is_registered(obj):
                 self.pm.unregister(obj)
             self.failures.append(PluginFailure(name, "register", _one_line(exc)))
-            return
-        info = PluginInfo(name=name, module=module, distribution=dist, version=version)
-        info.hooks = sorted(impl.name for impl in self.pm.get_hookcallers(obj) or [])
-        staged: list[type[Evaluator]] = []
+            return False
+        callers = self.pm.get_hookcallers(obj) or []
+        staged = []
+        try:
+            for registry in self._registries.values():
+                # Only functions pluggy accepted as implementations of the hook run (marked with
+                # @hookimpl, possibly under another name via specname), one plugin at a time so each
+                # entry is attributed to its plugin.
+                implementations = [impl.function for caller in callers if caller.name == registry.hook
+                                   for impl in caller.get_hookimpls() if impl.plugin is obj]
+                if implementations:
+                    staged.append((registry, registry.stage(name, implementations)))
+        except Exception as exc:  # a broken plugin must not take the run down
+            self.pm.unregister(obj)
+            self.failures.append(PluginFailure(name, "register", _one_line(exc)))
+            return False
+        for registry, entries in staged:
+            registry.commit(name, entries)
+        if info is not None:
+            info.hooks = sorted(caller.name for caller in callers)
+            info.evaluators = [key for registry, entries in staged if registry.hook == "register_evaluators"
+                               for key, _ in entries]
+            self.plugins.append(info)
+        return True
 
-        def register(cls: type) -> None:
-            problem = _check_declaration(cls)
-            if problem:
-                raise PluginError(problem)
-            staged.append(cls)
-
-        # Only functions pluggy accepted as implementations of the hook run (marked with
-        # @hookimpl, possibly under another name via specname), one plugin at a time so each
-        # registration is attributed to its plugin.
-        impls = [impl for caller in self.pm.get_hookcallers(obj) or [] if caller.name == "register_evaluators"
-                 for impl in caller.get_hookimpls() if impl.plugin is obj]
-        if impls:
-            try:
-                for impl in impls:
-                    impl.function(register=register)
-                for cls in staged:
-                    if cls.id in self._evaluators:
-                        raise PluginError(
-                            f"evaluator id '{cls.id}' is registered by both plugin "
-                            f"'{self._owner[cls.id]}' and plugin '{name}'"
-                        )
-            except Exception as exc:
-                self.pm.unregister(obj)
-                self.failures.append(PluginFailure(name, "register", _one_line(exc)))
-                return
-        for cls in staged:
-            self._evaluators[cls.id] = cls
-            self._owner[cls.id] = name
-            info.evaluators.append(cls.id)
-        self.plugins.append(info)
+    def registry(self, hook: str) -> Registry:
+        """The registry the hook ``hook`` fills (``register_perturbators``), plugins loaded."""
+        self.load()
+        return self._registries[hook]
 
     # -- the registry -------------------------------------------------------------------
 
     @property
     def evaluators(self) -> dict[str, type[Evaluator]]:
         """Registered evaluator classes by id, sorted by id."""
-        self.load()
-        return dict(sorted(self._evaluators.items()))
+        return self.registry("register_evaluators").entries
 
     def owner_of(self, evaluator_id: str) -> str:
-        self.load()
-        return self._owner[evaluator_id]
+        """The plugin that registered the evaluator ``evaluator_id``."""
+        owner = self.registry("register_evaluators").owner(evaluator_id)
+        if owner is None:
+            raise KeyError(evaluator_id)
+        return owner
 
     def resolve(self, name: str) -> type[Evaluator]:
         """The evaluator class for an id or a qualified ``module.Class`` name."""
@@ -233,16 +276,20 @@ class PluginHost:
             raise PluginError(self.failures[0].message())
 
 
-_HOST: PluginHost | None = None
+_MANAGER: PluginManager | None = None
 
 
-def get_host(extra_modules: Iterable[str] = ()) -> PluginHost:
-    """The process-wide host, or a fresh one when extra plugin modules are named."""
-    global _HOST
+def get_plugin_manager(extra_modules: Iterable[str] = ()) -> PluginManager:
+    """The process-wide plugin manager, or a fresh one when extra plugin modules are named.
+
+    For the surface (CLI, API) and module-level helpers only: evaluators use the run's own
+    manager, ``ctx.plugins``.
+    """
+    global _MANAGER
     extra = list(extra_modules)
     if extra:
-        return PluginHost(extra_modules=extra)
-    if _HOST is None:
-        _HOST = PluginHost()
-    return _HOST
+        return PluginManager(extra_modules=extra)
+    if _MANAGER is None:
+        _MANAGER = PluginManager()
+    return _MANAGER
 

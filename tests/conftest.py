@@ -1,4 +1,4 @@
-"""Shared fixtures: a small LLM dataset with several models, and a plugin host with the toy plugin."""
+"""Shared fixtures: a small LLM dataset with several models, and a plugin manager with the toy plugin."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
@@ -43,10 +43,10 @@ NEEDS_HOSTS = frozenset({"general_semantic_robustness"})
 
 
 @pytest.fixture
-def toy_host(monkeypatch) -> PluginHost:
-    """A host that loads only the toy plugin (no entry points)."""
+def toy_plugins(monkeypatch) -> PluginManager:
+    """A plugin manager that loads only the toy plugin (no entry points)."""
     monkeypatch.syspath_prepend(str(CORE_TESTS))
-    return PluginHost(extra_modules=["toy_plugin"], autoload=False).load()
+    return PluginManager(extra_modules=["toy_plugin"], autoload=False).load()
 
 
 @pytest.fixture

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from sonar_core.catalogue import render_catalogue
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 
 from conftest import REPO
 
 
 def test_committed_catalogue_is_current():
-    expected = render_catalogue(PluginHost(autoload=True).load())
+    expected = render_catalogue(PluginManager(autoload=True).load())
     committed = (REPO / "docs" / "evaluators.md").read_text(encoding="utf-8")
     assert committed == expected, "docs/evaluators.md is stale: run `sonar catalogue --write docs/evaluators.md`"
 

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from sonar_core import hookspecs
+from sonar_core import hookimpl, hookspecs
+from sonar_core.perturbations import Perturbator
 from sonar_core.errors import EXIT_STRICT, PluginError
-from sonar_core.plugins import PluginFailure, PluginHost
+from sonar_core.plugins import PluginFailure, PluginManager
 
 from conftest import REPO
 
@@ -146,21 +147,21 @@ def example_plugin(tmp_path_factory) -> Path:
 # -- discovery of an installed third-party package --------------------------------------
 
 
-def test_fresh_host_discovers_the_installed_example(example_plugin):
-    host = PluginHost()
-    assert not host.plugins, "a host must not load anything before it is used"
-    evaluators = host.evaluators
+def test_fresh_plugin_manager_discovers_the_installed_example(example_plugin):
+    plugins = PluginManager()
+    assert not plugins.plugins, "a plugin manager must not load anything before it is used"
+    evaluators = plugins.evaluators
     assert "answer_length" in evaluators
     cls = evaluators["answer_length"]
     assert cls.qualified_name() == "sonar_example_plugin.answer_length.AnswerLengthEvaluator"
-    assert host.owner_of("answer_length") == "example"
-    (info,) = [p for p in host.plugins if p.name == "example"]
+    assert plugins.owner_of("answer_length") == "example"
+    (info,) = [p for p in plugins.plugins if p.name == "example"]
     assert (info.module, info.distribution, info.version) == ("sonar_example_plugin", EXAMPLE_DIST, "0.1.0")
     assert info.hooks == ["register_evaluators"]
     assert info.evaluators == ["answer_length"]
-    assert not [f for f in host.failures if f.name == "example"]
+    assert not [f for f in plugins.failures if f.name == "example"]
     # Built-ins come through the same entry-point group.
-    assert host.owner_of("factual_knowledge") == "knowledge"
+    assert plugins.owner_of("factual_knowledge") == "knowledge"
 
 
 def test_cli_lists_and_describes_the_example(example_plugin):
@@ -233,22 +234,22 @@ def test_the_examples_own_tests_pass(example_plugin):
 
 def test_sonar_plugins_loads_only_the_named_entry_points(example_plugin, monkeypatch):
     monkeypatch.setenv("SONAR_PLUGINS", "text")
-    host = PluginHost().load()
-    assert [p.name for p in host.plugins] == ["text"]
-    assert host.failures == []
-    assert host.evaluators, "the text family registers evaluators"
-    assert {host.owner_of(eid) for eid in host.evaluators} == {"text"}
-    assert "answer_length" not in host.evaluators
+    plugins = PluginManager().load()
+    assert [p.name for p in plugins.plugins] == ["text"]
+    assert plugins.failures == []
+    assert plugins.evaluators, "the text family registers evaluators"
+    assert {plugins.owner_of(eid) for eid in plugins.evaluators} == {"text"}
+    assert "answer_length" not in plugins.evaluators
 
     monkeypatch.setenv("SONAR_PLUGINS", " example , text ")
-    assert [p.name for p in PluginHost().load().plugins] == ["example", "text"]
+    assert [p.name for p in PluginManager().load().plugins] == ["example", "text"]
 
 
 def test_sonar_plugins_reports_a_name_that_matches_no_entry_point(monkeypatch):
     monkeypatch.setenv("SONAR_PLUGINS", "text,txet")
-    host = PluginHost().load()
-    assert [p.name for p in host.plugins] == ["text"]
-    (failure,) = host.failures
+    plugins = PluginManager().load()
+    assert [p.name for p in plugins.plugins] == ["text"]
+    (failure,) = plugins.failures
     assert (failure.name, failure.stage) == ("txet", "import")
     assert failure.error.startswith(
         "SONAR_PLUGINS names 'txet', but no installed distribution has a 'sonar.plugins' entry point of that name "
@@ -259,11 +260,11 @@ def test_sonar_plugins_reports_a_name_that_matches_no_entry_point(monkeypatch):
 def test_disable_autoload_loads_only_p_modules(example_plugin, monkeypatch):
     monkeypatch.setenv("SONAR_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("SONAR_PLUGINS", "example")  # ignored: autoload is off
-    host = PluginHost(extra_modules=["sonarfix_good"]).load()
-    assert [(p.name, p.module, p.distribution) for p in host.plugins] == [("sonarfix_good", "sonarfix_good", "")]
-    assert list(host.evaluators) == ["fixture_length"]
-    assert host.failures == []
-    assert [p.name for p in PluginHost().load().plugins] == []
+    plugins = PluginManager(extra_modules=["sonarfix_good"]).load()
+    assert [(p.name, p.module, p.distribution) for p in plugins.plugins] == [("sonarfix_good", "sonarfix_good", "")]
+    assert list(plugins.evaluators) == ["fixture_length"]
+    assert plugins.failures == []
+    assert [p.name for p in PluginManager().load().plugins] == []
 
     listed = sonar("evaluators", "-p", "sonarfix_good", SONAR_DISABLE_PLUGIN_AUTOLOAD="1")
     assert listed.returncode == 0, listed.stderr
@@ -274,30 +275,30 @@ def test_disable_autoload_loads_only_p_modules(example_plugin, monkeypatch):
 def test_empty_disable_variable_keeps_autoload_on(monkeypatch):
     monkeypatch.setenv("SONAR_DISABLE_PLUGIN_AUTOLOAD", "")
     monkeypatch.setenv("SONAR_PLUGINS", "knowledge")
-    assert [p.name for p in PluginHost().load().plugins] == ["knowledge"]
+    assert [p.name for p in PluginManager().load().plugins] == ["knowledge"]
     # The constructor argument wins over the environment.
-    assert PluginHost(autoload=False).load().plugins == []
+    assert PluginManager(autoload=False).load().plugins == []
 
 
-def test_host_loads_once(monkeypatch):
+def test_plugin_manager_loads_once(monkeypatch):
     monkeypatch.setenv("SONAR_DISABLE_PLUGIN_AUTOLOAD", "1")
-    host = PluginHost(extra_modules=["sonarfix_good", "sonarfix_broken_import"])
-    assert host.load() is host
-    host.load()
-    assert [p.name for p in host.plugins] == ["sonarfix_good"]
-    assert len(host.failures) == 1
+    plugins = PluginManager(extra_modules=["sonarfix_good", "sonarfix_broken_import"])
+    assert plugins.load() is plugins
+    plugins.load()
+    assert [p.name for p in plugins.plugins] == ["sonarfix_good"]
+    assert len(plugins.failures) == 1
 
 
 # -- a plugin that raises on import -----------------------------------------------------
 
 
 def test_import_error_is_recorded_in_one_line_and_skipped():
-    host = PluginHost(extra_modules=["sonarfix_broken_import", "sonarfix_good"], autoload=False).load()
-    assert host.failures == [PluginFailure("sonarfix_broken_import", "import", BROKEN_IMPORT_ERROR)]
-    assert host.failures[0].message() == f"plugin 'sonarfix_broken_import' failed to import: {BROKEN_IMPORT_ERROR}"
-    assert list(host.evaluators) == ["fixture_length"]
+    plugins = PluginManager(extra_modules=["sonarfix_broken_import", "sonarfix_good"], autoload=False).load()
+    assert plugins.failures == [PluginFailure("sonarfix_broken_import", "import", BROKEN_IMPORT_ERROR)]
+    assert plugins.failures[0].message() == f"plugin 'sonarfix_broken_import' failed to import: {BROKEN_IMPORT_ERROR}"
+    assert list(plugins.evaluators) == ["fixture_length"]
     with pytest.raises(PluginError) as raised:
-        host.raise_for_failures()
+        plugins.raise_for_failures()
     assert str(raised.value) == f"plugin 'sonarfix_broken_import' failed to import: {BROKEN_IMPORT_ERROR}"
     assert raised.value.exit_code == EXIT_STRICT == 4
 
@@ -362,37 +363,37 @@ def test_strict_run_rejects_a_misspelt_sonar_plugins_name(tmp_path):
 def test_misspelt_hook_name_fails_at_register():
     # The good plugin comes after the broken one: the broken one must be unregistered, or
     # check_pending() would fail again for every later plugin.
-    host = PluginHost(extra_modules=["sonarfix_misspelt_hook", "sonarfix_good"], autoload=False).load()
-    (failure,) = host.failures
+    plugins = PluginManager(extra_modules=["sonarfix_misspelt_hook", "sonarfix_good"], autoload=False).load()
+    (failure,) = plugins.failures
     assert (failure.name, failure.stage) == ("sonarfix_misspelt_hook", "register")
     assert failure.error.startswith(
         "PluginValidationError: unknown hook 'register_evaluator' in plugin <module 'sonarfix_misspelt_hook'")
-    assert host.pm.get_plugin("sonarfix_misspelt_hook") is None
-    assert [p.name for p in host.plugins] == ["sonarfix_good"]
-    assert list(host.evaluators) == ["fixture_length"]
+    assert plugins.pm.get_plugin("sonarfix_misspelt_hook") is None
+    assert [p.name for p in plugins.plugins] == ["sonarfix_good"]
+    assert list(plugins.evaluators) == ["fixture_length"]
 
 
 def test_hook_with_a_wrong_argument_keeps_pluggys_reason():
-    host = PluginHost(extra_modules=["sonarfix_wrong_argument"], autoload=False).load()
-    assert host.failures == [PluginFailure(
+    plugins = PluginManager(extra_modules=["sonarfix_wrong_argument"], autoload=False).load()
+    assert plugins.failures == [PluginFailure(
         "sonarfix_wrong_argument", "register",
         "PluginValidationError: Plugin 'sonarfix_wrong_argument' for hook 'register_evaluators'; "
         "hookimpl definition: register_evaluators(add); "
         "Argument(s) {'add'} are declared in the hookimpl but can not be found in the hookspec")]
-    assert host.plugins == []
+    assert plugins.plugins == []
 
 
 def test_two_plugins_registering_one_id_are_both_named():
-    host = PluginHost(extra_modules=["sonarfix_duplicate_a", "sonarfix_duplicate_b"], autoload=False).load()
-    assert host.failures == [PluginFailure(
+    plugins = PluginManager(extra_modules=["sonarfix_duplicate_a", "sonarfix_duplicate_b"], autoload=False).load()
+    assert plugins.failures == [PluginFailure(
         "sonarfix_duplicate_b", "register",
         "PluginError: evaluator id 'fixture_twin' is registered by both plugin 'sonarfix_duplicate_a' "
         "and plugin 'sonarfix_duplicate_b'")]
     # The first registration stands; the second plugin is unregistered as a whole.
-    assert host.evaluators["fixture_twin"].display_name == "Twin A"
-    assert host.owner_of("fixture_twin") == "sonarfix_duplicate_a"
-    assert [p.name for p in host.plugins] == ["sonarfix_duplicate_a"]
-    assert host.pm.get_plugin("sonarfix_duplicate_b") is None
+    assert plugins.evaluators["fixture_twin"].display_name == "Twin A"
+    assert plugins.owner_of("fixture_twin") == "sonarfix_duplicate_a"
+    assert [p.name for p in plugins.plugins] == ["sonarfix_duplicate_a"]
+    assert plugins.pm.get_plugin("sonarfix_duplicate_b") is None
 
 
 def test_duplicate_id_under_strict_names_both_plugins(tmp_path):
@@ -411,18 +412,97 @@ def test_duplicate_id_under_strict_names_both_plugins(tmp_path):
     ("sonarfix_no_metrics", "PluginError: NoMetricsEvaluator declares no metrics"),
 ])
 def test_invalid_declarations_are_reported(module, error):
-    host = PluginHost(extra_modules=[module, "sonarfix_good"], autoload=False).load()
-    assert host.failures == [PluginFailure(module, "register", error)]
-    assert list(host.evaluators) == ["fixture_length"]
+    plugins = PluginManager(extra_modules=[module, "sonarfix_good"], autoload=False).load()
+    assert plugins.failures == [PluginFailure(module, "register", error)]
+    assert list(plugins.evaluators) == ["fixture_length"]
 
 
 def test_a_hook_that_raises_registers_nothing():
-    host = PluginHost(extra_modules=["sonarfix_hook_raises"], autoload=False).load()
-    assert host.failures == [PluginFailure("sonarfix_hook_raises", "register", "KeyError: 'missing_setting'")]
+    plugins = PluginManager(extra_modules=["sonarfix_hook_raises"], autoload=False).load()
+    assert plugins.failures == [PluginFailure("sonarfix_hook_raises", "register", "KeyError: 'missing_setting'")]
     # It called register() once before raising; a plugin registers all of its evaluators or none.
-    assert "fixture_half_registered" not in host.evaluators
-    assert host.plugins == []
-    assert host.pm.get_plugin("sonarfix_hook_raises") is None
+    assert "fixture_half_registered" not in plugins.evaluators
+    assert plugins.plugins == []
+    assert plugins.pm.get_plugin("sonarfix_hook_raises") is None
+
+
+class _Reverse(Perturbator):
+    description = "The text backwards."
+    random = False
+
+    def apply(self, text, rng):
+        return text[::-1]
+
+
+class _Registers:
+    """A plugin object whose hook named ``hook`` calls ``register(*args)`` for each of ``calls``, then
+    raises ``raises`` if given; it also registers a valid evaluator, which must be left out with it."""
+
+    def __init__(self, hook: str, calls: list[tuple], raises: Exception | None = None) -> None:
+        def implementation(register):
+            for args in calls:
+                register(*args)
+            if raises is not None:
+                raise raises
+
+        setattr(self, hook, hookimpl(specname=hook)(implementation))
+
+    @hookimpl
+    def register_evaluators(self, register):
+        from sonarfix_good import FixtureLengthEvaluator
+
+        class Twin(FixtureLengthEvaluator):
+            id = "fixture_kept_out"
+
+        register(Twin)
+
+
+def _echo_factory(spec, services):
+    return None
+
+
+@pytest.mark.parametrize("hook, calls, raises, error", [
+    ("register_host_kinds", [("echo", _echo_factory)], RuntimeError("no kinds today"),
+     "RuntimeError: no kinds today"),
+    ("register_perturbators", [("reverse", _Reverse)], RuntimeError("no perturbators today"),
+     "RuntimeError: no perturbators today"),
+    ("register_host_kinds", [("echo", "not callable")], None,
+     "PluginError: host kind 'echo': 'not callable' is not callable (a factory(spec, services) -> Host)"),
+    ("register_perturbators", [("reverse", str)], None,
+     "PluginError: perturbator 'reverse': <class 'str'> is not a subclass of sonar_core.perturbations.Perturbator"),
+    ("register_host_kinds", [("python", _echo_factory)], None,
+     "PluginError: host kind 'python' is registered by both plugin 'sonar_core' and plugin 'broken'"),
+    ("register_perturbators", [("reverse", _Reverse), ("random_uppercase", _Reverse)], None,
+     "PluginError: perturbator 'random_uppercase' is registered by both plugin 'sonar.perturbations' and "
+     "plugin 'broken'"),
+])
+def test_every_registry_records_a_broken_plugin_the_same_way(monkeypatch, hook, calls, raises, error):
+    """Host kinds and perturbators are collected as evaluators are: a plugin whose hook raises, registers a
+    bad entry or a taken name is one PluginFailure, and none of its entries (in any registry) is kept."""
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    plugins = PluginManager(autoload=False).load()
+    assert plugins.register_plugin(_Registers(hook, calls, raises), name="broken") is False
+    assert plugins.failures == [PluginFailure("broken", "register", error)]
+    assert plugins.plugins == [] and plugins.pm.get_plugin("broken") is None
+    assert "fixture_kept_out" not in plugins.evaluators
+    assert "echo" not in plugins.registry("register_host_kinds").entries
+    assert "reverse" not in plugins.registry("register_perturbators").entries
+    # The built-ins are plugins too, registered first, and are not listed among the loaded plugins.
+    assert plugins.registry("register_perturbators").owner("butter_finger") == "sonar.perturbations"
+    assert plugins.registry("register_host_kinds").owner("python") == "sonar_core"
+
+
+def test_a_sound_plugin_adds_to_every_registry_attributed_to_it(monkeypatch):
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    plugins = PluginManager(autoload=False).load()
+    plugin = _Registers("register_perturbators", [("reverse", _Reverse)])
+    assert plugins.register_plugin(plugin, name="sound") is True
+    assert plugins.failures == []
+    assert plugins.registry("register_perturbators").owner("reverse") == "sound"
+    assert plugins.owner_of("fixture_kept_out") == "sound"
+    (info,) = plugins.plugins
+    assert (info.name, info.hooks, info.evaluators) == ("sound", ["register_evaluators", "register_perturbators"],
+                                                        ["fixture_kept_out"])
 
 
 # -- laziness ---------------------------------------------------------------------------
@@ -431,13 +511,13 @@ def test_a_hook_that_raises_registers_nothing():
 def test_importing_sonar_core_imports_no_plugin(example_plugin):
     probe = (
         "import sys, sonar_core, sonar_core.cli, sonar_core.api, sonar_core.execution\n"
-        "from sonar_core.plugins import PluginHost\n"
+        "from sonar_core.plugins import PluginManager\n"
         "def plugins():\n"
         "    return sorted(m for m in sys.modules if m.split('.')[0] in ('sonar_plugins', 'sonar_example_plugin'))\n"
         "print(plugins())\n"
-        "host = PluginHost()\n"
+        "manager = PluginManager()\n"
         "print(plugins())\n"
-        "host.load()\n"
+        "manager.load()\n"
         "print('sonar_example_plugin' in plugins(), 'sonar_example_plugin.answer_length' in plugins())\n"
     )
     environ = {k: v for k, v in os.environ.items() if k not in PLUGIN_ENV}

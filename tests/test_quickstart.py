@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import sonar_core
 from sonar_core import names
 from sonar_core.cli import cli
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 from sonar_core.execution import NO_HOSTS
 
 from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS, RAGAS, REPO
@@ -27,9 +27,9 @@ def quickstart_run(tmp_path_factory):
 
 
 def test_built_in_evaluators_are_registered_and_listed():
-    host = PluginHost(autoload=True).load()
-    assert BUILT_IN <= set(host.evaluators)
-    builtin_failures = [f for f in host.failures if f.name in {"text", "privacy", "knowledge", "summarization",
+    plugins = PluginManager(autoload=True).load()
+    assert BUILT_IN <= set(plugins.evaluators)
+    builtin_failures = [f for f in plugins.failures if f.name in {"text", "privacy", "knowledge", "summarization",
                                                                 "classification", "language_model", "fairness",
                                                                 "consistency", "judge", "semantic", "ragas",
                                                                 "robustness"}]

@@ -23,7 +23,7 @@ import pytest
 from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS
 from hostile_run import HOSTILE_ANSWER, MODELS, QUESTION_PARIS, hostile_rows, run_hostile
 from sonar_core import names
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 
 # What each MIME type's .meta must name (H2O Sonar's format classes).
 FORMAT_CLASS = {
@@ -78,8 +78,8 @@ def _leaderboard_dir(folder: Path) -> Path:
 
 
 def _installed():
-    """A fresh host (not the process-wide one, which other tests may reset or extend)."""
-    return PluginHost(autoload=True).load()
+    """A fresh plugin manager (not the process-wide one, which other tests may reset or extend)."""
+    return PluginManager(autoload=True).load()
 
 
 def test_every_built_in_evaluator_ran(run):
@@ -140,9 +140,9 @@ def test_every_json_parses_and_has_a_schema_version(run):
 
 
 def test_descriptor_matches_the_evaluator(run):
-    host = _installed()
+    plugins = _installed()
     for evaluator_id, folder in _evaluator_dirs(run).items():
-        cls = host.evaluators[evaluator_id]
+        cls = plugins.evaluators[evaluator_id]
         d = _load(folder / names.RESULT_DESCRIPTOR)
         assert d["id"] == cls.qualified_name() and d["key"] == evaluator_id and d["name"] == cls.__name__
         assert d["display_name"] == cls.display_name

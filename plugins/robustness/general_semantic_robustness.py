@@ -18,6 +18,8 @@ from collections import defaultdict
 from typing import Any, ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
+from sonar_core.contract import ParameterError
+from sonar_core.errors import ConfigError
 from sonar_core.perturbations import derive_seed, get_perturbator, make_perturbator
 from sonar_core.perturbations.registry import ALIASES
 
@@ -38,14 +40,6 @@ FMEVAL_SETTINGS = {
 }
 #: Details of a row that is itself a perturbed copy (perturb: in the run configuration).
 PERTURBED_COPY = "a perturbed copy of test case {}: this evaluator perturbs the original test case itself"
-
-
-def _registered(name: str) -> str | None:
-    try:
-        get_perturbator(name)
-    except Exception as exc:  # ConfigError naming the registered ones
-        return str(exc)
-    return None
 
 
 class GeneralSemanticRobustnessEvaluator(Evaluator):
@@ -74,7 +68,7 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("perturbation_type", str, "butter_finger",
               "Perturbator applied to the prompts (`sonar perturbators` lists them; fmeval's are butter_finger, "
-              "random_upper_case and whitespace_add_remove).", check=_registered),
+              "random_upper_case and whitespace_add_remove)."),
         Param("num_perturbations", int, 5, "Perturbed prompts per test case.", min=1),
         Param("butter_finger_perturbation_prob", float, 0.1,
               "butter_finger: probability that a letter is replaced by a nearby key.", min=0.0, max=1.0),
@@ -114,12 +108,24 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
 
     # -- perturbation ------------------------------------------------------------------------------
 
+    @classmethod
+    def check_with_plugins(cls, params: dict[str, Any], plugins) -> None:
+        """``perturbation_type`` must name a perturbator the run's plugins register (``-p`` modules
+        included): checked before the run starts."""
+        try:
+            get_perturbator(params["perturbation_type"], plugins)
+        except ConfigError as exc:  # names the registered ones
+            raise ParameterError(f"parameter 'perturbation_type' of evaluator '{cls.id}': {exc}") from None
+
     def _perturbator(self):
         name = self.params["perturbation_type"]
         canonical = ALIASES.get(name, name)
         settings = {param: self.params[key] for key, (owner, param) in FMEVAL_SETTINGS.items()
                     if owner in (name, canonical)}
-        return make_perturbator(name, settings)
+        if self.ctx.plugins is None:
+            raise ConfigError("General Semantic Robustness needs the run's plugin manager (ctx.plugins) "
+                              "to find its perturbator")
+        return make_perturbator(name, settings, self.ctx.plugins)
 
     def _perturbed_prompts(self, perturbator, row: Row) -> list[str]:
         import numpy as np

@@ -15,10 +15,10 @@ from ..config import ALL_OFFLINE, EvaluatorSpec, RunConfig
 from ..contract import Evaluator, ParameterError
 from ..dataset import LLMDataset
 from ..errors import ConfigError
-from ..hosts.base import HostService
+from ..hosts.base import HostPool
 from ..llm import LLMService
 from ..models import ModelMissingError, get_store
-from ..plugins import PluginHost
+from ..plugins import PluginManager
 from .state import Job
 
 __all__ = ["resolve_jobs", "missing_models", "missing_columns", "incompatibilities", "NO_HOSTS"]
@@ -42,31 +42,32 @@ def _thresholds(cls: type[Evaluator], params: dict[str, Any], spec: EvaluatorSpe
     return thresholds
 
 
-def resolve_jobs(config: RunConfig, host: PluginHost, run_id: str, run_dir: Path) -> list[Job]:
+def resolve_jobs(config: RunConfig, plugins: PluginManager, run_id: str, run_dir: Path) -> list[Job]:
     """Evaluator specs -> jobs, with every id and parameter checked before anything runs."""
     specs: list[EvaluatorSpec] = []
     implicit: set[str] = set()
     for spec in config.specs():
         if spec.id == ALL_OFFLINE:
             explicit = {s.id for s in config.specs() if s.id != ALL_OFFLINE}
-            group = [EvaluatorSpec(id=eid) for eid, cls in host.evaluators.items()
+            group = [EvaluatorSpec(id=eid) for eid, cls in plugins.evaluators.items()
                      if cls.offline and not cls.requires_judge and eid not in explicit]
             implicit.update(s.label for s in group)
             specs += group
         else:
             specs.append(spec)
-    known_metrics = {m.key for cls in host.evaluators.values() for m in cls.metrics}
+    known_metrics = {m.key for cls in plugins.evaluators.values() for m in cls.metrics}
     stray = sorted(set(config.thresholds) - known_metrics)
     if stray:
         raise ConfigError(f"threshold for unknown metric '{stray[0]}'")
     jobs, labels = [], set()
     for position, spec in enumerate(specs):
-        cls = host.resolve(spec.id)
+        cls = plugins.resolve(spec.id)
         if spec.label in labels:
             raise ConfigError(f"evaluator '{spec.label}' is listed twice; give one a distinct 'name'")
         labels.add(spec.label)
         try:
             params = cls.validate_params(spec.params)
+            cls.check_with_plugins(params, plugins)
         except ParameterError as exc:
             raise ConfigError(str(exc)) from None
         thresholds = _thresholds(cls, params, spec, config.thresholds)
@@ -107,7 +108,7 @@ def missing_columns(job: Job, dataset: LLMDataset) -> str | None:
 
 
 def incompatibilities(jobs: list[Job], dataset: LLMDataset, *, columns_known: bool, llm: LLMService,
-                      hosts: HostService | None) -> dict[str, str]:
+                      hosts: HostPool | None) -> dict[str, str]:
     """Label -> why the job cannot run: a missing column (when the dataset's columns are known, i.e.
     not before the hosts answer a test suite), a missing model, no hosts, an unavailable judge."""
     incompatible = {job.label: reason for job in jobs

@@ -41,7 +41,7 @@ from ..artifacts.formats import write_atomic, write_json
 from ..dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
 from ..perturbations import expand_perturbations
 from ..errors import DatasetError
-from ..hosts.base import Host, HostAnswer, HostService
+from ..hosts.base import Host, HostAnswer, HostPool
 
 __all__ = ["Item", "PipelineResult", "AnswerStore", "load_suite", "item_source", "assign_hosts", "run_pipeline"]
 
@@ -105,13 +105,13 @@ def load_suite(path: Path) -> tuple[list[Row], list[str], str]:
     return dataset.rows, dataset.columns, dataset.fingerprint
 
 
-def item_source(rows: list[Row], config: Any = None, plugin_host: Any = None) -> list[Row]:
+def item_source(rows: list[Row], config: Any = None, plugins: Any = None) -> list[Row]:
     """The test cases the hosts are asked: the suite's rows, each followed by its ``perturb:`` copies
-    (perturbators from ``plugin_host``, the run's plugins)."""
-    return expand_perturbations(rows, getattr(config, "perturb", None), plugin_host)
+    (perturbators from ``plugins``, the run's plugin manager)."""
+    return expand_perturbations(rows, getattr(config, "perturb", None), plugins)
 
 
-def assign_hosts(rows: list[Row], hosts: HostService) -> list[Item]:
+def assign_hosts(rows: list[Row], hosts: HostPool) -> list[Item]:
     """One item per test case and host, test case by test case (the dataset's row order)."""
     return [Item(row, key) for row in rows for key in hosts.keys()]
 
@@ -226,13 +226,13 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
     return folder / names.LLM_DATASET_JSON, hashlib.sha256(raw).hexdigest()
 
 
-def run_pipeline(suite_path: Path, hosts: HostService, run_dir: Path, journal, *, config: Any = None,
+def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, config: Any = None,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                 plugin_host: Any = None) -> PipelineResult:
+                 plugins: Any = None) -> PipelineResult:
     """Ask every host every test case (only those not answered yet), write the dataset; see the module docstring."""
     started = time.perf_counter()
     suite_rows, suite_columns, fingerprint = load_suite(suite_path)
-    rows = item_source(suite_rows, config, plugin_host)
+    rows = item_source(suite_rows, config, plugins)
     items = assign_hosts(rows, hosts)
     folder = run_dir / names.DATASET_DIR
     store = AnswerStore(folder / names.ANSWERS_FILE)

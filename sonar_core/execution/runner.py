@@ -27,7 +27,7 @@ from ..findings import derive_findings
 from ..findings.host_problems import host_problems
 from ..findings.run_findings import gating_problems
 from ..journal import Journal
-from ..plugins import PluginHost, get_host
+from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
 from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .pipeline import item_source, load_suite, run_pipeline
@@ -53,13 +53,13 @@ def _close_services(services: RunServices) -> None:
 
 
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
-                host: PluginHost | None = None, previous: PreviousRun | None = None) -> RunResult:
+                plugins: PluginManager | None = None, previous: PreviousRun | None = None) -> RunResult:
     """Execute a run described by ``config``; see the module docstring.
 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
     """
     started = time.time()
-    plugins = host or get_host(config.plugins)
+    plugins = plugins or get_plugin_manager(config.plugins)
     plugins.load()
     if config.strict:
         plugins.raise_for_failures()
@@ -108,7 +108,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         journal = Journal(run_dir / names.JOURNAL)
         # One embedding service per run: every evaluator's texts share its cache and counters.
         services = RunServices(llm=llm, embeddings=EmbeddingService(device=config.device), memo=RunMemo(),
-                               hosts=hosts)
+                               plugins=plugins, hosts=hosts)
         closing.callback(journal.close)
         closing.callback(_close_services, services)  # before the journal closes: they journal their counters
         llm.attach(journal)
@@ -162,7 +162,7 @@ def _ask_hosts(state: RunState, suite_path: Path, suite_fingerprint: str | None,
     try:
         with ProgressSink(progress) as sink:
             produced = run_pipeline(suite_path, hosts, state.run_dir, journal, config=state.config,
-                                    progress=sink.task if progress else None, plugin_host=state.plugins)
+                                    progress=sink.task if progress else None, plugins=state.plugins)
     except KeyboardInterrupt:
         journal.event("run interrupted", "Runner", "execute_run", finished=0)
         raise RunInterrupted(state.run_dir) from None

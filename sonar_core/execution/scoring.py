@@ -116,7 +116,8 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
     advance = progress(len(eligible))
     ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
                             device=embeddings.device_setting, llm=llm,
-                            label=job.label, hosts=hosts, memo=services.memo)
+                            label=job.label, hosts=hosts, memo=services.memo,
+                            plugins=services.plugins)
     evaluator = job.cls(job.params, ctx)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from ..config import RunConfig
 from ..errors import ConfigError
-from ..hosts.base import HostService
-from ..hosts.registry import HostServices, build_hosts, prices_from
+from ..hosts.base import HostPool
+from ..hosts.factory import HostFactoryServices
+from ..hosts.registry import build_hosts, prices_from
 from ..llm import LLMService, load_llm_configs
-from ..plugins import PluginHost
+from ..plugins import PluginManager
 from .state import Job
 
 __all__ = ["llm_service", "host_service"]
@@ -35,9 +36,9 @@ def llm_service(config: RunConfig, jobs: list[Job], fresh_since: float) -> LLMSe
     return llm
 
 
-def host_service(config: RunConfig, plugins: PluginHost, llm: LLMService) -> HostService:
+def host_service(config: RunConfig, plugins: PluginManager, llm: LLMService) -> HostPool:
     """The run's models under test, every entry and price checked before anything runs."""
     keys = [str(entry.get("key")) for entry in config.hosts if isinstance(entry, dict)]
-    services = HostServices(cache=llm.cache, device=config.device, base_dir=config.base_dir,
+    services = HostFactoryServices(cache=llm.cache, device=config.device, base_dir=config.base_dir,
                             prices=prices_from(config.prices, keys), redact=llm.redact)
     return build_hosts(config.hosts, services, plugins)

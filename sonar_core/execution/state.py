@@ -19,9 +19,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..artifacts.drilldown import Casebook
     from ..dataset import LLMDataset
     from ..models import EmbeddingService
-    from ..hosts.base import HostService
+    from ..hosts.base import HostPool
     from ..llm import LLMService
-    from ..plugins import PluginHost
+    from ..plugins import PluginManager
     from ..run_memo import RunMemo
 
 __all__ = ["Job", "RunResult", "RunServices", "RunState"]
@@ -67,8 +67,10 @@ class RunServices:
     llm: "LLMService"
     embeddings: "EmbeddingService"
     memo: "RunMemo"
+    #: The run's plugin manager (its ``-p`` modules included): registered perturbators and the like.
+    plugins: "PluginManager"
     #: The models under test; None when the run scores a ready dataset.
-    hosts: "HostService | None" = None
+    hosts: "HostPool | None" = None
 
 
 @dataclass
@@ -87,7 +89,7 @@ class RunState:
     #: ``time.time()`` when the run started (for run.json's ``timings``).
     started: float
     jobs: list[Job]
-    plugins: "PluginHost"
+    plugins: "PluginManager"
     services: RunServices
     dataset: "LLMDataset | None"
     dataset_summary: dict[str, Any]

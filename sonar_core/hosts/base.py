@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-__all__ = ["HostAnswer", "Host", "HostService", "HostFactory"]
+__all__ = ["HostAnswer", "Host", "HostPool", "HostFactory"]
 
 
 @dataclass
@@ -79,7 +79,7 @@ class Host:
 HostFactory = Callable[..., Host]
 
 
-class HostService:
+class HostPool:
     """The run's hosts, by model key; on the EvaluationContext as ``ctx.hosts``."""
 
     def __init__(self, hosts: Iterable[Host] = ()) -> None:

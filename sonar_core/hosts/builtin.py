@@ -1,4 +1,5 @@
-"""The built-in host kinds, registered through the same hook as a plugin's."""
+"""The built-in host kinds: a plugin the plugin manager registers before any other (see
+:data:`sonar_core.plugins.BUILT_IN_PLUGINS`), through the same hook as a plugin's."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from .hf_causal_lm import HFCausalLMSpec, make_hf_causal_lm_host
 from .openai_chat import OpenAIChatSpec, make_openai_chat_host
 from .python_callable import PythonSpec, make_python_host
 from .rag_http import RAGHTTPSpec, make_rag_http_host
-from .registry import spec_factory
+from .factory import spec_factory
+
+#: The name this module is registered under with the plugin manager (`sonar hosts` shows it).
+PLUGIN_NAME = "sonar_core"
 
 
 @hookimpl

@@ -1,88 +1,64 @@
 """Host kinds (through the ``register_host_kinds`` hook) and building a run's hosts from its configuration.
 
 The built-in kinds (``openai_chat``, ``rag_http``, ``hf_causal_lm``, ``python``) are registered
-by :mod:`sonar_core.hosts.builtin`, whose hook implementation runs before the plugins'; a plugin
-that registers a kind already taken is an error naming both owners.
+by :mod:`sonar_core.hosts.builtin`, a plugin the plugin manager registers before any other; a plugin
+that registers a kind already taken fails (a plugin failure naming both owners) and adds no kind.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..errors import ConfigError, validation_message
-from ..llm.secrets import Redactor
-from .base import Host, HostService
+from ..registry import Registry
+from .base import Host, HostPool
 from .client_host import Price
+from .factory import HostFactoryServices
 
-__all__ = ["HostServices", "host_kinds", "build_hosts", "spec_factory", "BUILT_IN_OWNER"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins import PluginManager
 
-BUILT_IN_OWNER = "sonar_core"
-
-
-@dataclass
-class HostServices:
-    """What a host factory may use: the run's journal, response cache, device and price table."""
-
-    journal: Any = None
-    cache: Any = None
-    device: str = "auto"
-    base_dir: str | None = None
-    prices: dict[str, Price] = field(default_factory=dict)
-    redact: Redactor = field(default_factory=Redactor)
-
-    def price_for(self, key: str) -> Price | None:
-        return self.prices.get(key)
+__all__ = ["host_kind_registry", "host_kinds", "build_hosts", "builtin_host_kinds"]
 
 
-def spec_factory(spec_model: type[BaseModel], make: Callable[[Any, HostServices], Host]) -> Callable:
-    """A factory taking the configuration dict: validates it with ``spec_model``, then calls ``make``."""
-
-    def factory(spec: dict[str, Any], services: HostServices) -> Host:
-        try:
-            validated = spec_model.model_validate(spec)
-        except ValidationError as exc:
-            raise ConfigError(validation_message(exc, "setting")) from None
-        return make(validated, services)
-
-    # What `sonar hosts` shows: the kind's settings and description.
-    factory.spec_model = spec_model  # type: ignore[attr-defined]
-    return factory
+def _check_kind(kind: Any, factory: Any = None) -> str | None:
+    """Why ``register(kind, factory)`` is not a usable host kind, or None."""
+    if not isinstance(kind, str) or not kind.strip() or kind != kind.strip():
+        return f"host kind {kind!r} is not a non-empty name"
+    if not callable(factory):
+        return f"host kind '{kind}': {factory!r} is not callable (a factory(spec, services) -> Host)"
+    return None
 
 
-def host_kinds(plugin_host=None) -> tuple[dict[str, Callable], dict[str, str]]:
-    """kind -> factory, and kind -> the plugin that registered it (built-ins first)."""
+def host_kind_registry() -> Registry[Callable]:
+    """The registry the ``register_host_kinds`` hook fills: ``register(kind, factory)``."""
+    return Registry("register_host_kinds", "host kind", _check_kind)
+
+
+def host_kinds(plugins: "PluginManager | None" = None) -> tuple[dict[str, Callable], dict[str, str]]:
+    """kind -> factory, and kind -> the plugin that registered it (built-ins first); ``plugins`` None:
+    Sonar's built-in kinds only."""
+    registry = builtin_host_kinds() if plugins is None else plugins.registry("register_host_kinds")
+    return registry.entries, registry.owners
+
+
+def builtin_host_kinds() -> Registry[Callable]:
+    """A registry of Sonar's own host kinds only, for code with no plugin manager at hand."""
     from . import builtin
 
-    factories: dict[str, Callable] = {}
-    owners: dict[str, str] = {}
-
-    def collect(owner: str, implementation: Callable) -> None:
-        def register(kind: str, factory: Callable) -> None:
-            if not isinstance(kind, str) or not kind or not callable(factory):
-                raise ConfigError(f"plugin '{owner}' registered an invalid host kind {kind!r}")
-            if kind in factories:
-                raise ConfigError(f"host kind '{kind}' is registered by both plugin '{owners[kind]}' "
-                                  f"and plugin '{owner}'")
-            factories[kind] = factory
-            owners[kind] = owner
-
-        implementation(register=register)
-
-    collect(BUILT_IN_OWNER, builtin.register_host_kinds)
-    if plugin_host is not None:
-        plugin_host.load()
-        for impl in plugin_host.pm.hook.register_host_kinds.get_hookimpls():
-            collect(impl.plugin_name, impl.function)
-    return factories, owners
+    registry = host_kind_registry()
+    registry.commit(builtin.PLUGIN_NAME, registry.stage(builtin.PLUGIN_NAME, [builtin.register_host_kinds]))
+    return registry
 
 
-def build_hosts(entries: list[dict[str, Any]], services: HostServices, plugin_host=None) -> HostService:
-    """The run's hosts, each entry checked (ConfigError naming the entry and the setting)."""
-    factories, _ = host_kinds(plugin_host)
-    service = HostService()
+def build_hosts(entries: list[dict[str, Any]], services: HostFactoryServices,
+                plugins: "PluginManager | None" = None) -> HostPool:
+    """The run's hosts, each entry checked (ConfigError naming the entry and the setting); their kinds
+    are those ``plugins`` registers (None: Sonar's built-in kinds only)."""
+    factories, _ = host_kinds(plugins)
+    pool = HostPool()
     for position, entry in enumerate(entries):
         where = f"hosts[{position}]"
         if not isinstance(entry, dict):
@@ -93,18 +69,18 @@ def build_hosts(entries: list[dict[str, Any]], services: HostServices, plugin_ho
         where = f"{where} (key '{key}')"
         if kind not in factories:
             raise ConfigError(f"{where}: unknown host kind {kind!r} (known: {', '.join(sorted(factories))})")
-        if service.get(key) is not None:
+        if pool.get(key) is not None:
             raise ConfigError(f"{where}: another host has the key '{key}'")
         try:
             host = factories[kind](dict(entry), services)
         except ConfigError as exc:
-            service.close()
+            pool.close()
             raise ConfigError(f"{where}: {exc}") from None
         if not isinstance(host, Host):
-            service.close()
+            pool.close()
             raise ConfigError(f"{where}: the factory of kind '{kind}' returned {type(host).__name__}, not a Host")
-        service.add(host)
-    return service
+        pool.add(host)
+    return pool
 
 
 def prices_from(table: dict[str, Any], host_keys: list[str]) -> dict[str, Price]:
@@ -120,10 +96,10 @@ def prices_from(table: dict[str, Any], host_keys: list[str]) -> dict[str, Price]
     return prices
 
 
-def summary(service: HostService) -> dict[str, Any]:
+def summary(pool: HostPool) -> dict[str, Any]:
     """run.json's view of the hosts (settings without secrets, and client counters)."""
     out = {}
-    for host in service:
+    for host in pool:
         spec = getattr(host, "spec", None)
         stats = host.stats() if hasattr(host, "stats") else {}
         out[host.key] = {"kind": host.kind, "deterministic": host.deterministic,

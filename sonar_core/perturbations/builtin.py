@@ -1,4 +1,5 @@
-"""Sonar's own perturbators, registered through the ``register_perturbators`` hook like a plugin's."""
+"""Sonar's own perturbators: a plugin the plugin manager registers before any other (see
+:data:`sonar_core.plugins.BUILT_IN_PLUGINS`), through the ``register_perturbators`` hook like a plugin's."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from .base import derive_seed
 from .registry import ALIASES, make_perturbator
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginHost
+    from ..plugins import PluginManager
 
 __all__ = ["expand_perturbations", "perturbed_key", "KEY_SEPARATOR"]
 
@@ -61,11 +61,11 @@ def _copy(row: Any, **changes: Any) -> Any:
 
 
 def expand_perturbations(rows: Sequence[Any], perturb_config: Iterable[Any] | None,
-                          host: "PluginHost | None" = None) -> list[Any]:
+                          plugins: "PluginManager | None" = None) -> list[Any]:
     """``rows`` with, after each original, its perturbed copies (one per applicable ``perturb`` entry).
 
-    Perturbators are looked up in ``host``'s registry (the run's plugins, ``-p`` modules included);
-    None means the default plugin host.
+    Perturbators are looked up in ``plugins``' registry (the run's plugin manager, ``-p`` modules
+    included); None means the process-wide plugin manager.
 
     ``rows`` are :class:`~sonar_core.dataset.Row` objects or dicts with ``test_case_key`` and ``input``;
     copies are of the same type. Rows that already are perturbed copies are not perturbed again.
@@ -76,7 +76,7 @@ def expand_perturbations(rows: Sequence[Any], perturb_config: Iterable[Any] | No
     for index, spec in enumerate(perturb_config or []):
         name, seed, params, categories, label = _spec_fields(spec, index)
         try:
-            perturbator = make_perturbator(name, params, host)
+            perturbator = make_perturbator(name, params, plugins)
         except ConfigError as exc:
             raise ConfigError(f"perturb[{index}]: {exc}") from None
         except ParameterError as exc:

@@ -1,35 +1,33 @@
 """The perturbator registry, filled through the ``register_perturbators`` hook.
 
-Sonar's own perturbators (:mod:`.builtin`) register through the hook first, then every loaded plugin's
-do; a plugin whose hook raises or registers a taken name is recorded in the plugin host's failures
-(``sonar plugins`` shows them) and its perturbators are left out.
+Sonar's own perturbators (:mod:`.builtin`, a plugin the plugin manager registers first) register
+through the hook, then every loaded plugin's do; a plugin whose hook raises or registers a taken name
+is recorded in the plugin manager's failures (``sonar plugins`` shows them) and left out. A run's
+evaluators look perturbators up in the run's own plugin manager (``ctx.plugins``).
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ConfigError, PluginError
+from ..errors import ConfigError
+from ..registry import Registry
 from .base import Perturbator
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginHost
+    from ..plugins import PluginManager
 
 __all__ = ["perturbators", "available", "get_perturbator", "make_perturbator", "perturb", "perturb_many",
-           "ALIASES"]
+           "perturbator_registry", "builtin_perturbators", "ALIASES"]
 
 #: Other spellings of a registered name (the issue's and fmeval's config spell random upper case apart).
 ALIASES = {"random_uppercase": "random_upper_case"}
 
-_REGISTRIES: "weakref.WeakKeyDictionary[PluginHost, dict[str, type[Perturbator]]]" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
 
-
-def _check(name: Any, cls: Any) -> str | None:
+def _check(name: Any, cls: Any = None) -> str | None:
+    """Why ``register(name, cls)`` is not a usable perturbator, or None."""
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         return f"perturbator name {name!r} is not a non-empty name"
     if not (isinstance(cls, type) and issubclass(cls, Perturbator)):
@@ -39,75 +37,49 @@ def _check(name: Any, cls: Any) -> str | None:
     return None
 
 
-def _collect(host: "PluginHost") -> dict[str, type[Perturbator]]:
-    from ..plugins import PluginFailure
+def perturbator_registry() -> Registry[type[Perturbator]]:
+    """The registry the ``register_perturbators`` hook fills: ``register(name, PerturbatorClass)``;
+    registering one of :data:`ALIASES` is a clash with the name it spells."""
+    return Registry("register_perturbators", "perturbator", _check, aliases=ALIASES)
+
+
+def builtin_perturbators() -> Registry[type[Perturbator]]:
+    """A registry of Sonar's own perturbators only, for code with no plugin manager at hand
+    (:func:`perturb`, :func:`perturb_many`, bench scripts)."""
     from . import builtin
 
-    host.load()
-    if not host.pm.is_registered(builtin):
-        host.pm.register(builtin, name=builtin.PLUGIN_NAME)
-    impls = host.pm.hook.register_perturbators.get_hookimpls()
-    # Built-ins first, so a plugin cannot take one of their names; then plugins in load order.
-    impls.sort(key=lambda impl: impl.plugin is not builtin)
-    registry: dict[str, type[Perturbator]] = {}
-    owner: dict[str, str] = {}
-    for impl in impls:
-        staged: list[tuple[str, type[Perturbator]]] = []
-
-        def register(name: str, cls: type) -> None:
-            problem = _check(name, cls)
-            if problem:
-                raise PluginError(problem)
-            staged.append((name, cls))
-
-        try:
-            impl.function(register=register)
-            for name, _ in staged:
-                if name in registry or name in ALIASES:
-                    raise PluginError(f"perturbator '{name}' is registered by both plugin "
-                                      f"'{owner.get(name, builtin.PLUGIN_NAME)}' and plugin '{impl.plugin_name}'")
-        except Exception as exc:  # a broken plugin must not take the run down
-            text = str(exc).strip().splitlines()
-            host.failures.append(PluginFailure(impl.plugin_name, "register",
-                                               f"{type(exc).__name__}: {text[0] if text else ''}"))
-            continue
-        for name, cls in staged:
-            registry[name] = cls
-            owner[name] = impl.plugin_name
-    return dict(sorted(registry.items()))
+    registry = perturbator_registry()
+    registry.commit(builtin.PLUGIN_NAME, registry.stage(builtin.PLUGIN_NAME, [builtin.register_perturbators]))
+    return registry
 
 
-def perturbators(host: "PluginHost | None" = None) -> dict[str, type[Perturbator]]:
-    """Registered perturbator classes by name (sorted), collected once per plugin host."""
-    if host is None:
-        from ..plugins import get_host
-
-        host = get_host()
-    with _LOCK:
-        found = _REGISTRIES.get(host)
-        if found is None:
-            found = _REGISTRIES[host] = _collect(host)
-    return found
+def _registry(plugins: "PluginManager | None") -> Registry[type[Perturbator]]:
+    return builtin_perturbators() if plugins is None else plugins.registry("register_perturbators")
 
 
-def available(host: "PluginHost | None" = None) -> list[str]:
+def perturbators(plugins: "PluginManager | None" = None) -> dict[str, type[Perturbator]]:
+    """Registered perturbator classes by name (sorted): those of ``plugins`` (None: Sonar's own)."""
+    return _registry(plugins).entries
+
+
+def available(plugins: "PluginManager | None" = None) -> list[str]:
     """Names of the registered perturbators, sorted."""
-    return list(perturbators(host))
+    return list(perturbators(plugins))
 
 
-def get_perturbator(name: str, host: "PluginHost | None" = None) -> type[Perturbator]:
+def get_perturbator(name: str, plugins: "PluginManager | None" = None) -> type[Perturbator]:
     """The class registered as ``name`` (or an alias of it); ConfigError naming the known ones."""
-    known = perturbators(host)
-    cls = known.get(ALIASES.get(name, name))
+    registry = _registry(plugins)
+    cls = registry.get(name)
     if cls is None:
-        raise ConfigError(f"unknown perturbator '{name}' (known: {', '.join(known) or 'none installed'})")
+        raise ConfigError(f"unknown perturbator '{name}' (known: {', '.join(registry.entries) or 'none installed'})")
     return cls
 
 
 def make_perturbator(name: str, params: dict[str, Any] | None = None,
-                     host: "PluginHost | None" = None) -> Perturbator:
+                     plugins: "PluginManager | None" = None) -> Perturbator:
     """An instance of perturbator ``name`` with validated ``params`` (ParameterError names the bad one)."""
-    cls = get_perturbator(name, host)
+    cls = get_perturbator(name, plugins)
     canonical = ALIASES.get(name, name)
     instance = cls(cls.validate_params(params, canonical))
     instance.name = canonical

@@ -1,4 +1,4 @@
-"""Parameter coercion and validation, and what the plugin host accepts as an evaluator."""
+"""Parameter coercion and validation, and what the plugin manager accepts as an evaluator."""
 
 from __future__ import annotations
 

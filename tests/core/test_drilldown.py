@@ -19,7 +19,7 @@ from sonar_core.artifacts.drilldown import (WITHHELD_ANSWER, WITHHELD_CONTEXT, W
                                              selected_case_keys)
 from sonar_core.config import build_config
 from sonar_core.dataset import load_dataset
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 from sonar_core.execution import execute_run
 
 SCORES = {"A": ("0.9", "0.8", "0.1", "0.2"), "B": ("0.4", "0.3", "0.2", "0.7"), "C": ("0.1", "0.2", "0.0", "0.1")}
@@ -68,12 +68,12 @@ def _toy_rows(cases=("t1", "t2", "t3", "t4")) -> list[dict]:
     return rows
 
 
-def _run(tmp_path: Path, host, rows: list[dict], evaluators, run_id="drill"):
+def _run(tmp_path: Path, plugins, rows: list[dict], evaluators, run_id="drill"):
     dataset = tmp_path / f"{run_id}.json"
     dataset.write_text(json.dumps(rows), encoding="utf-8")
     config = build_config({"dataset": str(dataset), "evaluators": evaluators, "output_dir": str(tmp_path),
                            "run_id": run_id})
-    return execute_run(config, host=host), dataset
+    return execute_run(config, plugins=plugins), dataset
 
 
 def _summaries(run_dir: Path) -> list[dict]:
@@ -101,11 +101,11 @@ def test_case_pages_are_named_by_a_hash_of_the_key():
         assert all(c in "0123456789abcdef" for c in name[3:-5])
 
 
-def test_evaluator_summary_keeps_each_rows_values_and_messages(tmp_path, toy_host):
+def test_evaluator_summary_keeps_each_rows_values_and_messages(tmp_path, toy_plugins):
     rows = _toy_rows()
     for row in rows:
         row["actual_output"] = PASSFAIL[row["model_key"]][int(row["test_case_key"][1]) - 1]
-    result, _ = _run(tmp_path, toy_host, rows, ["toy_passfail"])
+    result, _ = _run(tmp_path, toy_plugins, rows, ["toy_passfail"])
     (summary,) = _summaries(result.run_dir)
     data = summary["test_cases"]
     assert data["test_cases"] == 4 and data["case_limit"] == drilldown.CASE_LIMIT and data["skipped"] == []
@@ -120,8 +120,8 @@ def test_evaluator_summary_keeps_each_rows_values_and_messages(tmp_path, toy_hos
     assert summary["view"]["sensitive_outputs"] is False
 
 
-def test_drilldown_pages_of_a_toy_run(tmp_path, toy_host):
-    result, dataset = _run(tmp_path, toy_host, _toy_rows(), ["toy_score"])
+def test_drilldown_pages_of_a_toy_run(tmp_path, toy_plugins):
+    result, dataset = _run(tmp_path, toy_plugins, _toy_rows(), ["toy_score"])
     run_dir = result.run_dir
     pages = sorted(p.name for p in (run_dir / names.CASES_DIR).iterdir())
     assert pages == sorted(names.case_page_name(k) for k in ("t1", "t2", "t3", "t4"))
@@ -159,11 +159,11 @@ def test_drilldown_pages_of_a_toy_run(tmp_path, toy_host):
     assert "Original and perturbed" in text and "flip: pass → fail" in text and "flip: fail → pass" in text
 
 
-def test_drilldown_is_capped_and_says_so(tmp_path, toy_host, monkeypatch):
+def test_drilldown_is_capped_and_says_so(tmp_path, toy_plugins, monkeypatch):
     monkeypatch.setattr(drilldown, "CASE_LIMIT", 2)
     rows = [{"test_case_key": f"tc-{n}", "model_key": m, "actual_output": "0.1" if m == "B" else "0.9"}
             for n in (3, 2, 10, 1) for m in ("A", "B")]
-    result, _ = _run(tmp_path, toy_host, rows, ["toy_score"], run_id="capped")
+    result, _ = _run(tmp_path, toy_plugins, rows, ["toy_score"], run_id="capped")
     run_dir = result.run_dir
     # Alphabetically tc-1 < tc-10 < tc-2 < tc-3.
     assert sorted(p.name for p in (run_dir / names.CASES_DIR).iterdir()) == sorted(
@@ -184,8 +184,8 @@ def test_drilldown_is_capped_and_says_so(tmp_path, toy_host, monkeypatch):
     assert [r[0] for r in summary["test_cases"]["rows"]] == ["tc-10::A", "tc-10::B", "tc-1::A", "tc-1::B"]
 
 
-def test_a_resumed_run_draws_the_same_pages(tmp_path, toy_host):
-    result, _ = _run(tmp_path, toy_host, _toy_rows(), ["toy_score", "toy_passfail"], run_id="again")
+def test_a_resumed_run_draws_the_same_pages(tmp_path, toy_plugins):
+    result, _ = _run(tmp_path, toy_plugins, _toy_rows(), ["toy_score", "toy_passfail"], run_id="again")
     run_dir = result.run_dir
     before = {p.relative_to(run_dir): p.read_bytes() for p in [run_dir / names.TEST_CASES_HTML,
                                                                 *(run_dir / names.CASES_DIR).iterdir()]}
@@ -193,7 +193,7 @@ def test_a_resumed_run_draws_the_same_pages(tmp_path, toy_host):
     for page in (run_dir / names.CASES_DIR).iterdir():
         page.unlink()
     resumed = execute_run(build_config(json.loads((run_dir / names.RUN_JSON).read_text())["interpretation_parameters"]),
-                          resume_dir=run_dir, host=toy_host)
+                          resume_dir=run_dir, plugins=toy_plugins)
     assert resumed.status == "success"
     after = {p.relative_to(run_dir): p.read_bytes() for p in [run_dir / names.TEST_CASES_HTML,
                                                                *(run_dir / names.CASES_DIR).iterdir()]}
@@ -202,7 +202,7 @@ def test_a_resumed_run_draws_the_same_pages(tmp_path, toy_host):
 
 def test_what_a_sensitive_evaluator_flags_is_withheld_from_every_drilldown_page(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(CORE_TESTS))
-    host = PluginHost(extra_modules=["leaky_plugin"], autoload=False).load()
+    plugins = PluginManager(extra_modules=["leaky_plugin"], autoload=False).load()
     card = "my card is 4111 1111 1111 1111"
     rows = [
         # A leaks in its answer; B gives the same answer but the leak check is not routed to it.
@@ -213,7 +213,7 @@ def test_what_a_sensitive_evaluator_flags_is_withheld_from_every_drilldown_page(
          "context": ["the key is SECRET-CTX-42"]},
         {"test_case_key": "t2", "model_key": "A", "actual_output": "fine", "categories": ["checked"]},
     ]
-    result, dataset = _run(tmp_path, host, rows, [{"id": "leaky", "categories": ["checked"]}, "quoting"],
+    result, dataset = _run(tmp_path, plugins, rows, [{"id": "leaky", "categories": ["checked"]}, "quoting"],
                            run_id="leaks")
     assert result.status == "success", result.message
     run_dir = result.run_dir

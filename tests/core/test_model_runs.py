@@ -14,7 +14,7 @@ from sonar_core.config import build_config
 from sonar_core.models.embeddings import _PROCESS_CACHE
 from sonar_core.errors import EXIT_USAGE
 from sonar_core.models import ModelMissingError, get_store
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 from sonar_core.execution import execute_run
 
 from conftest import CORE_TESTS, write_json
@@ -36,14 +36,14 @@ UNIQUE_TEXTS = 5
 @pytest.fixture
 def model_host(monkeypatch):
     monkeypatch.syspath_prepend(str(CORE_TESTS))
-    return PluginHost(extra_modules=["toy_model_plugin"], autoload=False).load()
+    return PluginManager(extra_modules=["toy_model_plugin"], autoload=False).load()
 
 
-def _run(tmp_path, host, evaluators, run_id="r"):
+def _run(tmp_path, plugins, evaluators, run_id="r"):
     dataset = write_json(tmp_path / "d.json", ROWS)
     config = build_config({"dataset": str(dataset), "output_dir": str(tmp_path / "out"), "run_id": run_id,
                            "evaluators": evaluators})
-    return execute_run(config, host=host)
+    return execute_run(config, plugins=plugins)
 
 
 def test_each_unique_text_is_encoded_once_per_run_and_reused_by_the_next(tmp_path, model_host):

@@ -15,7 +15,7 @@ from sonar_core.errors import ConfigError
 from sonar_core.perturbations import (available, derive_seed, expand_perturbations, make_perturbator, perturb,
                                       perturb_many, perturbators)
 from sonar_core.perturbations.fmeval_perturbators import BUTTER_FINGER_KEYS
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 
 FMEVAL_CASES = json.loads((Path(__file__).parent.parent / "data" / "fmeval_1.2.3_perturbations.json")
                           .read_text(encoding="utf-8"))["cases"]
@@ -146,17 +146,18 @@ def test_plugins_register_perturbators_through_the_hook(monkeypatch):
     """register_perturbators: a plugin's perturbator joins the built-ins; a taken name or a raising hook
     fails that plugin only."""
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    host = PluginHost(extra_modules=[], autoload=False).load()
+    plugins = PluginManager(extra_modules=[], autoload=False).load()
     import perturbator_plugins
 
-    host.pm.register(perturbator_plugins.adding, name="adding")
-    host.pm.register(perturbator_plugins.duplicate, name="duplicate")
-    host.pm.register(perturbator_plugins.raising, name="raising")
-    found = perturbators(host)
+    assert plugins.register_plugin(perturbator_plugins.adding, name="adding") is True
+    assert plugins.register_plugin(perturbator_plugins.duplicate, name="duplicate") is False
+    assert plugins.register_plugin(perturbator_plugins.raising, name="raising") is False
+    assert [p.name for p in plugins.plugins] == ["adding"]
+    found = perturbators(plugins)
     assert list(found) == sorted(BUILT_IN_PERTURBATORS + ["reverse"])
     assert found["reverse"] is perturbator_plugins.Reverse
     assert found["butter_finger"].__name__ == "ButterFinger"
-    messages = sorted(failure.message() for failure in host.failures)
+    messages = sorted(failure.message() for failure in plugins.failures)
     assert messages == [
         "plugin 'duplicate' failed to register: PluginError: perturbator 'butter_finger' is registered by both "
         "plugin 'sonar.perturbations' and plugin 'duplicate'",

@@ -12,7 +12,7 @@ import pytest
 from sonar_core import names
 from sonar_core.config import build_config
 from sonar_core.contract import Metric
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 from sonar_core.findings.problems import threshold_severity
 from sonar_core.execution import execute_run
 
@@ -49,25 +49,25 @@ def register_evaluators(register):
 
 
 @pytest.fixture
-def own_host(tmp_path, monkeypatch) -> PluginHost:
+def own_plugins(tmp_path, monkeypatch) -> PluginManager:
     (tmp_path / "own_insight_plugin.py").write_text(textwrap.dedent(PLUGIN), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    return PluginHost(extra_modules=["own_insight_plugin"], autoload=False).load()
+    return PluginManager(extra_modules=["own_insight_plugin"], autoload=False).load()
 
 
-def _run(tmp_path, host, answers: dict[str, str], **config):
+def _run(tmp_path, plugins, answers: dict[str, str], **config):
     dataset = tmp_path / "data.json"
     dataset.write_text(json.dumps([{"test_case_key": case, "model_key": "m", "input": "q", "actual_output": answer}
                                    for case, answer in answers.items()]), encoding="utf-8")
     result = execute_run(build_config({"dataset": str(dataset), "evaluators": ["own_insight"],
-                                       "output_dir": str(tmp_path / "out"), "run_id": "r", **config}), host=host)
+                                       "output_dir": str(tmp_path / "out"), "run_id": "r", **config}), plugins=plugins)
     folder = next(result.run_dir.glob("explainer_*"))
     return result, folder
 
 
-def test_extra_insights_get_the_thresholds_in_force_and_the_core_keys(tmp_path, own_host):
+def test_extra_insights_get_the_thresholds_in_force_and_the_core_keys(tmp_path, own_plugins):
     # The configured threshold 0.7 (not the declared 0.5) reaches the hook: t1 (0.3) and t2 (0.6) are below it.
-    result, folder = _run(tmp_path, own_host, {"t1": "0.3 a", "t2": "0.6 a", "t3": "0.9 a"}, thresholds={"v": 0.7})
+    result, folder = _run(tmp_path, own_plugins, {"t1": "0.3 a", "t2": "0.6 a", "t3": "0.9 a"}, thresholds={"v": 0.7})
     assert result.status == "success", result.message
     insights = json.loads((folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE).read_text(encoding="utf-8"))
     own = insights[-1]
@@ -82,17 +82,17 @@ def test_extra_insights_get_the_thresholds_in_force_and_the_core_keys(tmp_path, 
     assert record["result"]["insights"][-1]["description"] == "below 0.7: t1, t2"
 
 
-def test_an_insight_without_a_type_fails_the_evaluator(tmp_path, own_host):
-    result, folder = _run(tmp_path, own_host, {"t1": "0.3 a", "t2": "0.4 BROKEN"})
+def test_an_insight_without_a_type_fails_the_evaluator(tmp_path, own_plugins):
+    result, folder = _run(tmp_path, own_plugins, {"t1": "0.3 a", "t2": "0.4 BROKEN"})
     assert result.status == "failed"
     error = "ValueError: own_insight.extra_insights() returned an insight without a description or an insight_type"
     assert result.failed == [{"evaluator": "own_insight", "error": error}]
     assert (folder / names.FAILED_MARKER).is_file()
 
 
-def test_unbounded_range_is_null_in_json_infinite_in_html_and_has_a_severity(tmp_path, own_host):
+def test_unbounded_range_is_null_in_json_infinite_in_html_and_has_a_severity(tmp_path, own_plugins):
     # count: t1 has 4 words, t2 has 1: mean 2.5 > threshold 1.0, HIGH from twice the threshold (2.0).
-    result, folder = _run(tmp_path, own_host, {"t1": "0.9 a b c", "t2": "0.9"})
+    result, folder = _run(tmp_path, own_plugins, {"t1": "0.9 a b c", "t2": "0.9"})
     assert result.status == "success", result.message
     descriptor = json.loads((folder / names.RESULT_DESCRIPTOR).read_text(encoding="utf-8"))
     meta = {m["key"]: m for m in descriptor["metrics_meta"]}

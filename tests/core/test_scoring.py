@@ -51,12 +51,12 @@ def _rows(kind: str) -> list[dict]:
     return rows
 
 
-def _run(tmp_path: Path, host, kind: str, evaluator: str):
+def _run(tmp_path: Path, plugins, kind: str, evaluator: str):
     dataset = tmp_path / f"{kind}.json"
     dataset.write_text(json.dumps(_rows(kind)), encoding="utf-8")
     config = build_config({"dataset": str(dataset), "evaluators": [evaluator], "output_dir": str(tmp_path),
                            "run_id": kind})
-    result = execute_run(config, host=host)
+    result = execute_run(config, plugins=plugins)
     folder = next(result.run_dir.glob("explainer_*"))
     return result, folder
 
@@ -78,8 +78,8 @@ def test_threshold_severity_rule():
     assert threshold_severity(ranged, 3.5, 6.0) == "MEDIUM"
 
 
-def test_score_evaluator_aggregates_problems_flips_insights(tmp_path, toy_host):
-    result, folder = _run(tmp_path, toy_host, "score", "toy_score")
+def test_score_evaluator_aggregates_problems_flips_insights(tmp_path, toy_plugins):
+    result, folder = _run(tmp_path, toy_plugins, "score", "toy_score")
     assert result.exit_code == 0 and result.status == "success"
 
     board_dir = folder / names.HEATMAP_LEADERBOARD / "application_json"
@@ -140,8 +140,8 @@ def test_score_evaluator_aggregates_problems_flips_insights(tmp_path, toy_host):
     assert "| 3 | C | 0.1000 | 0.9000 | 2.00 | 0.0200 |" in markdown
 
 
-def test_bool_evaluator_leaderboard_counts_and_problems(tmp_path, toy_host):
-    result, folder = _run(tmp_path, toy_host, "passfail", "toy_passfail")
+def test_bool_evaluator_leaderboard_counts_and_problems(tmp_path, toy_plugins):
+    result, folder = _run(tmp_path, toy_plugins, "passfail", "toy_passfail")
     assert result.exit_code == 0
     board_dir = folder / names.BOOL_LEADERBOARD / "application_json"
     board = _load(board_dir, "leaderboard_0.json")
@@ -173,13 +173,13 @@ def test_bool_evaluator_leaderboard_counts_and_problems(tmp_path, toy_host):
     assert t3a["result_error_message"] == "cannot parse '??'" and t3a["parse_failures"] == 1.0
 
 
-def test_threshold_overrides_and_metric_threshold(tmp_path, toy_host):
+def test_threshold_overrides_and_metric_threshold(tmp_path, toy_plugins):
     dataset = tmp_path / "d.json"
     dataset.write_text(json.dumps(_rows("score")), encoding="utf-8")
     config = build_config({"dataset": str(dataset), "output_dir": str(tmp_path), "run_id": "t",
                            "evaluators": [{"id": "toy_score", "params": {"metric_threshold": 0.35}}],
                            "thresholds": {"error_rate": 0.95}})
-    result = execute_run(config, host=toy_host)
+    result = execute_run(config, plugins=toy_plugins)
     # score threshold 0.35: only C (0.1) fails; error_rate threshold 0.95: nobody fails.
     # Flips at 0.35: A 0.9 -> 0.2 flips; B 0.4 -> 0.7 both pass; C 0.1 -> 0.1 no.
     kinds = sorted((p["problem_attrs"]["model_name"], p["problem_type"]) for p in result.problems)

@@ -15,7 +15,7 @@ import yaml
 
 from sonar_core.dataset import _INPUT_COLUMNS
 from sonar_core.judging import JudgeEvaluator, placeholders_in
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 
 from conftest import REPO
 
@@ -43,7 +43,7 @@ def _shipped() -> dict[str, Path]:
 
 
 def _judges() -> dict[str, type[JudgeEvaluator]]:
-    evaluators = PluginHost(autoload=True).load().evaluators
+    evaluators = PluginManager(autoload=True).load().evaluators
     return {key: cls for key, cls in evaluators.items()
             if issubclass(cls, JudgeEvaluator) and cls.__module__.startswith("sonar_plugins.judge.")}
 

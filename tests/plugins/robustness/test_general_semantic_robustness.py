@@ -14,9 +14,10 @@ import torch
 from transformers import AutoTokenizer, BertModel
 
 from sonar_core import EvaluationContext
-from sonar_core.hosts import Host, HostAnswer, HostService
+from sonar_core.hosts import Host, HostAnswer, HostPool
 from sonar_core.models import ModelStore
 from sonar_core.perturbations import derive_seed, perturb_many
+from sonar_core.plugins import PluginManager
 from sonar_core.testing import make_row
 from sonar_plugins.robustness.bertscore import bertscore, encode_tokens
 from sonar_plugins.robustness.general_semantic_robustness import GeneralSemanticRobustnessEvaluator as GSR
@@ -63,7 +64,8 @@ def bert(tmp_path_factory):
 
 
 def _evaluator(bert, hosts, **params):
-    ctx = EvaluationContext(hosts=HostService(hosts) if hosts is not None else None, device="cpu")
+    ctx = EvaluationContext(hosts=HostPool(hosts) if hosts is not None else None, device="cpu",
+                            plugins=PluginManager(autoload=False))
     params = {"bertscore_model": bert, "num_perturbations": 2, "num_baseline_samples": 3, **params}
     return GSR(GSR.validate_params(params), ctx)
 
@@ -255,11 +257,15 @@ def test_fmeval_parameters_reach_the_perturbator(bert):
 
 
 def test_unknown_perturbation_type_is_a_parameter_error():
+    """Checked against the run's plugin manager (whose ``-p`` modules may add perturbators)."""
     from sonar_core.contract import ParameterError
 
+    params = GSR.validate_params({"perturbation_type": "typo"})
     with pytest.raises(ParameterError, match=r"^parameter 'perturbation_type' of evaluator "
                                              r"'general_semantic_robustness': unknown perturbator 'typo' \(known: "):
-        GSR.validate_params({"perturbation_type": "typo"})
+        GSR.check_with_plugins(params, PluginManager(autoload=False))
+    GSR.check_with_plugins(GSR.validate_params({"perturbation_type": "random_uppercase"}),
+                           PluginManager(autoload=False))
 
 
 def test_default_bertscore_model_is_the_embedded_minilm():

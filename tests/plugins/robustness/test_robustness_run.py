@@ -7,6 +7,7 @@ import json
 import pytest
 
 from sonar_core import api, names
+from sonar_core.errors import ConfigError
 from sonar_core.demo.lookup_host import FALLBACK
 from sonar_core.demo.lookup_host import answer as lookup_answer
 from sonar_core.execution import NO_HOSTS
@@ -112,3 +113,31 @@ def test_without_hosts_the_evaluator_is_skipped_saying_why(tmp_path, bert):
     result = api.run({"dataset": str(dataset), "output_dir": str(tmp_path / "r"),
                       "evaluators": [{"id": "general_semantic_robustness", "params": {"bertscore_model": bert}}]})
     assert result.skipped == [{"evaluator": "general_semantic_robustness", "reason": NO_HOSTS}]
+
+
+def test_a_perturbator_from_a_plugin_module_is_found_by_the_evaluator(tmp_path, monkeypatch, bert):
+    """``perturbation_type`` names the perturbator ``reverse`` that only the run's ``plugins:`` module
+    (the CLI's ``-p``) registers: the evaluator finds it through the run's plugin manager."""
+    from conftest import CORE_TESTS
+
+    monkeypatch.syspath_prepend(str(CORE_TESTS))
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(json.dumps(SUITE[0]) + "\n", encoding="utf-8")
+    config = {"test_suite": str(suite), "output_dir": str(tmp_path / "r"), "no_cache": True,
+              "plugins": ["reverse_perturbator_plugin"],
+              "hosts": [{"key": "echo", "kind": "python", "callable": "json:dumps", "deterministic": True}],
+              "evaluators": [{"id": "general_semantic_robustness",
+                              "params": {"perturbation_type": "reverse", "num_perturbations": 1,
+                                         "bertscore_model": bert}}]}
+    result = api.run(config)
+    assert result.status == "success", result.message
+    [row] = _rows(result, "general_semantic_robustness")["results"]
+    row = row["details"]
+    assert row["perturbed_prompts"] == ["?ecnarF fo latipac eht si tahW"]
+    assert row["perturbed_answers"] == ['"?ecnarF fo latipac eht si tahW"']
+    assert row["original_answer"] == '"What is the capital of France?"'
+    # Without the plugin module, the name is unknown: the run stops before anything runs.
+    with pytest.raises(ConfigError, match=r"^parameter 'perturbation_type' of evaluator 'general_semantic_robustness': "
+                                          r"unknown perturbator 'reverse' \(known: base16, "):
+        api.run({**config, "plugins": [], "output_dir": str(tmp_path / "r2")})
+    assert not (tmp_path / "r2").exists()

@@ -12,7 +12,7 @@ import sonar_core
 from sonar_core import EvaluationContext, names
 from sonar_core.models.embeddings import _PROCESS_CACHE
 from sonar_core.models import ModelMissingError, get_store
-from sonar_core.plugins import PluginHost
+from sonar_core.plugins import PluginManager
 
 from semantic_helpers import TOLERANCE, evaluator, row
 from sonar_plugins.semantic.answer_similarity import AnswerSemanticSimilarityEvaluator
@@ -159,9 +159,9 @@ def test_a_missing_model_is_one_line_naming_it(tmp_path):
 
 
 def test_all_six_declare_the_embedding_model_so_the_core_can_check_and_list_it():
-    host = PluginHost(autoload=True).load()
+    plugins = PluginManager(autoload=True).load()
     for evaluator_id in SIX:
-        cls = host.evaluators[evaluator_id]
+        cls = plugins.evaluators[evaluator_id]
         assert cls.model_params == {"embedding_model": "embedding"}, evaluator_id
         assert cls.validate_params({})["embedding_model"] == "all-MiniLM-L6-v2", evaluator_id
         assert cls.offline and not cls.requires_judge and cls.supports_gpu, evaluator_id
