@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
 
+from .inputs import Input
+
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from .context import EvaluationContext
     from .dataset import Row
@@ -30,38 +32,6 @@ __all__ = [
     "COMMON_PARAMETERS",
     "finite_or_none",
 ]
-
-
-class Input(str, enum.Enum):
-    """The five inputs of the catalogue, as dataset field names."""
-
-    QUESTION = "question"
-    EXPECTED_ANSWER = "expected_answer"
-    RETRIEVED_CONTEXT = "retrieved_context"
-    ACTUAL_ANSWER = "actual_answer"
-    CONDITIONS = "conditions"
-
-    @property
-    def short(self) -> str:
-        """The catalogue's column abbreviation (Q, EA, RC, AA, C)."""
-        return {
-            "question": "Q",
-            "expected_answer": "EA",
-            "retrieved_context": "RC",
-            "actual_answer": "AA",
-            "conditions": "C",
-        }[self.value]
-
-    @property
-    def keyword(self) -> str:
-        """The H2O Sonar descriptor keyword for this requirement."""
-        return {
-            "question": "requires_prompts",
-            "expected_answer": "requires_expected_answer",
-            "retrieved_context": "requires_retrieved_context",
-            "actual_answer": "requires_actual_answer",
-            "conditions": "requires_constraints",
-        }[self.value]
 
 
 class ResultKind(str, enum.Enum):

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from .contract import Input
+from .inputs import Input
 from .errors import DatasetError
 
 __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
