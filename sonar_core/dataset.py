@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from .inputs import Input
 from .errors import DatasetError
+from .inputs import Input
 
 __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 

@@ -10,7 +10,7 @@ import pytest
 from langchain_core.prompt_values import StringPromptValue
 
 from sonar_core.llm import LLMClient, LLMConfig, ResponseCache
-from sonar_core.llm.ragas_adapter import CALL_LOG, JudgeCallFailed, SonarRagasEmbeddings, SonarRagasLLM
+from sonar_plugins.ragas.adapter import CALL_LOG, JudgeCallFailed, SonarRagasEmbeddings, SonarRagasLLM
 from sonar_plugins.ragas.answer_correctness import f1
 from sonar_plugins.ragas.ragas_score import harmonic_mean
 
