@@ -216,7 +216,7 @@ def whole_cases_subset(rows: list[Row], max_rows: int) -> list[Row]:
 
 def judge_note(job: Job, llm: LLMService) -> str:
     """The report's line naming a judge evaluator's judge."""
-    config = llm.config(llm.judge_key(job.params.get(job.cls.judge_param)))
+    config = llm.config(llm.judge_key(job.cls.judge_key(job.params)))
     repeats = job.params.get("judge_repeats") or 1
     note = f"Judge: {config.describe()}, each row judged {repeats} time{'s' if repeats != 1 else ''}."
     return note + (f" {config.description}." if config.description else "")
@@ -265,7 +265,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
                             f"whole test cases in dataset order, so the figures describe only these rows.")
         journal.event("rows limited", "Runner", "score_job", evaluator=job.label, rows=len(eligible),
                       eligible=total, max_rows=limit)
-    if job.cls.judge_param and llm is not None:
+    if job.cls.requires_judge and llm is not None:
         scored.notes.append(judge_note(job, llm))
     logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
     advance = progress(len(eligible))
@@ -335,8 +335,8 @@ def _row_cache(job: Job, llm: LLMService | None) -> RowResultCache | None:
     if cache is None:
         return None
     identity = None
-    if job.cls.judge_param:
-        identity = llm.config(llm.judge_key(job.params.get(job.cls.judge_param))).identity()
+    if job.cls.requires_judge:
+        identity = llm.config(llm.judge_key(job.cls.judge_key(job.params))).identity()
     return RowResultCache(cache, job.cls, job.params, identity)
 
 
@@ -409,8 +409,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         if job.cls.requires_hosts and hosts is None:
             incompatible.setdefault(job.label, NO_HOSTS)
     for job in jobs:
-        if job.cls.judge_param and job.label not in incompatible:
-            reason = llm.unavailable(llm.judge_key(job.params.get(job.cls.judge_param)))
+        if job.cls.requires_judge and job.label not in incompatible:
+            reason = llm.unavailable(llm.judge_key(job.cls.judge_key(job.params)))
             if reason:
                 incompatible[job.label] = reason
     if config.strict and incompatible:
@@ -535,9 +535,9 @@ def _llm_service(config: RunConfig, jobs: list[Job], resume_dir: Path | None, ru
                      cache_mode=config.cache_mode, fresh_since=fresh_since)
     llm.judge_key(None)  # an unknown default judge is a configuration error now
     for job in jobs:
-        if job.cls.judge_param:
+        if job.cls.requires_judge:
             try:
-                llm.judge_key(job.params.get(job.cls.judge_param))
+                llm.judge_key(job.cls.judge_key(job.params))
             except ConfigError as exc:
                 raise ConfigError(f"evaluator '{job.label}': {exc}") from None
     return llm

@@ -161,7 +161,6 @@ class RagasEvaluator(Evaluator):
     """Base of the RAGAS family; see the module docstring."""
 
     requires_judge: ClassVar[bool] = True
-    judge_param: ClassVar[str | None] = JUDGE_KEY_PARAM
     # ragas re-renders and re-parses every prompt even when its answer is cached: a rerun reads
     # finished rows back instead (keyed by the ragas version, parameters, judge and inputs).
     caches_row_results: ClassVar[bool] = True
@@ -189,6 +188,12 @@ class RagasEvaluator(Evaluator):
         """Texts ragas will embed for ``row`` (exactly as it will ask), embedded in one batch up front."""
         return []
 
+    # -- the judge's declaration -------------------------------------------------------------------
+
+    @classmethod
+    def judge_key(cls, params: dict[str, Any]) -> str | None:
+        return params.get(JUDGE_KEY_PARAM)
+
     # -- helpers for explain() ---------------------------------------------------------------------
 
     def threshold(self) -> float:
@@ -211,7 +216,7 @@ class RagasEvaluator(Evaluator):
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         from .adapter import SonarRagasEmbeddings, SonarRagasLLM, no_retry_config
 
-        client = self.ctx.judge(self.params.get(JUDGE_KEY_PARAM))
+        client = self.ctx.judge(self.judge_key(self.params))
         self._judge_key = client.config.key
         llm = SonarRagasLLM(client, tags={"evaluator": self.ctx.label or self.id}, max_tokens=self.answer_max_tokens)
         embeddings = None
