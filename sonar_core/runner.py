@@ -269,7 +269,7 @@ def score_job(job: Job, dataset: LLMDataset, journal: Journal, batch_size: int,
         scored.notes.append(judge_note(job, llm))
     logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
     advance = progress(len(eligible))
-    ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
+    ctx = EvaluationContext(logger=logger, embeddings=embeddings,
                             device=embeddings.device_setting if embeddings else "auto", llm=llm,
                             label=job.label, hosts=hosts, memo=memo if memo is not None else RunMemo())
     evaluator = job.cls(job.params, ctx)

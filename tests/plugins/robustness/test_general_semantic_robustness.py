@@ -13,11 +13,10 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertModel
 
-from sonar_core import EvaluationContext
 from sonar_core.hosts import Host, HostAnswer, HostService
 from sonar_core.model_store import ModelStore
 from sonar_core.perturbations import derive_seed, perturb_many
-from sonar_core.testing import make_row
+from sonar_core.testing import make_context, make_row
 from sonar_plugins.robustness.bertscore import bertscore, encode_tokens
 from sonar_plugins.robustness.general_semantic_robustness import GeneralSemanticRobustnessEvaluator as GSR
 from sonar_plugins.robustness.wer import word_error_rate
@@ -63,7 +62,7 @@ def bert(tmp_path_factory):
 
 
 def _evaluator(bert, hosts, **params):
-    ctx = EvaluationContext(hosts=HostService(hosts) if hosts is not None else None, device="cpu")
+    ctx = make_context(hosts=HostService(hosts) if hosts is not None else None, device="cpu")
     params = {"bertscore_model": bert, "num_perturbations": 2, "num_baseline_samples": 3, **params}
     return GSR(GSR.validate_params(params), ctx)
 
