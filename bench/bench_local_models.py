@@ -16,10 +16,9 @@ import time
 
 import torch
 
-from sonar_core import EvaluationContext
 from sonar_core.demo import __file__ as demo_init
 from sonar_core.models import get_store, pick_device
-from sonar_core.testing import make_row
+from sonar_core.testing import make_context, make_row
 from sonar_plugins.language_model.gptscore_question_answering import GptScoreQuestionAnsweringEvaluator
 from sonar_plugins.language_model.likelihood import length_batches
 from sonar_plugins.language_model.loaders import load_perplexity_lm, load_scoring_tokenizer
@@ -68,7 +67,7 @@ def main() -> None:
     rows = demo_rows(args.rows)
     model, tokenizer = load_scoring_tokenizer(store, args.model, device)
     load_perplexity_lm(store, args.model, device)
-    ctx = EvaluationContext(device=device)
+    ctx = make_context(device=device)
     print(f"model {args.model} on {device}, torch threads {torch.get_num_threads()}, {len(rows)} rows")
 
     perplexity = PerplexityEvaluator(PerplexityEvaluator.validate_params({"perplexity_model": args.model}), ctx)

@@ -14,7 +14,7 @@ import argparse
 import random
 import time
 
-from sonar_core.context import EvaluationContext
+from sonar_core.testing import make_context
 from sonar_plugins.text.looping_detection import LoopingDetectionEvaluator
 
 WORDS = "the answer river stone light cloud model token value paper table number green".split()
@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
     args = parser.parse_args()
 
-    evaluator = LoopingDetectionEvaluator(LoopingDetectionEvaluator.validate_params({}), EvaluationContext())
+    evaluator = LoopingDetectionEvaluator(LoopingDetectionEvaluator.validate_params({}), make_context())
     for name, text in answers(int(args.mb * 1_000_000)).items():
         best: dict[str, float] = {}
         for _ in range(args.repeat):

@@ -136,7 +136,7 @@ def main() -> None:
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     import ragas.metrics._faithfulness  # noqa: F401 - warm the imports before timing
-    import sonar_core.llm.ragas_adapter  # noqa: F401
+    import sonar_plugins.ragas.adapter  # noqa: F401
     from sonar_core.models import get_store
 
     encoder = get_store().load_sentence_transformer("all-MiniLM-L6-v2", "cpu")

@@ -58,7 +58,7 @@ def render_catalogue(plugins: PluginManager) -> str:
         lines += ["", "**Parameters**", "", "| Name | Type | Default | Description |", "|---|---|---|---|"]
         for p in cls.all_parameters():
             lines.append(f"| `{p.name}` | {p.type.__name__} | `{p.default!r}` | {_cell(p.description)} |")
-        if cls.prompt_template:
+        if prompt := cls.judge_prompt():
             lines += ["", "**Judge prompt** (placeholders are filled from each row)", "", "```text",
-                      cls.prompt_template.strip(), "```"]
+                      prompt.strip(), "```"]
     return "\n".join(lines) + "\n"

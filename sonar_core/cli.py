@@ -248,10 +248,10 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
     for p in cls.all_parameters():
         params.add_row(p.name, p.type.__name__, repr(p.default), p.description)
     _out.print(params)
-    if cls.prompt_template:
+    if prompt := cls.judge_prompt():
         # Prompts hold [BEGIN DATA]-style brackets: print them as they are, not as rich markup.
         _out.print("[bold]Judge prompt[/bold] (placeholders are filled from each row):")
-        _out.print(cls.prompt_template, markup=False, highlight=False)
+        _out.print(prompt, markup=False, highlight=False)
 
 
 @cli.command("plugins")

@@ -2,7 +2,9 @@
 
 Evaluators never build their own infrastructure: sentence splitting, the model store and the
 embedding service, judges, model hosts and the run memo come from the
-:class:`EvaluationContext` the run hands each evaluator.
+:class:`EvaluationContext` the run hands each evaluator. The context hands out only what the run
+gave it: asking for a service the run did not provide is an error naming it, never a service
+built on the spot (which would hide a wiring mistake behind a second cache or configuration).
 """
 
 from __future__ import annotations
@@ -29,35 +31,32 @@ __all__ = ["EvaluationContext"]
 _SENTBREAK_CACHE_SIZE = 200_000
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EvaluationContext:
     """What an evaluator may use while it scores rows.
 
     Attributes:
-        work_dir: the evaluator's ``work/`` folder (read-only for plugins: the core writes).
+        memo: results the run's evaluators share (:mod:`sonar_core.run_memo`): one evaluator puts
+            what another of the same run would compute again. Always given: one per run.
         logger: logs into the evaluator's ``log/explainer_run_<uuid>.log``.
-        regex_timeout_s: time bound, in seconds, for one regular-expression search.
-        embeddings: the run's embedding service (made on first use when not given).
+        embeddings: the run's embedding service (None: the run provides none; :meth:`embed` says so).
         device: where models run (``cpu``, ``cuda``); ``auto`` picks CUDA when visible (resolved
             on first model use, so evaluators without models never import torch).
-        llm: the run's LLM service (judges): configurations, response cache, shared clients.
+        llm: the run's LLM service (judges): configurations, response cache, shared clients (None: the
+            run provides none; :meth:`judge` says so).
         label: the evaluator's name in the run (journal events carry it).
         hosts: the run's models under test (None when the run has none).
         plugins: the run's own plugin manager (its ``-p`` modules included): evaluators look up what
             plugins register (perturbators, say) here, never in a process-wide one.
-        memo: results the run's evaluators share (:mod:`sonar_core.run_memo`): one evaluator puts
-            what another of the same run would compute again.
     """
 
-    work_dir: Path | None = None
+    memo: RunMemo
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("sonar.evaluator"))
-    regex_timeout_s: float = 1.0
     embeddings: "EmbeddingService | None" = None
     device: str = "auto"
     llm: "LLMService | None" = None
     label: str = ""
     hosts: "HostPool | None" = None
-    memo: RunMemo = field(default_factory=RunMemo)
     plugins: "PluginManager | None" = None
 
     @cached_property
@@ -129,9 +128,8 @@ class EvaluationContext:
     def embed(self, texts: list[str], model: str | None = None) -> "np.ndarray":
         """L2-normalised sentence embeddings of ``texts`` (n, d), each unique text encoded once per run."""
         if self.embeddings is None:
-            from .models import EmbeddingService
-
-            self.embeddings = EmbeddingService(device=self.device)
+            raise RuntimeError(f"{self._who()} asked for embeddings, but the run provided no embedding service "
+                               "(EvaluationContext.embeddings is None)")
         return self.embeddings.embed(texts, model)
 
     def judge(self, key: str | None = None) -> "LLMClient":
@@ -141,7 +139,9 @@ class EvaluationContext:
         cache or the LLM, with the run's concurrency bound, rate limit and retries.
         """
         if self.llm is None:
-            from .llm import LLMService
-
-            self.llm = LLMService()
+            raise RuntimeError(f"{self._who()} asked for a judge, but the run provided no LLM service "
+                               "(EvaluationContext.llm is None)")
         return self.llm.client(self.llm.judge_key(key))
+
+    def _who(self) -> str:
+        return f"evaluator '{self.label}'" if self.label else "an evaluator"

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
 
+from .inputs import Input
+
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from .context import EvaluationContext
     from .dataset import Row
@@ -31,38 +33,6 @@ __all__ = [
     "COMMON_PARAMETERS",
     "finite_or_none",
 ]
-
-
-class Input(str, enum.Enum):
-    """The five inputs of the catalogue, as dataset field names."""
-
-    QUESTION = "question"
-    EXPECTED_ANSWER = "expected_answer"
-    RETRIEVED_CONTEXT = "retrieved_context"
-    ACTUAL_ANSWER = "actual_answer"
-    CONDITIONS = "conditions"
-
-    @property
-    def short(self) -> str:
-        """The catalogue's column abbreviation (Q, EA, RC, AA, C)."""
-        return {
-            "question": "Q",
-            "expected_answer": "EA",
-            "retrieved_context": "RC",
-            "actual_answer": "AA",
-            "conditions": "C",
-        }[self.value]
-
-    @property
-    def keyword(self) -> str:
-        """The H2O Sonar descriptor keyword for this requirement."""
-        return {
-            "question": "requires_prompts",
-            "expected_answer": "requires_expected_answer",
-            "retrieved_context": "requires_retrieved_context",
-            "actual_answer": "requires_actual_answer",
-            "conditions": "requires_constraints",
-        }[self.value]
 
 
 class ResultKind(str, enum.Enum):
@@ -288,6 +258,9 @@ class Evaluator:
     #: Inputs used when present but not required (e.g. retrieved context for text matching).
     optional_inputs: ClassVar[tuple[Input, ...]] = ()
     compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
+    #: True for an evaluator that asks an LLM judge (the judge bases, :mod:`sonar_core.judging`, set it
+    #: and say which configuration through :meth:`judge_key`): the core checks the judge is available
+    #: before any row is scored and names it in the report.
     requires_judge: ClassVar[bool] = False
     supports_gpu: ClassVar[bool] = False
     #: True when the evaluator runs with no network and no model download.
@@ -317,12 +290,6 @@ class Evaluator:
     #: evaluator's results for the same inputs change.
     caches_row_results: ClassVar[bool] = False
     result_version: ClassVar[str] = "1"
-    #: The parameter that names the evaluator's judge configuration (LLM-judge evaluators): the
-    #: core checks the judge is available before any row is scored and names it in the report.
-    judge_param: ClassVar[str | None] = None
-    #: The prompt a judge is asked, with its placeholders (``{{QUESTION}}``, ``{{ACTUAL_ANSWER}}``...);
-    #: shown by ``sonar describe`` and the catalogue.
-    prompt_template: ClassVar[str] = ""
     #: AVID problem type for threshold problems (accuracy, privacy, security, ...).
     problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Generation"
@@ -360,6 +327,37 @@ class Evaluator:
         return []
 
     # -- derived declarations -----------------------------------------------------------
+
+    @classmethod
+    def declaration_problem(cls) -> str | None:
+        """Why this class is not a usable evaluator declaration, or None.
+
+        Each evaluator base checks what it asks of its subclasses and extends this through
+        ``super()``; plugin registration refuses a class with a problem, naming it.
+        """
+        for attr in ("id", "display_name"):
+            if not isinstance(getattr(cls, attr, None), str) or not getattr(cls, attr):
+                return f"{cls.__name__} declares no '{attr}'"
+        if not cls.metrics or not all(isinstance(m, Metric) for m in cls.metrics):
+            return f"{cls.__name__} declares no metrics"
+        primaries = [m.key for m in cls.metrics if m.is_primary]
+        if len(primaries) > 1:
+            return f"{cls.__name__} declares several primary metrics: {', '.join(primaries)}"
+        if cls.evaluate is Evaluator.evaluate:
+            return f"{cls.__name__} does not implement evaluate()"
+        return None
+
+    @classmethod
+    def judge_key(cls, params: dict[str, Any]) -> str | None:
+        """The LLM configuration these parameters name for the judge; None means the run's default
+        judge. Asked only of evaluators that declare ``requires_judge``."""
+        return None
+
+    @classmethod
+    def judge_prompt(cls) -> str:
+        """The prompt a judge is asked, with its placeholders, as ``sonar describe`` and the catalogue
+        show it; empty for an evaluator that declares none."""
+        return ""
 
     @classmethod
     def all_parameters(cls) -> tuple[Param, ...]:

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .contract import Input
 from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
 from .errors import DatasetError
+from .inputs import Input
 
 __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 

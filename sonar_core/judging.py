@@ -161,7 +161,11 @@ class JudgeEvaluator(PassFailEvaluator):
     """Implement :meth:`parse_answer` and declare ``prompt_template``; see the module docstring."""
 
     requires_judge: ClassVar[bool] = True
-    judge_param: ClassVar[str | None] = JUDGE_KEY_PARAM
+    #: The parameter that names the judge's LLM configuration (see :meth:`judge_key`).
+    judge_param: ClassVar[str] = JUDGE_KEY_PARAM
+    #: The prompt the judge is asked, with its placeholders (``{{QUESTION}}``, ``{{ACTUAL_ANSWER}}``...);
+    #: shown by ``sonar describe`` and the catalogue.
+    prompt_template: ClassVar[str] = ""
     #: The parameter holding a user's prompt template, for evaluators that take one.
     template_param: ClassVar[str | None] = None
     #: Most tokens a judge answer needs (a one-word verdict needs few); the configuration caps it too.
@@ -175,6 +179,26 @@ class JudgeEvaluator(PassFailEvaluator):
 
     def parse_answer(self, answer: str) -> JudgeVote:
         raise NotImplementedError
+
+    # -- the judge's declarations ------------------------------------------------------------------
+
+    @classmethod
+    def declaration_problem(cls) -> str | None:
+        """The base's problems, then: a judge evaluator reads answers and declares a prompt."""
+        problem = super().declaration_problem()
+        if problem is None and cls.parse_answer is JudgeEvaluator.parse_answer:
+            problem = f"{cls.__name__} does not implement parse_answer()"
+        if problem is None and not cls.prompt_template.strip():
+            problem = f"{cls.__name__} declares no prompt_template"
+        return problem
+
+    @classmethod
+    def judge_key(cls, params: dict[str, Any]) -> str | None:
+        return params.get(cls.judge_param)
+
+    @classmethod
+    def judge_prompt(cls) -> str:
+        return cls.prompt_template
 
     # -- the shared machinery ----------------------------------------------------------------------
 
@@ -195,7 +219,7 @@ class JudgeEvaluator(PassFailEvaluator):
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         from .llm import LLMRequest
 
-        client = self.ctx.judge(self.params.get(self.judge_param) if self.judge_param else None)
+        client = self.ctx.judge(self.judge_key(self.params))
         repeats = self.params.get("judge_repeats") or 1
         requests = [
             LLMRequest(self.messages(row), repeat=i, max_tokens=self.answer_max_tokens,

@@ -54,6 +54,15 @@ class PassFailEvaluator(Evaluator):
     def check(self, row: Row) -> Verdict:
         raise NotImplementedError
 
+    @classmethod
+    def declaration_problem(cls) -> str | None:
+        """The base's problems, then: a pass/fail evaluator implements :meth:`check` (or its own
+        :meth:`evaluate`)."""
+        problem = super().declaration_problem()
+        if problem is None and cls.check is PassFailEvaluator.check and cls.evaluate is PassFailEvaluator.evaluate:
+            problem = f"{cls.__name__} does not implement check()"
+        return problem
+
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         for row in rows:
             yield self.verdict_to_result(self.check(row))

@@ -27,10 +27,8 @@ from typing import Iterable
 import pluggy
 
 from . import hookspecs
-from .contract import Evaluator, Metric
+from .contract import Evaluator
 from .errors import ConfigError, PluginError
-from .judging import JudgeEvaluator
-from .passfail import PassFailEvaluator
 from .registry import Registry
 
 __all__ = ["PluginManager", "PluginInfo", "PluginFailure", "ENTRY_POINT_GROUP", "BUILT_IN_PLUGINS",
@@ -78,25 +76,7 @@ def _check_declaration(cls: type) -> str | None:
     """Why ``cls`` is not a usable evaluator declaration, or None."""
     if not (isinstance(cls, type) and issubclass(cls, Evaluator)):
         return f"{cls!r} is not a subclass of sonar_core.Evaluator"
-    for attr in ("id", "display_name"):
-        if not isinstance(getattr(cls, attr, None), str) or not getattr(cls, attr):
-            return f"{cls.__name__} declares no '{attr}'"
-    if not cls.metrics or not all(isinstance(m, Metric) for m in cls.metrics):
-        return f"{cls.__name__} declares no metrics"
-    primaries = [m.key for m in cls.metrics if m.is_primary]
-    if len(primaries) > 1:
-        return f"{cls.__name__} declares several primary metrics: {', '.join(primaries)}"
-    if cls.evaluate is Evaluator.evaluate:
-        return f"{cls.__name__} does not implement evaluate()"
-    if issubclass(cls, JudgeEvaluator):
-        if cls.parse_answer is JudgeEvaluator.parse_answer:
-            return f"{cls.__name__} does not implement parse_answer()"
-        if not cls.prompt_template.strip():
-            return f"{cls.__name__} declares no prompt_template"
-    elif issubclass(cls, PassFailEvaluator) and cls.check is PassFailEvaluator.check \
-            and cls.evaluate is PassFailEvaluator.evaluate:
-        return f"{cls.__name__} does not implement check()"
-    return None
+    return cls.declaration_problem()
 
 
 def _evaluator_entry(cls: type[Evaluator]) -> tuple[str, type[Evaluator]]:

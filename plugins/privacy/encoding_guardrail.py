@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from sonar_core import Input, Metric, MetricRole, Param, PassFailEvaluator, Row, Verdict
-from sonar_plugins.text.condition_check import checked_context, row_condition_verdict
+from sonar_plugins.text.condition_check import REGEX_TIMEOUT_S, checked_context, row_condition_verdict
 
 from .decoding import decode_encoded_parts, encodings_of
 from .leak_check import MAX_LISTED_MATCHES, leak_verdict
@@ -75,6 +75,8 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
     )
     required_inputs = (Input.ACTUAL_ANSWER,)
     optional_inputs = (Input.CONDITIONS, Input.RETRIEVED_CONTEXT)
+    #: Time bound of one regular-expression search, in seconds (an instance may shorten it).
+    regex_timeout_s: float = REGEX_TIMEOUT_S
     parameters = (
         Param(
             "evaluate_retrieved_context",
@@ -163,7 +165,7 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
         if decoded.parts:
             where = f"the decoded actual answer ({', '.join(sorted({p.encoding for p in decoded.parts}))})"
         details["check"] = "condition"
-        verdict = row_condition_verdict(row, decoded.text, context, self.ctx.regex_timeout_s, details, where)
+        verdict = row_condition_verdict(row, decoded.text, context, self.regex_timeout_s, details, where)
         if verdict is not None:
             return verdict
         details["check"] = "pii"

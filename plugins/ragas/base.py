@@ -5,8 +5,8 @@ Each evaluator names the ragas metric classes it runs (:meth:`RagasEvaluator.rag
 turns one row's scores and the judge's parsed answers into a :class:`RowResult` (:meth:`explain`).
 The machinery here:
 
-* builds the metrics with :class:`~sonar_core.llm.ragas_adapter.SonarRagasLLM` (the run's judge
-  client: cache, concurrency, retries, journal) and :class:`~sonar_core.llm.ragas_adapter.SonarRagasEmbeddings`
+* builds the metrics with :class:`~sonar_plugins.ragas.adapter.SonarRagasLLM` (the run's judge
+  client: cache, concurrency, retries, journal) and :class:`~sonar_plugins.ragas.adapter.SonarRagasEmbeddings`
   (the run's embedding service);
 * scores every (row, metric) of a batch as one asyncio task with ragas's own
   ``single_turn_ascore``, all tasks at once, so the client's concurrency is used across rows;
@@ -145,7 +145,7 @@ def _recorder_class():
 
 
 def _failure_reason(exc: BaseException, calls: list[dict[str, Any]]) -> str:
-    from sonar_core.llm.ragas_adapter import JudgeCallFailed
+    from .adapter import JudgeCallFailed
 
     if isinstance(exc, JudgeCallFailed):
         return str(exc)
@@ -161,7 +161,6 @@ class RagasEvaluator(Evaluator):
     """Base of the RAGAS family; see the module docstring."""
 
     requires_judge: ClassVar[bool] = True
-    judge_param: ClassVar[str | None] = JUDGE_KEY_PARAM
     # ragas re-renders and re-parses every prompt even when its answer is cached: a rerun reads
     # finished rows back instead (keyed by the ragas version, parameters, judge and inputs).
     caches_row_results: ClassVar[bool] = True
@@ -189,6 +188,12 @@ class RagasEvaluator(Evaluator):
         """Texts ragas will embed for ``row`` (exactly as it will ask), embedded in one batch up front."""
         return []
 
+    # -- the judge's declaration -------------------------------------------------------------------
+
+    @classmethod
+    def judge_key(cls, params: dict[str, Any]) -> str | None:
+        return params.get(JUDGE_KEY_PARAM)
+
     # -- helpers for explain() ---------------------------------------------------------------------
 
     def threshold(self) -> float:
@@ -209,9 +214,9 @@ class RagasEvaluator(Evaluator):
                                 retrieved_contexts=list(row.context or []), reference=row.expected_output or "")
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        from sonar_core.llm.ragas_adapter import SonarRagasEmbeddings, SonarRagasLLM, no_retry_config
+        from .adapter import SonarRagasEmbeddings, SonarRagasLLM, no_retry_config
 
-        client = self.ctx.judge(self.params.get(JUDGE_KEY_PARAM))
+        client = self.ctx.judge(self.judge_key(self.params))
         self._judge_key = client.config.key
         llm = SonarRagasLLM(client, tags={"evaluator": self.ctx.label or self.id}, max_tokens=self.answer_max_tokens)
         embeddings = None
@@ -274,7 +279,7 @@ class RagasEvaluator(Evaluator):
         return list(await asyncio.gather(*(self._score_one(row, name, metric) for row, name, metric in work)))
 
     async def _score_one(self, row: Row, name: str, metric) -> Scored:
-        from sonar_core.llm.ragas_adapter import CALL_LOG, CALL_TAGS
+        from .adapter import CALL_LOG, CALL_TAGS
 
         calls: list[dict[str, Any]] = []
         # This task's own context: the adapter records this row's answers here and tags its requests.

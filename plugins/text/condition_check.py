@@ -25,6 +25,7 @@ from .conditions import (
 
 __all__ = [
     "CONTEXT_SEPARATOR",
+    "REGEX_TIMEOUT_S",
     "checked_context",
     "condition_verdict",
     "row_condition",
@@ -33,6 +34,9 @@ __all__ = [
 
 #: Retrieved-context chunks are checked as one text, one chunk per line.
 CONTEXT_SEPARATOR = "\n"
+#: Time bound, in seconds, of one regular-expression search: a pattern that backtracks without end
+#: makes its row a parse failure instead of holding up the run.
+REGEX_TIMEOUT_S = 1.0
 
 
 def row_condition(row: Row) -> Condition | None:

@@ -14,7 +14,7 @@ from sonar_core.contract import Input, Metric, MetricRole, Param
 from sonar_core.dataset import Row
 from sonar_core.passfail import PassFailEvaluator, Verdict
 
-from .condition_check import checked_context, row_condition_verdict
+from .condition_check import REGEX_TIMEOUT_S, checked_context, row_condition_verdict
 
 __all__ = ["TextMatchingEvaluator"]
 
@@ -39,6 +39,8 @@ class TextMatchingEvaluator(PassFailEvaluator):
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER, Input.CONDITIONS)
     optional_inputs: ClassVar[tuple[Input, ...]] = (Input.RETRIEVED_CONTEXT,)
+    #: Time bound of one regular-expression search, in seconds (an instance may shorten it).
+    regex_timeout_s: float = REGEX_TIMEOUT_S
     parameters: ClassVar[tuple[Param, ...]] = (
         Param(
             "evaluate_retrieved_context",
@@ -108,7 +110,7 @@ class TextMatchingEvaluator(PassFailEvaluator):
             "parse_error": None,
         }
         context = checked_context(row, self.params["evaluate_retrieved_context"])
-        verdict = row_condition_verdict(row, row.actual_output or "", context, self.ctx.regex_timeout_s, details)
+        verdict = row_condition_verdict(row, row.actual_output or "", context, self.regex_timeout_s, details)
         if verdict is None:
             # The core skips rows without conditions; one that gets here is still not checkable.
             return Verdict(

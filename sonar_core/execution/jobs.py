@@ -119,8 +119,8 @@ def incompatibilities(jobs: list[Job], dataset: LLMDataset, *, columns_known: bo
         if job.cls.requires_hosts and hosts is None:
             incompatible.setdefault(job.label, NO_HOSTS)
     for job in jobs:
-        if job.cls.judge_param and job.label not in incompatible:
-            reason = llm.unavailable(llm.judge_key(job.params.get(job.cls.judge_param)))
+        if job.cls.requires_judge and job.label not in incompatible:
+            reason = llm.unavailable(llm.judge_key(job.cls.judge_key(job.params)))
             if reason:
                 incompatible[job.label] = reason
     return incompatible

@@ -55,7 +55,7 @@ def whole_cases_subset(rows: list[Row], max_rows: int) -> list[Row]:
 
 def judge_note(job: Job, llm: LLMService) -> str:
     """The report's line naming a judge evaluator's judge."""
-    config = llm.config(llm.judge_key(job.params.get(job.cls.judge_param)))
+    config = llm.config(llm.judge_key(job.cls.judge_key(job.params)))
     repeats = job.params.get("judge_repeats") or 1
     note = f"Judge: {config.describe()}, each row judged {repeats} time{'s' if repeats != 1 else ''}."
     return note + (f" {config.description}." if config.description else "")
@@ -110,11 +110,11 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
     scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     eligible = eligible_rows(job, dataset, scored, journal)
     llm, embeddings, hosts = services.llm, services.embeddings, services.hosts
-    if job.cls.judge_param:
+    if job.cls.requires_judge:
         scored.notes.append(judge_note(job, llm))
     logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
     advance = progress(len(eligible))
-    ctx = EvaluationContext(work_dir=job.folder / names.WORK_DIR, logger=logger, embeddings=embeddings,
+    ctx = EvaluationContext(logger=logger, embeddings=embeddings,
                             device=embeddings.device_setting, llm=llm,
                             label=job.label, hosts=hosts, memo=services.memo,
                             plugins=services.plugins)
@@ -181,6 +181,6 @@ def _row_cache(job: Job, llm: LLMService) -> RowResultCache | None:
     if cache is None:
         return None
     identity = None
-    if job.cls.judge_param:
-        identity = llm.config(llm.judge_key(job.params.get(job.cls.judge_param))).identity()
+    if job.cls.requires_judge:
+        identity = llm.config(llm.judge_key(job.cls.judge_key(job.params))).identity()
     return RowResultCache(cache, job.cls, job.params, identity)

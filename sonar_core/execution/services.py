@@ -28,9 +28,9 @@ def llm_service(config: RunConfig, jobs: list[Job], fresh_since: float) -> LLMSe
                      cache_mode=config.cache_mode, fresh_since=fresh_since)
     llm.judge_key(None)  # an unknown default judge is a configuration error now
     for job in jobs:
-        if job.cls.judge_param:
+        if job.cls.requires_judge:
             try:
-                llm.judge_key(job.params.get(job.cls.judge_param))
+                llm.judge_key(job.cls.judge_key(job.params))
             except ConfigError as exc:
                 raise ConfigError(f"evaluator '{job.label}': {exc}") from None
     return llm

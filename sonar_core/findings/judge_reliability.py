@@ -1,6 +1,6 @@
 """The "judge unreliable" problem: a judge whose answers cannot be read, or do not agree with themselves.
 
-For every evaluator with a judge (``judge_param``), per model:
+For every evaluator with a judge (``requires_judge``), per model:
 
 * the share of rows that are parse failures (the metric with role PARSE_FAILURE) above that
   metric's threshold in force, or
@@ -33,7 +33,7 @@ def _judge_of(ev: ScoredEvaluator, model: str) -> str:
 
 
 def judge_reliability_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
-    if not getattr(ev.cls, "judge_param", None):
+    if not ev.cls.requires_judge:
         return []
     parse_metric = next((m for m in ev.cls.metrics if m.role is MetricRole.PARSE_FAILURE), None)
     agreement_metric = next((m for m in ev.cls.metrics if m.key == JUDGE_AGREEMENT), None)

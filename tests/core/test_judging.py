@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sonar_core import EvaluationContext, Input, Row
+from sonar_core import Input, Param, Row
+from sonar_core.testing import make_context
 from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote, placeholders_in, render_prompt
 from sonar_core.llm import Completion
 
@@ -57,7 +58,7 @@ class _Scripted(JudgeEvaluator):
 
 
 def _result(*answers: str | None):
-    evaluator = _Scripted(_Scripted.validate_params({"judge_repeats": len(answers)}), EvaluationContext())
+    evaluator = _Scripted(_Scripted.validate_params({"judge_repeats": len(answers)}), make_context())
     completions = [Completion(text=a) if a is not None else Completion(text=None, error="timeout (after 6 attempts)")
                    for a in answers]
     return evaluator._row_result("j", completions)
@@ -118,3 +119,16 @@ def test_a_judge_evaluator_must_read_answers_and_have_a_prompt():
     assert _check_declaration(NoParser) == "NoParser does not implement parse_answer()"
     assert _check_declaration(NoPrompt) == "NoPrompt declares no prompt_template"
     assert _check_declaration(_Scripted) is None
+
+
+def test_a_judge_evaluator_declares_its_judge_and_prompt():
+    assert _Scripted.requires_judge is True
+    assert _Scripted.judge_key({"custom_eval_judge_config_key": "gpt", "judge_repeats": 1}) == "gpt"
+    assert _Scripted.judge_key(_Scripted.validate_params({})) is None  # the run's default judge
+    assert _Scripted.judge_prompt() == "Judge {{ACTUAL_ANSWER}}"
+
+    class OwnKey(_Scripted):
+        judge_param = "grader"
+        parameters = (Param("grader", str, None, "Judge configuration."),)
+
+    assert OwnKey.judge_key({"grader": "local", "custom_eval_judge_config_key": "gpt"}) == "local"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sonar_core.context import EvaluationContext
+from sonar_core.testing import make_context
 from sonar_core.run_memo import RunMemo
 
 
@@ -37,7 +37,7 @@ def test_none_is_not_kept_and_clear_empties():
     assert memo.get("n", "a") is None
 
 
-def test_a_context_made_alone_has_its_own_memo():
-    first, second = EvaluationContext(), EvaluationContext()
+def test_each_test_context_has_its_own_memo():
+    first, second = make_context(), make_context()
     first.memo.put("n", "a", 1)
     assert second.memo.get("n", "a") is None

@@ -9,9 +9,8 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from sonar_core import EvaluationContext
 from sonar_core import ModelMissingError
-from sonar_core.testing import make_row, score_rows
+from sonar_core.testing import make_context, make_row, score_rows
 from sonar_plugins.consistency.completeness import completeness, snap_to_context, three_segment_distance
 from sonar_plugins.consistency.hallucination import HallucinationEvaluator
 from sonar_plugins.consistency.summac import PERCENTILE_BINS, summac_conv, summac_zs
@@ -126,7 +125,7 @@ def test_summarization_evaluator_runs_the_nli_model_on_every_sentence_pair(nli_a
 def test_missing_summac_conv_weights_are_one_line(nli_and_conv):
     folder, _ = nli_and_conv
     evaluator = SummarizationFaithfulnessEvaluator(
-        SummarizationFaithfulnessEvaluator.validate_params({"nli_model": str(folder)}), EvaluationContext())
+        SummarizationFaithfulnessEvaluator.validate_params({"nli_model": str(folder)}), make_context())
     with pytest.raises(ModelMissingError) as error:
         list(evaluator.evaluate([make_row(test_case_key="t", model_key="m", input="A text here.",
                                           actual_output="A summary.")]))

@@ -8,9 +8,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from sonar_core import EvaluationContext
 from sonar_core import ModelMissingError
-from sonar_core.testing import make_row, score_rows
+from sonar_core.testing import make_context, make_row, score_rows
 from sonar_plugins.fairness.fairness_bias import FairnessBiasEvaluator
 from sonar_plugins.fairness.toxicity import ToxicityEvaluator
 from tiny_models import classifier_folder
@@ -92,7 +91,7 @@ def test_without_detoxify_the_embedded_profanity_model_scores_toxicity_only(tmp_
 
 
 def test_the_report_table_names_the_model_that_scored(tmp_path):
-    evaluator = ToxicityEvaluator(ToxicityEvaluator.validate_params({"detoxify_model": ""}), EvaluationContext())
+    evaluator = ToxicityEvaluator(ToxicityEvaluator.validate_params({"detoxify_model": ""}), make_context())
     scored = list(zip(rows("Fine."), evaluator.evaluate(rows("Fine."))))
     [table] = evaluator.tables(scored)
     assert (table.title, table.columns, table.rows) == ("Model that scored toxicity", ["model", "metrics"],
@@ -100,7 +99,7 @@ def test_the_report_table_names_the_model_that_scored(tmp_path):
 
 
 def test_missing_detoxify_without_fallback_is_one_line():
-    evaluator = ToxicityEvaluator(ToxicityEvaluator.validate_params({"fallback_model": ""}), EvaluationContext())
+    evaluator = ToxicityEvaluator(ToxicityEvaluator.validate_params({"fallback_model": ""}), make_context())
     with pytest.raises(ModelMissingError) as error:
         list(evaluator.evaluate(rows("Fine.")))
     assert str(error.value) == (
@@ -142,7 +141,7 @@ def test_fairness_bias_is_the_probability_of_the_biased_label(bias_model):
 def test_answers_longer_than_the_model_reads_are_cut_and_reported(bias_model):
     long_answer = " ".join(["the cat sat on the mat."] * 20)  # 20 x 7 tokens, with [CLS] and [SEP]: 142
     evaluator = FairnessBiasEvaluator(
-        FairnessBiasEvaluator.validate_params({"bias_model": str(bias_model), "max_tokens": 64}), EvaluationContext())
+        FairnessBiasEvaluator.validate_params({"bias_model": str(bias_model), "max_tokens": 64}), make_context())
     batch = rows("Good.", long_answer)
     results = list(evaluator.evaluate(batch))
     assert results[0].details == {"tokens": 4}  # [CLS] good . [SEP]

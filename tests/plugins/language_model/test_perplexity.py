@@ -8,9 +8,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from sonar_core import EvaluationContext
 from sonar_core.models import ModelMissingError, get_store
-from sonar_core.testing import make_row, score_rows
+from sonar_core.testing import make_context, make_row, score_rows
 from sonar_plugins.language_model.perplexity import PerplexityEvaluator
 from tiny_models import causal_lm_folder
 
@@ -80,7 +79,7 @@ def test_the_model_is_loaded_once_and_shared_with_the_store(lm_folder):
 
 def test_a_missing_model_is_one_line_naming_it(tmp_path):
     evaluator = PerplexityEvaluator(PerplexityEvaluator.validate_params({"perplexity_model": "distilgpt2"}),
-                                    EvaluationContext())
+                                    make_context())
     with pytest.raises(ModelMissingError) as error:
         list(evaluator.evaluate(rows(TEXTS[:1])))
     assert str(error.value) == (

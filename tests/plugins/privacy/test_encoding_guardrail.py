@@ -3,8 +3,8 @@
 import base64
 import time
 
-from sonar_core import EvaluationContext, Input, MetricRole, ResultKind
-from sonar_core.testing import make_row, model_means, score_rows
+from sonar_core import Input, MetricRole, ResultKind
+from sonar_core.testing import make_context, make_row, model_means, score_rows
 from sonar_plugins.privacy import register_evaluators
 from sonar_plugins.privacy.encoding_guardrail import EncodingGuardrailEvaluator
 from slow_regex import SLOW, SLOW_TEXT
@@ -28,7 +28,9 @@ def hex_spaced(text: str) -> str:
 
 def evaluate(rows, timeout_s=0.2, **params):
     cls = EncodingGuardrailEvaluator
-    return list(cls(cls.validate_params(params), EvaluationContext(regex_timeout_s=timeout_s)).evaluate(rows))
+    ev = cls(cls.validate_params(params), make_context())
+    ev.regex_timeout_s = timeout_s
+    return list(ev.evaluate(rows))
 
 
 def values(result):

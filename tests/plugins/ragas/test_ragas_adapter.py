@@ -10,7 +10,7 @@ import pytest
 from langchain_core.prompt_values import StringPromptValue
 
 from sonar_core.llm import LLMClient, LLMConfig, ResponseCache
-from sonar_core.llm.ragas_adapter import CALL_LOG, JudgeCallFailed, SonarRagasEmbeddings, SonarRagasLLM
+from sonar_plugins.ragas.adapter import CALL_LOG, JudgeCallFailed, SonarRagasEmbeddings, SonarRagasLLM
 from sonar_plugins.ragas.answer_correctness import f1
 from sonar_plugins.ragas.ragas_score import harmonic_mean
 
@@ -128,3 +128,13 @@ def test_factuality_f1():
     assert f1(3, 1, 0) == pytest.approx(3 / 3.5)
     assert f1(1, 2, 1) == pytest.approx(0.4)
     assert f1(0, 2, 2) == 0.0
+
+
+def test_the_ragas_evaluators_declare_their_judge():
+    from sonar_plugins.ragas.faithfulness import FaithfulnessEvaluator
+
+    params = FaithfulnessEvaluator.validate_params({"custom_eval_judge_config_key": "gpt"})
+    assert FaithfulnessEvaluator.requires_judge is True
+    assert FaithfulnessEvaluator.judge_key(params) == "gpt"
+    assert FaithfulnessEvaluator.judge_key(FaithfulnessEvaluator.validate_params({})) is None
+    assert FaithfulnessEvaluator.judge_prompt() == ""  # ragas's prompts are its own, not a declared template

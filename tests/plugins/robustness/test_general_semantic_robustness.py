@@ -13,12 +13,11 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertModel
 
-from sonar_core import EvaluationContext
 from sonar_core.hosts import Host, HostAnswer, HostPool
 from sonar_core.models import ModelStore
 from sonar_core.perturbations import derive_seed, perturb_many
 from sonar_core.plugins import PluginManager
-from sonar_core.testing import make_row
+from sonar_core.testing import make_context, make_row
 from sonar_plugins.robustness.bertscore import bertscore, encode_tokens
 from sonar_plugins.robustness.general_semantic_robustness import GeneralSemanticRobustnessEvaluator as GSR
 from sonar_plugins.robustness.wer import word_error_rate
@@ -64,8 +63,8 @@ def bert(tmp_path_factory):
 
 
 def _evaluator(bert, hosts, **params):
-    ctx = EvaluationContext(hosts=HostPool(hosts) if hosts is not None else None, device="cpu",
-                            plugins=PluginManager(autoload=False))
+    ctx = make_context(hosts=HostPool(hosts) if hosts is not None else None, device="cpu",
+                       plugins=PluginManager(autoload=False))
     params = {"bertscore_model": bert, "num_perturbations": 2, "num_baseline_samples": 3, **params}
     return GSR(GSR.validate_params(params), ctx)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sonar_core import EvaluationContext, Input
+from sonar_core import Input
+from sonar_core.testing import make_context
 
 from semantic_helpers import TOLERANCE, evaluator, model_vectors, row
 from sonar_plugins.semantic.answer_sentence_similarity import AnswerSemanticSentenceSimilarityEvaluator as Sentences
@@ -13,7 +14,7 @@ from sonar_plugins.semantic.answer_sentence_similarity import AnswerSemanticSent
 
 @pytest.fixture(scope="module")
 def ctx():
-    return EvaluationContext(device="cpu")
+    return make_context(device="cpu")
 
 
 def test_declaration_follows_the_catalogue():

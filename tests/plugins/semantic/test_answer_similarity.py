@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sonar_core import EvaluationContext, Input
+from sonar_core import Input
+from sonar_core.testing import make_context
 
 from semantic_helpers import TOLERANCE, cosine, evaluator, row
 from sonar_plugins.semantic.answer_similarity import NO_WORDS, AnswerSemanticSimilarityEvaluator as Similarity
@@ -12,7 +13,7 @@ from sonar_plugins.semantic.answer_similarity import NO_WORDS, AnswerSemanticSim
 
 @pytest.fixture(scope="module")
 def ctx():
-    return EvaluationContext(device="cpu")
+    return make_context(device="cpu")
 
 
 def test_declaration_follows_the_catalogue():
@@ -45,7 +46,7 @@ def test_an_answer_without_words_scores_zero(ctx):
 
 
 def test_one_embedding_request_per_batch_for_its_unique_texts():
-    ctx = EvaluationContext(device="cpu")  # a fresh service, to read its counters
+    ctx = make_context(device="cpu")  # a fresh service, to read its counters
     rows = [row("m1", expected_output="Paris.", actual_output="Paris."),
             row("m2", expected_output="Paris.", actual_output="Lyon."),
             row("m3", expected_output="Paris.", actual_output="It is Paris.")]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sonar_core import EvaluationContext, Input
+from sonar_core import Input
+from sonar_core.testing import make_context
 
 from semantic_helpers import TOLERANCE, evaluator, model_vectors, row
 from sonar_plugins.semantic.context_relevancy import NO_SENTENCES
@@ -16,7 +17,7 @@ QUESTION = "How long do I have to report a car accident?"
 
 @pytest.fixture(scope="module")
 def ctx():
-    return EvaluationContext(device="cpu")
+    return make_context(device="cpu")
 
 
 def test_declaration_follows_the_catalogue():

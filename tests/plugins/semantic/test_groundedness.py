@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import sonar_core
-from sonar_core import EvaluationContext, Input, names
+from sonar_core import Input, names
+from sonar_core.testing import make_context
 
 from semantic_helpers import TOLERANCE, evaluator, model_vectors, row
 from sonar_plugins.semantic.groundedness import EMPTY_EMBEDDING, GroundednessSemanticSimilarityEvaluator as Groundedness
@@ -20,7 +21,7 @@ INVENTED = "The moon is made of green cheese."
 
 @pytest.fixture(scope="module")
 def ctx():
-    return EvaluationContext(device="cpu")
+    return make_context(device="cpu")
 
 
 def best_context_match(sentence: str) -> tuple[float, str]:

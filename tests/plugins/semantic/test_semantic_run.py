@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import sonar_core
-from sonar_core import EvaluationContext, names
+from sonar_core import names
+from sonar_core.testing import make_context
 from sonar_core.models.embeddings import _PROCESS_CACHE
 from sonar_core.models import ModelMissingError, get_store
 from sonar_core.plugins import PluginManager
@@ -129,7 +130,7 @@ def tiny_model(tmp_path_factory):
 def test_a_local_folder_model_is_loaded_and_used(tiny_model):
     from sentence_transformers import SentenceTransformer
 
-    ctx = EvaluationContext(device="cpu")
+    ctx = make_context(device="cpu")
     rows = [row("m1", expected_output="The cat sat on the mat.", actual_output="The cat sat on the mat."),
             row("m2", expected_output="The cat sat on the mat.", actual_output="Paris is the capital of France.")]
     same, other = evaluator(AnswerSemanticSimilarityEvaluator, ctx, embedding_model=str(tiny_model)).evaluate(rows)
@@ -145,7 +146,7 @@ def test_a_local_folder_model_is_loaded_and_used(tiny_model):
 
 def test_a_missing_model_is_one_line_naming_it(tmp_path):
     missing = tmp_path / "no-such-model"
-    ctx = EvaluationContext(device="cpu")
+    ctx = make_context(device="cpu")
     ev = evaluator(GroundednessSemanticSimilarityEvaluator, ctx, embedding_model=str(missing))
     with pytest.raises(ModelMissingError) as error:
         list(ev.evaluate([row(context=["Paris."], actual_output="Paris.")]))

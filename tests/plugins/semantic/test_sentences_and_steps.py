@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from sonar_core import EvaluationContext
+from sonar_core.testing import make_context
 
 from sonar_plugins.semantic.sentences import cached_split, split_text
 from sonar_plugins.semantic.steps import (
     context_steps, inline_numbered_steps, list_items, sequence_word_steps, structured_steps, text_steps,
 )
 
-SPLIT = EvaluationContext().split_sentences
+SPLIT = make_context().split_sentences
 
 
 def test_punkt_sentences_and_line_breaks_end_sentences():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sonar_core import EvaluationContext, Input
+from sonar_core import Input
+from sonar_core.testing import make_context
 
 from semantic_helpers import cosine, evaluator, row
 from sonar_plugins.semantic.step_alignment import StepAlignmentCompletenessEvaluator as StepAlignment
@@ -17,7 +18,7 @@ CONTEXT_STEPS = ["Open the Northwind app.", "Tap Claims.", "Upload photos of the
 
 @pytest.fixture(scope="module")
 def ctx():
-    return EvaluationContext(device="cpu")
+    return make_context(device="cpu")
 
 
 def test_declaration_follows_the_catalogue():

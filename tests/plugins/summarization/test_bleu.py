@@ -7,8 +7,8 @@ import math
 import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-from sonar_core import EvaluationContext, Input, ParameterError, ResultKind
-from sonar_core.testing import make_row, score_rows
+from sonar_core import Input, ParameterError, ResultKind
+from sonar_core.testing import make_context, make_row, score_rows
 from nltk.tokenize import NLTKWordTokenizer
 
 from sonar_plugins.summarization.bleu import BLEU_WEIGHTS, BleuEvaluator, treebank_words
@@ -23,7 +23,7 @@ def row(expected: str, actual: str, model: str = "m1", case: str = "tc1"):
 
 
 def evaluator(**params) -> BleuEvaluator:
-    return BleuEvaluator(BleuEvaluator.validate_params(params), EvaluationContext())
+    return BleuEvaluator(BleuEvaluator.validate_params(params), make_context())
 
 
 def nltk_bleu(reference: list[str], candidate: list[str]) -> dict[str, float]:

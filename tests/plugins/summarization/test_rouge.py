@@ -10,8 +10,8 @@ from rouge_score import rouge_scorer
 from rouge_score.rouge_scorer import _lcs_table
 from rouge_score.tokenize import tokenize as rouge_tokenize
 
-from sonar_core import EvaluationContext, Input, ParameterError, ResultKind
-from sonar_core.testing import make_row, score_rows
+from sonar_core import Input, ParameterError, ResultKind
+from sonar_core.testing import make_context, make_row, score_rows
 from sonar_plugins.summarization.rouge import RougeEvaluator, lcs_length
 
 KEYS = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_l": "rougeL"}
@@ -25,7 +25,7 @@ def reference_scores(reference: str, candidate: str, use_stemmer: bool = True) -
 
 
 def evaluator(**params) -> RougeEvaluator:
-    return RougeEvaluator(RougeEvaluator.validate_params(params), EvaluationContext())
+    return RougeEvaluator(RougeEvaluator.validate_params(params), make_context())
 
 
 def row(expected: str, actual: str, model: str = "m1", case: str = "tc1"):

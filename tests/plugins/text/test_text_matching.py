@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import time
 
-from sonar_core.context import EvaluationContext
 from sonar_core.contract import Input, MetricRole, ResultKind
-from sonar_core.testing import make_row, model_means, score_rows
+from sonar_core.testing import make_context, make_row, model_means, score_rows
 
 from sonar_plugins.text import register_evaluators
 from sonar_plugins.text.text_matching import TextMatchingEvaluator
@@ -28,7 +27,9 @@ def values(result) -> list[float]:
 
 
 def evaluator(timeout_s: float = 0.2, **params) -> TextMatchingEvaluator:
-    return TextMatchingEvaluator(TextMatchingEvaluator.validate_params(params), EvaluationContext(regex_timeout_s=timeout_s))
+    ev = TextMatchingEvaluator(TextMatchingEvaluator.validate_params(params), make_context())
+    ev.regex_timeout_s = timeout_s
+    return ev
 
 
 # -- declarations ---------------------------------------------------------------------------

@@ -1,15 +1,16 @@
-"""ragas's LLM and embeddings, answered by Sonar's judge client and embedding service.
+"""ragas's LLM and embeddings, answered by the run's judge client and embedding service.
 
 ragas metrics ask a ``BaseRagasLLM`` for text and a ``BaseRagasEmbeddings`` for vectors. The two
 adapters here route those asks through the run's services, so everything a judge evaluator gets
 applies to ragas too: the response cache (a rerun asks nothing), the concurrency bound, pacing,
-retries, the journal and secret redaction (:class:`~sonar_core.llm.LLMClient`), and each text
-embedded once per run (:class:`~sonar_core.models.EmbeddingService`).
+retries, the journal and secret redaction (the :class:`~sonar_core.llm.LLMClient` that
+``ctx.judge(key)`` returns), and each text embedded once per run (``ctx.embed``).
 
 ragas's own retry loop (tenacity, 10 attempts with waits up to a minute) is switched off: the
 client already retried, and a failure it returns is final for the row.
 
-ragas is imported only by this module, which only the ragas evaluators import.
+It lives in the ragas plugin, not in the core: importing it imports ragas and patches it (below),
+which only the ragas evaluators want, when they score rows.
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ from ragas.embeddings.base import BaseRagasEmbeddings  # noqa: E402
 from ragas.llms.base import BaseRagasLLM  # noqa: E402
 from ragas.run_config import RunConfig  # noqa: E402
 
-from .client import LLMClient, LLMRequest  # noqa: E402
-
+from sonar_core.llm import LLMClient, LLMRequest  # noqa: E402
 
 
 def _memoize_output_signature() -> None:

@@ -1,0 +1,44 @@
+"""The catalogue's five inputs, as dataset field names.
+
+A ground module: the dataset validates rows by these names and the evaluator contract declares
+required inputs with them, so both import it and neither imports the other. Plugins reach
+:class:`Input` through :mod:`sonar_core` (or :mod:`sonar_core.contract`, which re-exports it).
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["Input"]
+
+
+class Input(str, enum.Enum):
+    """The five inputs of the catalogue, as dataset field names."""
+
+    QUESTION = "question"
+    EXPECTED_ANSWER = "expected_answer"
+    RETRIEVED_CONTEXT = "retrieved_context"
+    ACTUAL_ANSWER = "actual_answer"
+    CONDITIONS = "conditions"
+
+    @property
+    def short(self) -> str:
+        """The catalogue's column abbreviation (Q, EA, RC, AA, C)."""
+        return {
+            "question": "Q",
+            "expected_answer": "EA",
+            "retrieved_context": "RC",
+            "actual_answer": "AA",
+            "conditions": "C",
+        }[self.value]
+
+    @property
+    def keyword(self) -> str:
+        """The H2O Sonar descriptor keyword for this requirement."""
+        return {
+            "question": "requires_prompts",
+            "expected_answer": "requires_expected_answer",
+            "retrieved_context": "requires_retrieved_context",
+            "actual_answer": "requires_actual_answer",
+            "conditions": "requires_constraints",
+        }[self.value]
