@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sonar_core import EvaluationContext
-from sonar_core.embeddings import EmbeddingService
+from sonar_core.models import EmbeddingService
 from sonar_core.run_memo import RunMemo
 from sonar_core.testing import make_context
 
