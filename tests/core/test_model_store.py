@@ -216,6 +216,7 @@ def test_load_causal_lm_loads_once_per_store(tmp_path, converted):
 def test_the_context_loads_through_the_store_with_the_run_device_and_options(tmp_path):
     from sonar_core import EvaluationContext
     from sonar_core.models import EmbeddingService
+    from sonar_core.run_memo import RunMemo
 
     store = ModelStore(root=tmp_path / "store")
     folder = tmp_path / "weights"
@@ -229,7 +230,7 @@ def test_the_context_loads_through_the_store_with_the_run_device_and_options(tmp
         assert store_given is store
         return store_given.load("test_kind", ref, device, build)
 
-    ctx = EvaluationContext(embeddings=EmbeddingService(store=store), device="CPU")
+    ctx = EvaluationContext(memo=RunMemo(), embeddings=EmbeddingService(store=store), device="CPU")
     first = ctx.load_model(loader, str(folder), scale=2)
     assert first == {"path": folder, "device": "cpu", "scale": 2}  # "CPU" made concrete by pick_device
     assert ctx.load_model(loader, str(folder), scale=2) is first  # built once
