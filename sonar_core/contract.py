@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
 
 from .inputs import Input
+from .params import COMMON_PARAMETERS, Param, ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from .context import EvaluationContext
@@ -120,90 +121,6 @@ def finite_or_none(value: float | None) -> float | None:
     if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
         return None
     return value
-
-
-class ParameterError(ValueError):
-    """A parameter value that fails validation; the message names the parameter."""
-
-
-@dataclass(frozen=True)
-class Param:
-    """A declared evaluator parameter with type, default and validation."""
-
-    name: str
-    type: type
-    default: Any
-    description: str
-    min: float | None = None
-    max: float | None = None
-    choices: tuple[Any, ...] = ()
-    #: Extra check: returns an error message, or None when the value is fine.
-    check: Callable[[Any], str | None] | None = None
-
-    def coerce(self, value: Any, evaluator_id: str = "") -> Any:
-        """Return ``value`` converted to the declared type, or raise ParameterError."""
-        where = f"parameter '{self.name}' of evaluator '{evaluator_id}'" if evaluator_id else f"parameter '{self.name}'"
-        given = value  # messages echo what the user wrote, not a half-converted value
-        try:
-            if self.type is bool:
-                if isinstance(value, str):
-                    lowered = value.strip().lower()
-                    if lowered not in ("true", "false", "1", "0", "yes", "no"):
-                        raise ValueError(value)
-                    value = lowered in ("true", "1", "yes")
-                elif not isinstance(value, bool):
-                    raise ValueError(value)
-            elif self.type is float:
-                if isinstance(value, bool):
-                    raise ValueError(value)
-                value = float(value)
-                if math.isnan(value):
-                    raise ValueError(value)
-            elif self.type is int:
-                if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                    raise ValueError(value)
-                value = int(value)
-            elif self.type is str:
-                if not isinstance(value, str):
-                    raise ValueError(value)
-            elif self.type is list:
-                if isinstance(value, str):
-                    value = [v.strip() for v in value.split(",") if v.strip()]
-                elif not isinstance(value, (list, tuple)):
-                    raise ValueError(value)
-                value = list(value)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{where} must be of type {self.type.__name__}, got {given!r}") from None
-        if self.min is not None and value < self.min:
-            raise ParameterError(f"{where} must be >= {self.min}, got {value!r}")
-        if self.max is not None and value > self.max:
-            raise ParameterError(f"{where} must be <= {self.max}, got {value!r}")
-        if self.choices and value not in self.choices:
-            allowed = ", ".join(repr(c) for c in self.choices)
-            raise ParameterError(f"{where} must be one of {allowed}, got {value!r}")
-        if self.check is not None:
-            message = self.check(value)
-            if message:
-                raise ParameterError(f"{where}: {message}")
-        return value
-
-
-#: Parameters every evaluator has; the core adds them to each declaration.
-COMMON_PARAMETERS: tuple[Param, ...] = (
-    Param(
-        "metric_threshold",
-        float,
-        None,
-        "Threshold of the primary metric: a model whose mean is on the wrong side of it is "
-        "reported as a problem. Empty means the metric's default threshold.",
-    ),
-    Param(
-        "save_llm_result",
-        bool,
-        True,
-        "Save the evaluated LLM dataset with every metric (llm-eval-results JSON, CSV and .jay).",
-    ),
-)
 
 
 @dataclass(slots=True)
