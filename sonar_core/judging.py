@@ -188,6 +188,9 @@ class JudgeEvaluator(PassFailEvaluator):
     labels: ClassVar[tuple[str, ...]] = ()
     #: The calibration set's label of a passing verdict (True) and of a failing one (False).
     calibration_labels: ClassVar[dict[bool, str]] = {}
+    #: The parameter naming a user's calibration set (BYOP); None: ``calibration/<id>.jsonl`` next to
+    #: the evaluator's module.
+    calibration_param: ClassVar[str | None] = None
     parameters: ClassVar[tuple[Param, ...]] = JUDGE_PARAMETERS
     category: ClassVar[str] = "Generation"
 

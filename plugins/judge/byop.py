@@ -44,8 +44,7 @@ class ByopEvaluator(JudgeEvaluator):
     template_param = "prompt_template"
     labels = ("true", "false")
     calibration_labels = {True: "true", False: "false"}
-    #: Its criteria are the user's, so is its calibration set (no set ships with the plugin).
-    calibration_param = "calibration_set"
+    calibration_param = "calibration_set"  # its criteria are the user's, so is its calibration set
     parameters = JudgeEvaluator.parameters + (
         Param("prompt_template", str, None,
               "Your prompt, with placeholders for the row's values; it must steer the judge to answer "
