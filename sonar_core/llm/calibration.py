@@ -149,7 +149,8 @@ class CalibrationCache:
             data[key] = result
             self.path.parent.mkdir(parents=True, exist_ok=True)
             temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False), encoding="utf-8")
+            # Key order kept: a result lists its labels in the set's order.
+            temporary.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
             os.replace(temporary, self.path)
 
 
