@@ -14,7 +14,16 @@ into a :class:`JudgeVote`. The core does the rest:
 * the row's details keep every raw answer (``judge_answers``), the votes and the judge's key;
   a failing row's error message is the judge's reason;
 * ``judge_agreement`` is the share of the N answers that agree with the majority (rows judged
-  once have none). The core raises a "judge unreliable" problem (:mod:`sonar_core.findings.judge_reliability`)
+  once have none).
+* **Constrained verdicts.** An evaluator that declares ``labels`` (its answer words: ``present`` /
+  ``absent``, ``0``..``10``) asks for one of them: a backend that sees probabilities answers with
+  the most probable label (the local backend scores every label and never generates free text;
+  an OpenAI-compatible endpoint is asked for ``logprobs``) and :meth:`JudgeEvaluator.label_vote`
+  reads it. ``judge_confidence`` is the chosen label's probability among the labels (the mean
+  over the answers that agree with the majority), None when only text was available, in which
+  case :meth:`JudgeEvaluator.parse_answer` reads the text as before.
+* ``calibration_labels`` names the calibration set's label of a passing and of a failing verdict
+  (:mod:`sonar_core.llm.calibration` measures the judge on the evaluator's set). The core raises a "judge unreliable" problem (:mod:`sonar_core.findings.judge_reliability`)
   for a model whose mean agreement is below that metric's threshold or whose parse-failure share
   is above that metric's threshold.
 """
@@ -35,6 +44,7 @@ __all__ = [
     "JudgeVote",
     "JUDGE_KEY_PARAM",
     "JUDGE_AGREEMENT",
+    "JUDGE_CONFIDENCE",
     "JUDGE_PARAMETERS",
     "judge_metrics",
     "keyword_vote",
@@ -46,6 +56,8 @@ __all__ = [
 JUDGE_KEY_PARAM = "custom_eval_judge_config_key"
 #: Metric key of the agreement rate between repeated judgements.
 JUDGE_AGREEMENT = "judge_agreement"
+#: Metric key of the chosen label's probability among the labels (constrained verdicts).
+JUDGE_CONFIDENCE = "judge_confidence"
 #: Longest raw answer a row's details keep (a runaway judge must not bloat the results).
 ANSWER_LIMIT = 4000
 
@@ -154,6 +166,9 @@ def judge_metrics(*, passes: tuple[str, str], fails: tuple[str, str], retrieval:
         Metric(JUDGE_AGREEMENT, "Judge agreement", "Share of a row's judge_repeats answers that agree with its "
                "majority verdict (empty when each row is judged once); below the threshold the judge is "
                "reported as unreliable.", threshold=0.8, raises_problems=False),
+        Metric(JUDGE_CONFIDENCE, "Judge confidence", "Probability the judge gave its verdict among its answer "
+               "labels (a constrained verdict; empty when the judge's endpoint gave text only). Informative: "
+               "nothing fails on it.", threshold=0.0, raises_problems=False),
     )
 
 
@@ -172,6 +187,14 @@ class JudgeEvaluator(PassFailEvaluator):
     answer_max_tokens: ClassVar[int] = 10
     #: Metric that receives the mean of the votes' scores, for judges that give a number.
     score_metric: ClassVar[str | None] = None
+    #: The answers the judge may give (its verdict labels, as the prompt spells them); empty for a
+    #: free-text answer read by :meth:`parse_answer` only.
+    labels: ClassVar[tuple[str, ...]] = ()
+    #: The calibration set's label of a passing verdict (True) and of a failing one (False).
+    calibration_labels: ClassVar[dict[bool, str]] = {}
+    #: The parameter naming a user's calibration set (BYOP); None: ``calibration/<id>.jsonl`` next to
+    #: the evaluator's module.
+    calibration_param: ClassVar[str | None] = None
     parameters: ClassVar[tuple[Param, ...]] = JUDGE_PARAMETERS
     category: ClassVar[str] = "Generation"
 
@@ -200,6 +223,10 @@ class JudgeEvaluator(PassFailEvaluator):
     def judge_prompt(cls) -> str:
         return cls.prompt_template
 
+    def label_vote(self, label: str) -> JudgeVote:
+        """The vote of a constrained answer (one of ``labels``); by default the label read as text."""
+        return self.parse_answer(label)
+
     # -- the shared machinery ----------------------------------------------------------------------
 
     def template(self) -> str:
@@ -210,9 +237,9 @@ class JudgeEvaluator(PassFailEvaluator):
     def messages(self, row: Row) -> list[dict[str, str]]:
         return [{"role": "user", "content": render_prompt(self.template(), row)}]
 
-    def _vote(self, text: str) -> JudgeVote:
+    def _vote(self, text: str, labelled: bool = False) -> JudgeVote:
         try:
-            return self.parse_answer(text)
+            return self.label_vote(text) if labelled else self.parse_answer(text)
         except Exception as exc:  # a parser bug costs the row, not the run
             return JudgeVote(None, f"the answer could not be read ({type(exc).__name__}: {exc})")
 
@@ -224,7 +251,7 @@ class JudgeEvaluator(PassFailEvaluator):
         requests = [
             LLMRequest(self.messages(row), repeat=i, max_tokens=self.answer_max_tokens,
                        tags={"evaluator": self.ctx.label or self.id, "test_case_key": row.test_case_key,
-                             "model_key": row.model_key})
+                             "model_key": row.model_key}, labels=tuple(self.labels) or None)
             for row in rows for i in range(repeats)
         ]
         completions = client.complete_many(requests)
@@ -232,7 +259,9 @@ class JudgeEvaluator(PassFailEvaluator):
             yield self._row_result(client.config.key, completions[n * repeats:(n + 1) * repeats])
 
     def _row_result(self, judge: str, completions: list) -> RowResult:
-        votes = [self._vote(c.text) if c.ok else JudgeVote(None, f"judge call failed: {c.error}") for c in completions]
+        votes = [self._vote(c.text, c.confidence is not None and c.text in self.labels) if c.ok
+                 else JudgeVote(None, f"judge call failed: {c.error}") for c in completions]
+        confidences = [c.confidence if c.ok else None for c in completions]
         parsed = [v for v in votes if v.passed is not None]
         details: dict[str, Any] = {
             "judge": judge,
@@ -242,7 +271,10 @@ class JudgeEvaluator(PassFailEvaluator):
         scores = [v.score for v in parsed if v.score is not None]
         if scores:
             details["judge_scores"] = scores
+        if self.labels:
+            details["judge_confidences"] = confidences
         agreement: float | None = None
+        confidence: float | None = None
         if not parsed:
             reason = votes[0].reason if votes else "no answer"
             verdict = Verdict(parse_error=f"judge {judge}: {reason}", details=details)
@@ -252,11 +284,15 @@ class JudgeEvaluator(PassFailEvaluator):
             agreeing = [v for v in parsed if v.passed == majority]
             if len(votes) > 1:
                 agreement = len(agreeing) / len(votes)
+            sure = [p for v, p in zip(votes, confidences) if p is not None and v.passed == majority]
+            confidence = math.fsum(sure) / len(sure) if sure else None
             message = None if majority else f"judge {judge}: {agreeing[0].reason}"
             verdict = Verdict(answer_ok=majority, error_message=message, details=details)
         result = self.verdict_to_result(verdict)
         if any(m.key == JUDGE_AGREEMENT for m in self.metrics):
             result.values[JUDGE_AGREEMENT] = agreement
+        if any(m.key == JUDGE_CONFIDENCE for m in self.metrics):
+            result.values[JUDGE_CONFIDENCE] = confidence
         if self.score_metric:
             result.values[self.score_metric] = math.fsum(scores) / len(scores) if scores else None
         return result

@@ -20,7 +20,13 @@ arrival order; a retried request is a new call):
                        hostile endpoint, for the secret-leak tests)
 ``ignore_n``           answer one choice whatever ``n`` the request asks for (as some
                        OpenAI-compatible servers do)
+``ignore_logprobs``    answer without ``logprobs`` whatever the request asks for
 =====================  =====================================================================
+
+A chat call with ``"logprobs": true`` gets, per choice, the first answer token's top alternatives
+(OpenAI's ``choices[i].logprobs.content[0]``, with ``top_logprobs``): from ``top_logprobs`` (a
+callable ``prompt -> [(token, logprob), ...]``, the first pair being the token itself), else the
+whole reply as one token of log-probability 0.
 
 A chat call with ``n`` > 1 gets ``n`` choices, each the script's reply (a callable is called once
 per choice), as OpenAI answers; its number of choices is kept in the call's ``choices``.
@@ -79,6 +85,7 @@ class Call:
     model: str
     outcome: str = "pending"  # answered, rate_limited, server_error, malformed, timeout, dropped
     choices: int = 1  # the ``n`` the call asked for (1 when absent)
+    logprobs: bool = False  # whether the call asked for log-probabilities
     body: dict[str, Any] = field(default_factory=dict)
 
 
@@ -102,6 +109,8 @@ class JudgeServer:
         keep_bodies: bool = True,
         rag_contexts: list[str] | Callable[[str], list[str]] = (),
         ignore_n: bool = False,
+        top_logprobs: Callable[[str], list[tuple[str, float]]] | None = None,
+        ignore_logprobs: bool = False,
     ) -> None:
         self.script: list[tuple[Matcher, Reply]] = list(script)
         self.default = default
@@ -117,6 +126,8 @@ class JudgeServer:
         self.keep_bodies = keep_bodies
         self.rag_contexts = rag_contexts
         self.ignore_n = ignore_n
+        self.top_logprobs = top_logprobs
+        self.ignore_logprobs = ignore_logprobs
         self.requests: list[Call] = []
         #: Most requests being handled at once (a client's concurrency bound shows here).
         self.max_in_flight = 0
@@ -210,7 +221,7 @@ class JudgeServer:
         with self._lock:
             choices = body.get("n") if isinstance(body.get("n"), int) and body.get("n") > 1 else 1
             call = Call(n=len(self.requests) + 1, prompt=prompt, model=model, body=body if self.keep_bodies else {},
-                        choices=choices)
+                        choices=choices, logprobs=body.get("logprobs") is True)
             self.requests.append(call)
             return call
 
@@ -326,11 +337,18 @@ class _Handler(BaseHTTPRequestHandler):
                         "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(answer.split())},
                     }).encode())
                     return
+                choices = [{"index": i, "message": {"role": "assistant", "content": a}, "finish_reason": "stop"}
+                           for i, a in enumerate(answers)]
+                if call.logprobs and not server.ignore_logprobs:
+                    for choice, a in zip(choices, answers):
+                        top = server.top_logprobs(prompt) if server.top_logprobs else [(a, 0.0)]
+                        choice["logprobs"] = {"content": [{
+                            "token": top[0][0], "logprob": top[0][1],
+                            "top_logprobs": [{"token": t, "logprob": lp} for t, lp in top]}]}
                 self._send(200, json.dumps({
                     "id": f"chatcmpl-{call.n}", "object": "chat.completion", "created": int(time.time()),
                     "model": call.model,
-                    "choices": [{"index": i, "message": {"role": "assistant", "content": a}, "finish_reason": "stop"}
-                                for i, a in enumerate(answers)],
+                    "choices": choices,
                     "usage": {"prompt_tokens": len(prompt.split()),
                               "completion_tokens": sum(len(a.split()) for a in answers),
                               "total_tokens": len(prompt.split()) + sum(len(a.split()) for a in answers)},

@@ -42,10 +42,16 @@ class ByopEvaluator(JudgeEvaluator):
     optional_inputs = (Input.QUESTION, Input.EXPECTED_ANSWER, Input.RETRIEVED_CONTEXT, Input.ACTUAL_ANSWER)
     prompt_template = DEFAULT_PROMPT
     template_param = "prompt_template"
+    labels = ("true", "false")
+    calibration_labels = {True: "true", False: "false"}
+    calibration_param = "calibration_set"  # its criteria are the user's, so is its calibration set
     parameters = JudgeEvaluator.parameters + (
         Param("prompt_template", str, None,
               "Your prompt, with placeholders for the row's values; it must steer the judge to answer "
               "\"true\" (pass) or \"false\" (fail). Empty means the default prompt.", check=_check_template),
+        Param("calibration_set", str, None,
+              "A JSON Lines calibration set for your prompt (docs/judges.md): items labelled `true` or `false`, "
+              "on which `sonar judges calibrate` measures the judge. Empty: BYOP is not calibrated."),
     )
     metrics = judge_metrics(
         passes=("model_passes", "Model passes"),

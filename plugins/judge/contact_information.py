@@ -45,6 +45,8 @@ class ContactInformationEvaluator(JudgeEvaluator):
     )
     required_inputs = (Input.ACTUAL_ANSWER,)
     prompt_template = PROMPT
+    labels = ("present", "absent")
+    calibration_labels = {True: "absent", False: "present"}
     problem_type = "privacy"
     category = "Privacy"
     metrics = judge_metrics(

@@ -1,4 +1,4 @@
-"""Fact-Check (judge): does the answer contain false information? The judge scores it 0-1 in JSON."""
+"""Fact-Check (judge): does the answer contain false information? The judge scores it 0-10 (tenths)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,17 @@ from typing import Any
 from sonar_core import Input, Metric
 from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics
 
+# The catalogue's prompt asks for JSON {"answer", "evaluation_score" (0.0-1.0), "evaluation_summary"}.
+# A constrained verdict needs an answer whose first token is the verdict, so the judge is asked for
+# the score in tenths, a whole number 0-10, alone (labels "0".."10"; 7 means 0.7). The catalogue's
+# "use the internet search" is left out: the configured judge answers from what it knows.
 PROMPT = """\
 You are agent whose role is to evaluate text of the ACTUAL ANSWER.
 
 Instructions for WHAT should be evaluated:
 [BEGIN EVALUATION INSTRUCTIONS]
-Fact-check the text and determine whether the text contains false information. Use the internet \
-search to verify the information if needed.
+Fact-check the text and determine whether the text contains false information.
 [END EVALUATION INSTRUCTIONS]
-
-Instructions how to return the evaluation result:
-- provide the evaluation result as JSon with the following structure:
-  { "answer": string, "evaluation_score": float, "evaluation_summary": string }
-- evaluation_score: is the float number between 0.0 and 1.0 where 1.0 means that the ACTUAL ANSWER \
-passed the evaluation and 0.0 means that the ACTUAL ANSWER failed the evaluation
-- evaluation_summary: is the summary of the evaluation result which briefly provides justification \
-for the evaluation score and describes how was the actual answer evaluated
 
 ACTUAL ANSWER data:
 [BEGIN ACTUAL ANSWER]
@@ -34,10 +29,17 @@ ACTUAL ANSWER data:
 If it may help, use QUESTION which was answered by the ACTUAL ANSWER:
 [BEGIN QUESTION]
 {{QUESTION}}
-[END QUESTION]"""
+[END QUESTION]
+
+Instructions how to return the evaluation result:
+- respond with the evaluation score alone: one whole number from 0 to 10, where 10 means that the \
+ACTUAL ANSWER is correct (it passed the evaluation) and 0 means that it contains false information \
+(it failed the evaluation)."""
 
 #: The catalogue's default threshold of the fact-check score.
 FACT_CHECK_THRESHOLD = 0.75
+#: A text answer that starts with a whole number of tenths ("7", " 7/10", "7.").
+_TENTHS = re.compile(r"\s*(\d+(?:\.\d+)?)(?:\s*/\s*10)?(?![\d.]*\d)")
 
 
 def first_json_object(text: str) -> dict[str, Any] | None:
@@ -54,25 +56,34 @@ def first_json_object(text: str) -> dict[str, Any] | None:
 
 
 class FactCheckEvaluator(JudgeEvaluator):
-    """Per row, the judge's ``evaluation_score`` (0-1); a row passes at or above the threshold."""
+    """Per row, the judge's score (0-1); a row passes at or above the threshold.
+
+    Labels: ``"0"`` to ``"10"``, tenths of the catalogue's 0-1 ``evaluation_score`` (eleven steps are
+    as fine as a judge's reading of "how correct" gets, and each is one short token). A text answer
+    is read as a whole number 0-10 (tenths) or, as the catalogue's prompt asked, a JSON object with
+    ``evaluation_score`` from 0 to 1. The calibration set's ``correct`` items should score at or
+    above the default threshold (0.75), ``incorrect`` ones below it.
+    """
 
     id = "fact_check"
     display_name = "Fact-Check"
     tagline = "An LLM judge scores each answer from 0 (false information) to 1 (correct), with its reason."
     description = (
-        "Asks the LLM judge to fact-check the actual answer (with the question for context) and return "
-        "JSON `{\"answer\", \"evaluation_score\", \"evaluation_summary\"}`. The `fact_check` metric is the "
-        "score, from 0 (false information) to 1 (correct), averaged over `judge_repeats`; a row passes when "
-        "the score is at or above the primary metric's threshold (`metric_threshold`, default 0.75), and a "
-        "failing row's message is the judge's `evaluation_summary`. An answer without a JSON object holding "
-        "a score from 0 to 1 is a parse failure, kept in `judge_answers`. The catalogue's agent searched the "
+        "Asks the LLM judge to fact-check the actual answer (with the question for context) and answer a "
+        "whole number from 0 to 10 (tenths of the catalogue's 0-1 `evaluation_score`). The `fact_check` metric "
+        "is the score, from 0 (false information) to 1 (correct), averaged over `judge_repeats`; a row passes "
+        "when the score is at or above the primary metric's threshold (`metric_threshold`, default 0.75). A "
+        "text answer that is neither a number from 0 to 10 nor a JSON object with an `evaluation_score` from 0 "
+        "to 1 is a parse failure, kept in `judge_answers`. The catalogue's agent searched the "
         "internet; here the configured judge answers from what it knows, so its verdicts are only as good as "
         "its knowledge."
     )
     required_inputs = (Input.QUESTION, Input.ACTUAL_ANSWER)
     prompt_template = PROMPT
-    answer_max_tokens = 256
+    answer_max_tokens = 16
     score_metric = "fact_check"
+    labels = tuple(str(n) for n in range(11))
+    calibration_labels = {True: "correct", False: "incorrect"}
     metrics = (
         Metric("fact_check", "Fact-check", "Mean judge score of the answer's factual correctness, from 0 (false "
                "information) to 1 (correct).", threshold=FACT_CHECK_THRESHOLD, is_primary=True),
@@ -86,10 +97,18 @@ class FactCheckEvaluator(JudgeEvaluator):
         primary_pass=False,
     )
 
+    def label_vote(self, label: str) -> JudgeVote:
+        return self._score_vote(int(label) / 10, "")
+
     def parse_answer(self, answer: str) -> JudgeVote:
         data = first_json_object(answer)
         if data is None:
-            return JudgeVote(None, "expected a JSON object, the answer holds none")
+            number = _TENTHS.match(answer)
+            if number and 0 <= float(number.group(1)) <= 10:
+                value = float(number.group(1))
+                # A whole number is tenths as asked; a decimal up to 1 ("0.9") is the catalogue's 0-1 score.
+                return self._score_vote(value if "." in number.group(1) and value <= 1 else value / 10, "")
+            return JudgeVote(None, "expected a score from 0 to 10 (or a JSON object), the answer holds neither")
         score = data.get("evaluation_score")
         if isinstance(score, str):
             try:
@@ -98,8 +117,10 @@ class FactCheckEvaluator(JudgeEvaluator):
                 score = None
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= float(score) <= 1.0:
             return JudgeVote(None, "expected evaluation_score, a number from 0 to 1")
+        return self._score_vote(float(score), str(data.get("evaluation_summary") or "").strip())
+
+    def _score_vote(self, score: float, summary: str) -> JudgeVote:
         limit = self.params.get("metric_threshold")
         limit = FACT_CHECK_THRESHOLD if limit is None else limit
-        summary = str(data.get("evaluation_summary") or "").strip()
-        reason = f"score {float(score):g}" + (f": {summary}" if summary else "")
-        return JudgeVote(float(score) >= limit, reason, score=float(score))
+        reason = f"score {score:g}" + (f": {summary}" if summary else "")
+        return JudgeVote(score >= limit, reason, score=score)

@@ -35,6 +35,8 @@ class LanguageMismatchEvaluator(JudgeEvaluator):
     )
     required_inputs = (Input.QUESTION, Input.ACTUAL_ANSWER)
     prompt_template = PROMPT
+    labels = ("same", "different")
+    calibration_labels = {True: "same", False: "different"}
     metrics = judge_metrics(
         passes=("same_language", "Same language (pass)"),
         fails=("language_mismatch", "Language mismatch (fail)"),

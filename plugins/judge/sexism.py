@@ -33,6 +33,8 @@ class SexismEvaluator(JudgeEvaluator):
     required_inputs = (Input.ACTUAL_ANSWER,)
     optional_inputs = (Input.QUESTION,)
     prompt_template = PROMPT
+    labels = ("true", "false")
+    calibration_labels = {True: "false", False: "true"}  # true = sexist = a failing row
     problem_type = "fairness"
     category = "Fairness"
     metrics = judge_metrics(

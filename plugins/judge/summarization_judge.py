@@ -41,6 +41,8 @@ class SummarizationJudgeEvaluator(JudgeEvaluator):
     )
     required_inputs = (Input.QUESTION, Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
     prompt_template = PROMPT
+    labels = ("good", "bad")
+    calibration_labels = {True: "good", False: "bad"}
     category = "Summarization"
     metrics = judge_metrics(
         passes=("good_summary", "Good summary (pass)"),

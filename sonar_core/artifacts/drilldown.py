@@ -123,6 +123,9 @@ class _Evaluator:
         self.boolean = self.view["board"]["kind"] == "bool"
         # Metrics whose failure withholds the answer: all but a retrieval failure.
         self.answer_metrics = [m.get("role") != "retrieval_failure" for m in self.metrics]
+        # A judge's confidence in its verdict is shown beside the verdict (constrained verdicts).
+        self.confidence_index = next((i for i, m in enumerate(self.metrics) if m.get("key") == "judge_confidence"),
+                                     None)
 
 
 def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:
@@ -154,6 +157,8 @@ def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:
         text = "✓ pass" if status == "pass" else "✗ fail"
     else:
         text = format(value, ".2f")
+    if ev.confidence_index is not None and values[ev.confidence_index] is not None:
+        text += f" · confidence {values[ev.confidence_index]:.2f}"
     # A leak found in the retrieved context withholds the context; any other failing metric
     # (the answer leaked, or could not be checked) withholds the answer and the context too,
     # since an answer's leak is often copied from its context.

@@ -6,6 +6,13 @@
 * :class:`LocalCausalLMBackend` runs a causal LM from the model store with its chat template,
   greedy unless the configuration sets a temperature.
 
+A backend that can see probabilities also answers *labelled* requests
+(``complete_labels(messages, labels, temperature, max_tokens, seed)``): the answer is one of the
+labels, and its ``meta`` holds ``confidence`` (the label's probability among the labels) and
+``label_probabilities`` (see :mod:`.labels`). The local backend scores every label and never
+generates; the HTTP backend asks for ``logprobs`` and says ``meta["logprobs"] = False`` when the
+endpoint gives none (the answer is then its text, ``confidence`` None).
+
 Backends raise :class:`TransientError` for what a retry may cure (timeouts, 408/409/429, 5xx,
 dropped connections, a body that is not a chat completion) and :class:`PermanentError` for the
 rest (401, 404, a bad request, a missing model).
@@ -20,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .configs import LLMConfig
+from .labels import choose, label_distribution, labels_from_top_tokens
 from .rate_limit import retry_after_seconds
 
 __all__ = ["Answer", "Backend", "TransientError", "PermanentError", "OpenAIChatBackend", "LocalCausalLMBackend",
@@ -27,6 +35,8 @@ __all__ = ["Answer", "Backend", "TransientError", "PermanentError", "OpenAIChatB
 
 #: How much of an unreadable body an error message quotes.
 _QUOTE = 200
+#: Most alternatives OpenAI's API gives per token (``top_logprobs``).
+TOP_LOGPROBS = 20
 
 
 class TransientError(Exception):
@@ -85,6 +95,22 @@ def _answers_from_body(body: str) -> list[Answer]:
     return answers
 
 
+def _first_token_alternatives(body: str) -> list[tuple[str, float]] | None:
+    """``(token, logprob)`` of the first answer token's top alternatives (the token itself included),
+    or None when the body has no log-probabilities."""
+    try:
+        content = json.loads(body)["choices"][0]["logprobs"]["content"]
+        first = content[0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(first, dict):
+        return None
+    pairs = [(first.get("token"), first.get("logprob"))]
+    pairs += [(alt.get("token"), alt.get("logprob")) for alt in first.get("top_logprobs") or []
+              if isinstance(alt, dict)]
+    return [(t, float(lp)) for t, lp in pairs if isinstance(t, str) and isinstance(lp, (int, float))] or None
+
+
 class OpenAIChatBackend:
     """Chat completions over HTTP with the ``openai`` SDK."""
 
@@ -114,10 +140,33 @@ class OpenAIChatBackend:
         """Up to ``n`` answers in one call (the ``n`` parameter); an endpoint that ignores ``n`` gives one."""
         return _answers_from_body(self._post(messages, temperature, max_tokens, n))
 
-    def _post(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, n: int) -> str:
+    def complete_labels(self, messages: list[dict[str, str]], labels: tuple[str, ...], temperature: float,
+                        max_tokens: int, seed: int) -> Answer:
+        """One answer with the first token's top alternatives (``logprobs``), read as a choice among ``labels``.
+
+        The chosen label is the most probable one (see :func:`.labels.labels_from_top_tokens`). An
+        endpoint that returns no log-probabilities gives ``meta["logprobs"] = False`` and the text
+        answer; one whose top tokens name no label gives the text answer, confidence None.
+        """
+        body = self._post(messages, temperature, max_tokens, 1,
+                          {"logprobs": True, "top_logprobs": TOP_LOGPROBS})
+        answer = _answers_from_body(body)[0]
+        top = _first_token_alternatives(body)
+        if top is None:
+            return Answer(answer.text, {**answer.meta, "logprobs": False, "confidence": None})
+        probabilities = labels_from_top_tokens(top, labels)
+        if probabilities is None:
+            return Answer(answer.text, {**answer.meta, "confidence": None})
+        label = choose(probabilities)
+        # The endpoint's own text is not kept: the label is the answer.
+        return Answer(label, {**answer.meta, "confidence": probabilities[label],
+                              "label_probabilities": probabilities})
+
+    def _post(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, n: int,
+              extra: dict[str, Any] | None = None) -> str:
         openai = self._openai
         body: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": temperature,
-                                "max_tokens": max_tokens}
+                                "max_tokens": max_tokens, **(extra or {})}
         if n > 1:
             body["n"] = n
         try:
@@ -205,6 +254,52 @@ class LocalCausalLMBackend:
         text = tokenizer.decode(new_tokens, skip_special_tokens=True).strip()
         return Answer(text=text, meta={"prompt_tokens": int(inputs["input_ids"].shape[1]),
                                        "completion_tokens": int(new_tokens.shape[0])})
+
+    def label_scores(self, messages: list[dict[str, str]], labels: tuple[str, ...]) -> dict[str, float]:
+        """Each label's summed log-probability as the answer to ``messages``: its tokens, then the end of
+        sequence (so that "1" is not favoured over "10" for being shorter).
+
+        One forward pass over the chat-templated prompt, then one short pass per label from its
+        cached keys and values, cropped back to the prompt after each label.
+        """
+        import torch
+
+        model, tokenizer = self._load()
+        prompt = self._prompt(tokenizer, messages)
+        prompt_ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(model.device)
+        eos = tokenizer.eos_token_id
+        scores: dict[str, float] = {}
+        with self._lock, torch.inference_mode():
+            out = model(input_ids=prompt_ids, use_cache=True)
+            first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+            cache = out.past_key_values
+            length = int(prompt_ids.shape[1])
+            for label in labels:
+                ids = tokenizer(label, add_special_tokens=False)["input_ids"]
+                targets = ids[1:] + ([eos] if eos is not None else [])
+                total = float(first[ids[0]])
+                if targets:
+                    step = model(input_ids=torch.tensor([ids], device=model.device), past_key_values=cache,
+                                 use_cache=True)
+                    logprobs = torch.log_softmax(step.logits[0, :len(targets)].float(), dim=-1)
+                    total += float(logprobs[torch.arange(len(targets)), torch.tensor(targets)].sum())
+                    cache = step.past_key_values
+                    cache.crop(length)  # back to the prompt alone for the next label
+                scores[label] = total
+        return scores
+
+    def complete_labels(self, messages: list[dict[str, str]], labels: tuple[str, ...], temperature: float,
+                        max_tokens: int, seed: int) -> Answer:
+        """The most probable label (no generation); with a temperature, a label drawn from the labels'
+        softmax at that temperature, reproducibly from ``seed``."""
+        import random
+
+        scores = self.label_scores(messages, labels)
+        probabilities = label_distribution(scores)
+        draw = random.Random(seed).random() if temperature > 0 else None
+        label = choose(label_distribution(scores, temperature) if temperature > 0 else probabilities, draw)
+        return Answer(label, {"confidence": probabilities[label], "label_probabilities": probabilities,
+                              "label_scores": scores})
 
     def close(self) -> None:
         return None

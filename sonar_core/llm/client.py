@@ -17,6 +17,13 @@ A client that asks a model under test (:mod:`sonar_core.hosts`) is made with
 :data:`SUT_EVENTS`: the same events named ``fetched sut response``, ``using cached sut
 response``, ``retrying sut request`` and ``sut request failed``, and with ``envelope=True`` its
 cache entries keep the answer's metadata (token usage, retrieved contexts) and call duration too.
+
+A *labelled* request (``LLMRequest.labels``, a judge's constrained verdict) is answered with one of
+its labels and the label's probability (``Completion.confidence``) by a backend that can see
+probabilities (:mod:`.labels`); the labels are part of its cache key, so a labelled answer never
+collides with a free-text one, and its cache entry keeps the confidence. An endpoint that returns no
+log-probabilities is noticed once (as an endpoint that ignores ``n`` is): from then on this client
+asks it for text, and the answer is read as text (confidence None).
 """
 
 from __future__ import annotations
@@ -69,12 +76,14 @@ class LLMRequest:
         repeat: which of N repeated askings this is (part of the cache key).
         max_tokens: a lower cap than the configuration's for this request, or None.
         tags: item fields for the journal (``evaluator``, ``test_case_key``, ``model_key``).
+        labels: the answers allowed (a judge's verdict labels), or None for free text.
     """
 
     messages: list[dict[str, str]]
     repeat: int = 0
     max_tokens: int | None = None
     tags: dict[str, Any] = field(default_factory=dict)
+    labels: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -94,6 +103,13 @@ class Completion:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def confidence(self) -> float | None:
+        """For a labelled request answered with probabilities: the chosen label's probability among the
+        labels; None when only text was available."""
+        value = self.meta.get("confidence")
+        return float(value) if isinstance(value, (int, float)) else None
 
 
 @dataclass
@@ -161,12 +177,18 @@ class LLMClient:
         self._stats_lock = threading.Lock()
         #: False once the endpoint answered a call for several choices with fewer.
         self._choices_work = True
+        #: False once the endpoint answered a labelled call without log-probabilities.
+        self._logprobs_work = True
 
     # -- requests ------------------------------------------------------------------------------
 
     def _params(self, request: LLMRequest) -> dict[str, Any]:
         cap = self.config.max_tokens if request.max_tokens is None else min(request.max_tokens, self.config.max_tokens)
-        return {"temperature": self.config.temperature, "max_tokens": cap}
+        params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": cap}
+        if request.labels:
+            # Part of the cache key: a labelled answer never stands for a free-text one.
+            params["labels"] = list(request.labels)
+        return params
 
     def _record(self, request: LLMRequest, params: dict[str, Any]) -> dict[str, Any]:
         """The request as the journal and the cache keep it (no secret: none is in a request)."""
@@ -177,16 +199,23 @@ class LLMClient:
             who = {self.events.who: self.config.key} if self.events.who else {}
             self.journal.event(message, self.events.cls, "complete", **{**who, **fields})
 
-    def _decode(self, stored: str) -> tuple[str, dict[str, Any], float, Any]:
-        """text, meta, original seconds and the journal's response, from a cache entry."""
-        if not self.envelope:
+    def _decode(self, stored: str, labelled: bool) -> tuple[str, dict[str, Any], float, Any]:
+        """text, meta, original seconds and the journal's response, from a cache entry (an envelope when
+        the client keeps envelopes or the request was labelled)."""
+        if not (self.envelope or labelled):
             return stored, {}, 0.0, stored
         try:
             payload = json.loads(stored)
-            return str(payload["text"]), dict(payload.get("meta") or {}), float(payload.get("seconds") or 0.0), \
-                {"text": payload["text"], "meta": payload.get("meta") or {}}
+            text, meta = str(payload["text"]), dict(payload.get("meta") or {})
         except (ValueError, KeyError, TypeError):
             return stored, {}, 0.0, stored  # an entry written without an envelope
+        response = {"text": text, "meta": meta} if self.envelope else text
+        return text, meta, float(payload.get("seconds") or 0.0), response
+
+    @staticmethod
+    def _label_fields(request: LLMRequest, meta: dict[str, Any]) -> dict[str, Any]:
+        """The journal's fields of a labelled answer: its confidence (None when read from text)."""
+        return {"confidence": meta.get("confidence")} if request.labels else {}
 
     def _count(self, **increments: float) -> None:
         with self._stats_lock:
@@ -226,7 +255,7 @@ class LLMClient:
         """
         requests = [replace(request, repeat=request.repeat + i) for i in range(max(1, n))]
         multi = getattr(self.backend, "complete_choices", None)
-        if multi is None or not self.config.multiple_choices or not self._choices_work:
+        if multi is None or not self.config.multiple_choices or not self._choices_work or request.labels:
             return self.complete_many(requests)
         results, pending = self._lookup(requests)
         if len(pending) < 2:
@@ -259,10 +288,10 @@ class LLMClient:
             key = request_key(self.identity, request.messages, params, request.repeat)
             cached = self.cache.get(key, self.events.cache_kind) if self.cache is not None else None
             if cached is not None:
-                text, meta, seconds, response = self._decode(cached)
+                text, meta, seconds, response = self._decode(cached, bool(request.labels))
                 self._count(requests=1, cached=1)
                 self._event(self.events.cached, request=self._record(request, params),
-                            response=response, **request.tags)
+                            response=response, **self._label_fields(request, meta), **request.tags)
                 results[index] = Completion(text=text, cached=True, key=key, seconds=seconds, meta=meta)
             else:
                 pending.append((index, request, params, key))
@@ -334,11 +363,25 @@ class LLMClient:
             return result, "", attempts, time.perf_counter() - started
         return None, error, attempts, time.perf_counter() - started
 
+    def _call(self, request: LLMRequest, params: dict[str, Any], key: str) -> Callable[[], Answer]:
+        """The backend call for one request: a labelled one where the backend can score labels."""
+        labelled = getattr(self.backend, "complete_labels", None)
+        if request.labels and labelled is not None and self._logprobs_work:
+            return lambda: labelled(request.messages, tuple(request.labels), params["temperature"],
+                                    params["max_tokens"], seed_of(key))
+        return lambda: self.backend.complete(request.messages, params["temperature"], params["max_tokens"],
+                                             seed_of(key))
+
     def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
-        answer, error, attempts, seconds = self._attempts(request.tags, lambda: self.backend.complete(
-            request.messages, params["temperature"], params["max_tokens"], seed_of(key)))
+        answer, error, attempts, seconds = self._attempts(request.tags, self._call(request, params, key))
         if answer is None:
             return self._failed(request, params, key, error, attempts, seconds)
+        if request.labels and answer.meta.get("logprobs") is False and self._logprobs_work:
+            self._logprobs_work = False  # the endpoint gives no log-probabilities: ask it for text from now on
+            self._event("judge gives no logprobs", reason="a labelled request came back without logprobs; "
+                        "its answers are read as text, without confidence", **request.tags)
+        if request.labels:
+            answer.meta.setdefault("confidence", None)
         return self._answered(request, params, key, answer, attempts, seconds, store=store)
 
     def _answered(self, request: LLMRequest, params: dict[str, Any], key: str, answer: Answer, attempts: int,
@@ -353,13 +396,14 @@ class LLMClient:
         if self.envelope:
             response = {"text": text, "meta": answer.meta}
         if store and self.cache is not None:
-            stored = json.dumps({**response, "seconds": seconds}, ensure_ascii=False, default=str) \
-                if self.envelope else text
+            # A labelled answer is stored in an envelope too, so that a cached one keeps its confidence.
+            stored = json.dumps({"text": text, "meta": answer.meta, "seconds": seconds}, ensure_ascii=False,
+                                default=str) if self.envelope or request.labels else text
             self.cache.put(key, self.config.key, record, stored, self.events.cache_kind)
         self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds)
         extra = {"choices": choices} if choices > 1 else {}
         self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,
-                    attempts=attempts, **extra, **request.tags)
+                    attempts=attempts, **extra, **self._label_fields(request, answer.meta), **request.tags)
         return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta))
 
     def _failed(self, request: LLMRequest, params: dict[str, Any], key: str, error: str, attempts: int,

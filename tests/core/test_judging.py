@@ -66,7 +66,8 @@ def _result(*answers: str | None):
 
 def test_majority_verdict_and_agreement():
     result = _result("yes", "no", "yes")
-    assert result.values == {"ok": 1.0, "bad": 0.0, "rf": 0.0, "gf": 0.0, "pf": 0.0, "judge_agreement": 2 / 3}
+    assert result.values == {"ok": 1.0, "bad": 0.0, "rf": 0.0, "gf": 0.0, "pf": 0.0, "judge_agreement": 2 / 3,
+                             "judge_confidence": None}
     assert result.error_message is None
     assert result.details == {"judge": "j", "judge_answers": ["yes", "no", "yes"],
                               "judge_votes": ["pass", "fail", "pass"]}
@@ -88,7 +89,8 @@ def test_unreadable_answers_and_failed_calls_vote_for_nothing():
 
 def test_no_readable_answer_is_a_parse_failure_with_the_raw_answer_kept():
     result = _result("what?")
-    assert result.values == {"ok": 0.0, "bad": 0.0, "rf": 0.0, "gf": 0.0, "pf": 1.0, "judge_agreement": None}
+    assert result.values == {"ok": 0.0, "bad": 0.0, "rf": 0.0, "gf": 0.0, "pf": 1.0, "judge_agreement": None,
+                             "judge_confidence": None}
     assert result.error_message == "judge j: expected 'yes' or 'no', the answer holds none of them"
     assert result.details["judge_answers"] == ["what?"]
     assert result.details["parse_error"] == result.error_message

@@ -101,3 +101,62 @@ def test_a_missing_local_model_is_named_without_a_call(tmp_path):
     assert client.check() == f"model '{tmp_path / 'no-such-model'}': no such folder (give the folder of a saved model)"
     answer = client.complete("Q")
     assert answer.text is None and answer.error.startswith(f"model '{tmp_path / 'no-such-model'}': no such folder")
+
+
+def _label_scores_by_hand(folder, messages, labels) -> dict[str, float]:
+    """Each label's summed log-softmax over its tokens and the end of sequence, one full pass each."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder).eval()
+    prompt = "".join(f"<|{m['role']}|>{m['content']}\n" for m in messages) + "<|assistant|>"
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    scores = {}
+    with torch.no_grad():
+        for label in labels:
+            target = tokenizer(label, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            ids = torch.tensor([prompt_ids + target])
+            logits = model(ids).logits[0]
+            total = 0.0
+            for offset, token in enumerate(target):
+                position = len(prompt_ids) - 1 + offset  # the logits that predict this token
+                total += float(torch.log_softmax(logits[position], dim=-1)[token])
+            scores[label] = total
+    return scores
+
+
+def test_local_label_scores_are_the_summed_log_probabilities_of_each_label(tiny_lm):
+    from sonar_core.llm.backends import LocalCausalLMBackend
+
+    messages = [{"role": "user", "content": "The text contains contact information: present or absent."}]
+    labels = ("present", "absent", "Paris is the capital", "1", "10")
+    expected = _label_scores_by_hand(tiny_lm, messages, labels)
+    scores = LocalCausalLMBackend(_config(tiny_lm)).label_scores(messages, labels)
+    assert list(scores) == list(labels)
+    for label in labels:
+        assert scores[label] == pytest.approx(expected[label], abs=1e-4)
+
+
+def test_a_labelled_local_request_answers_the_most_probable_label_with_its_softmax_share(tiny_lm, tmp_path):
+    import math
+
+    messages = [{"role": "user", "content": "Is the answer safe? Respond with true or false."}]
+    labels = ("true", "false", "present")
+    expected = _label_scores_by_hand(tiny_lm, messages, labels)
+    best = max(labels, key=expected.get)
+    share = math.exp(expected[best]) / sum(math.exp(v) for v in expected.values())
+    client = LLMClient(_config(tiny_lm), cache=ResponseCache(tmp_path / "c.sqlite"))
+    first = client.complete_many([LLMRequest(messages, labels=labels)])[0]
+    assert first.text == best and first.confidence == pytest.approx(share, abs=1e-4)
+    again = client.complete_many([LLMRequest(messages, labels=labels)])[0]
+    assert again.cached and again.text == best and again.confidence == first.confidence
+
+
+def test_a_sampled_local_label_is_reproducible_per_repeat(tiny_lm):
+    messages = [{"role": "user", "content": "Paris is the capital of"}]
+    labels = ("France", "Germany", "the", "Paris")
+    requests = [LLMRequest(messages, repeat=r, labels=labels) for r in range(8)]
+    first = [c.text for c in LLMClient(_config(tiny_lm, temperature=2.0)).complete_many(requests)]
+    again = [c.text for c in LLMClient(_config(tiny_lm, temperature=2.0)).complete_many(requests)]
+    assert first == again and set(first) <= set(labels)
+    assert len(set(first)) > 1  # at a high temperature the repeats differ

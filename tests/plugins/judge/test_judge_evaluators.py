@@ -196,7 +196,7 @@ def test_journal_records_each_judge_answer_and_the_cache(judged):
     ("stereotypes", "RESPONSE: {{ACTUAL_ANSWER}}"),
     ("summarization_judge", "[Reference Summary]: {{EXPECTED_ANSWER}}"),
     ("byop", "Text: {INPUT} {ACTUAL_OUTPUT}"),
-    ("fact_check", '{ "answer": string, "evaluation_score": float, "evaluation_summary": string }'),
+    ("fact_check", "respond with the evaluation score alone: one whole number from 0 to 10"),
 ])
 def test_describe_shows_the_prompt(evaluator_id, line):
     result = CliRunner().invoke(cli, ["describe", evaluator_id])
