@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text as RichText
 
+from . import names
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
 
 __all__ = ["main", "cli"]
@@ -107,9 +108,15 @@ def cli() -> None:
 @click.option("--host", "hosts", multiple=True, metavar="YAML",
               help="A model under test as a YAML mapping, e.g. '{key: m, kind: openai_chat, model: m, "
                    "base_url: http://...}' (repeatable; replaces the file's hosts; docs/hosts.md).")
+@click.option("--calibrate/--no-calibrate", "calibrate", default=None,
+              help="Measure each judge on its evaluator's calibration set before scoring (default: on; cached). "
+                   "--no-calibrate skips it, and the report says the judges are uncalibrated.")
+@click.option("--calibration-items", type=int, default=None, metavar="N",
+              help="Calibrate on a balanced subset of at most N items per set (default: every item).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
-                no_cache, refresh_cache, csv_formula_escape, test_suite, hosts) -> None:
+                no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
+                calibration_items) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -138,6 +145,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
                 "test_suite": test_suite, "hosts": _parse_hosts(hosts),
+                "calibrate": calibrate, "calibration_items": calibration_items,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -433,7 +441,6 @@ def judges_command(ctx: click.Context, llm_configs: str | None, check: bool) -> 
 
 
 #: Version of ``sonar judges calibrate --json``'s shape.
-CALIBRATE_SCHEMA_VERSION = 1
 
 
 @judges_command.command("calibrate")
@@ -455,20 +462,20 @@ def judges_calibrate_command(judge_key, evaluator_ids, params, llm_configs, llm_
 
     from .llm.judges import calibrate_judges
 
-    host = _host(plugins)
+    manager = _plugin_manager(plugins)
     try:
-        key, results, skipped = calibrate_judges(host.evaluators, llm_configs, judge=judge_key, only=evaluator_ids,
+        key, results, skipped = calibrate_judges(manager.evaluators, llm_configs, judge=judge_key, only=evaluator_ids,
                                                  params=_parse_params(params), cache_path=llm_cache)
     except SonarError as exc:
         _fail(str(exc).splitlines()[0], exc.exit_code)
         return
     if as_json:
-        click.echo(json.dumps({"schema_version": CALIBRATE_SCHEMA_VERSION, "judge": key,
+        click.echo(json.dumps({"schema_version": names.CALIBRATION_SCHEMA_VERSION, "judge": key,
                                "results": [r.as_dict() for r in results],
                                "skipped": [{"evaluator_id": e, "reason": why} for e, why in skipped]}, indent=2))
         return
     for result in results:
-        name = host.evaluators[result.evaluator_id].display_name
+        name = manager.evaluators[result.evaluator_id].display_name
         confidence = "-" if result.mean_confidence is None else f"{result.mean_confidence:.2f}"
         _out.print(f"{name} ({result.evaluator_id}) judged by {key}: {result.items} items, accuracy "
                    f"{result.accuracy:.1%}, kappa {result.kappa:.3f}, unreadable {result.unreadable}, mean "

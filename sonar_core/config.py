@@ -113,6 +113,11 @@ class RunConfig(BaseModel):
     hosts: list[dict[str, Any]] = Field(default_factory=list)
     #: Host key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens, for each row's ``cost``.
     prices: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Measure every judge a run uses on its evaluator's calibration set before scoring (cached), and
+    #: count an untrusted judge's verdicts as one problem about the judge (docs/judges.md).
+    calibrate: bool = True
+    #: Calibrate on a balanced subset of at most this many items per set (None: every item).
+    calibration_items: int | None = Field(default=None, ge=2)
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod

@@ -46,6 +46,7 @@ __all__ = [
     "JUDGE_AGREEMENT",
     "JUDGE_CONFIDENCE",
     "JUDGE_PARAMETERS",
+    "MIN_JUDGE_KAPPA",
     "judge_metrics",
     "keyword_vote",
     "placeholders_in",
@@ -56,6 +57,8 @@ __all__ = [
 JUDGE_KEY_PARAM = "custom_eval_judge_config_key"
 #: Metric key of the agreement rate between repeated judgements.
 JUDGE_AGREEMENT = "judge_agreement"
+#: The parameter holding the least calibration kappa at which a judge's verdicts count.
+MIN_JUDGE_KAPPA = "min_judge_kappa"
 #: Metric key of the chosen label's probability among the labels (constrained verdicts).
 JUDGE_CONFIDENCE = "judge_confidence"
 #: Longest raw answer a row's details keep (a runaway judge must not bloat the results).
@@ -68,6 +71,10 @@ JUDGE_PARAMETERS: tuple[Param, ...] = (
     Param("judge_repeats", int, 1,
           "How many times the judge is asked about each row. With more than one, the verdict is the majority "
           "and the judge agreement rate is reported.", min=1, max=25),
+    Param(MIN_JUDGE_KAPPA, float, 0.4,
+          "Least Cohen's kappa the judge must reach on this evaluator's calibration set for its verdicts to "
+          "count. Below it the judge is untrusted: its verdicts are still written, marked untrusted, and the "
+          "evaluator raises one judge problem instead of problems about the models.", min=-1.0, max=1.0),
 )
 
 _NAMES: dict[str, Input] = {

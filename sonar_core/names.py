@@ -53,6 +53,9 @@ INSIGHTS_SCHEMA_VERSION = "1.0"
 LEADERBOARD_SCHEMA_VERSION = "1.0"
 #: Schema version in the first event (``starting journal``) of journal.jsonl.
 JOURNAL_SCHEMA_VERSION = "1.0"
+#: Schema version of judge calibration results (``sonar judges calibrate --json``, run.json's
+#: ``judge_calibration``).
+CALIBRATION_SCHEMA_VERSION = "1.0"
 #: Schema version of the ``--json`` listings (``sonar evaluators``, ``describe``, ``plugins``, ``hosts``).
 LISTING_SCHEMA_VERSION = "1.0"
 

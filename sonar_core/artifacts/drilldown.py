@@ -126,6 +126,8 @@ class _Evaluator:
         # A judge's confidence in its verdict is shown beside the verdict (constrained verdicts).
         self.confidence_index = next((i for i, m in enumerate(self.metrics) if m.get("key") == "judge_confidence"),
                                      None)
+        # A judge that failed its calibration: its verdicts are shown, marked as not counted.
+        self.untrusted = (self.view["board"].get("judge_trust") or {}).get("status") == "untrusted"
 
 
 def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:
@@ -159,6 +161,8 @@ def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:
         text = format(value, ".2f")
     if ev.confidence_index is not None and values[ev.confidence_index] is not None:
         text += f" · confidence {values[ev.confidence_index]:.2f}"
+    if ev.untrusted:
+        text += " · untrusted judge"
     # A leak found in the retrieved context withholds the context; any other failing metric
     # (the answer leaked, or could not be checked) withholds the answer and the context too,
     # since an answer's leak is often copied from its context.

@@ -108,15 +108,19 @@ def _chunks(items: list, size: int) -> Iterable[list]:
         yield items[start:start + size]
 
 
-def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool = True) -> None:
+def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool = True,
+                       judge_trust: dict[str, Any] | None = None) -> None:
     """Write the JSON, CSV and .jay files of llm-eval-results and their .meta files.
 
     ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run (:mod:`.csv_cells`).
+    ``judge_trust``: a judge evaluator's calibration; every row then carries the judge's status in a
+    ``judge_trust`` column (``untrusted``: the verdict is written but not counted), and the JSON
+    file the calibration itself.
     """
     import datatable as dt  # imported here: only this writer needs it
 
     explanation = root / names.EVAL_RESULTS
-    columns = _columns(ev)
+    columns = _columns(ev) + (["judge_trust"] if judge_trust else [])
     metric_keys = [m.key for m in ev.cls.metrics]
     numeric = {"actual_duration", "cost", *metric_keys}
     types = [dt.Type.float64 if c in numeric else dt.Type.str32 for c in columns]
@@ -126,7 +130,8 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
         target.parent.mkdir(parents=True, exist_ok=True)
     temporary = {mime: target.with_name(target.name + ".tmp") for mime, target in targets.items()}
 
-    head = _encode_records({"schema_version": names.SCHEMA_VERSION, "evaluator_id": ev.cls.id})
+    head = _encode_records({"schema_version": names.SCHEMA_VERSION, "evaluator_id": ev.cls.id,
+                            **({"judge_trust": judge_trust} if judge_trust else {})})
     tail = "]," + _encode_records({"metrics_meta": metric_meta(ev)})[1:] + "\n"
     # The .jay columns, gathered over the chunks: a text cell is mostly a reference to the row's
     # own string, so these lists cost a pointer per cell; one frame is built from them at the
@@ -142,6 +147,9 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
         first = True
         for chunk in _chunks(ev.scored, CHUNK_ROWS):
             records = [_record(row, result, metric_keys) for row, result in chunk]
+            if judge_trust:
+                for record in records:
+                    record["judge_trust"] = judge_trust["status"]
             encoded = _encode_records(records)
             json_file.write(encoded[1:-1] if first else "," + encoded[1:-1])
             first = False

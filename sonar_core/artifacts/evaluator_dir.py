@@ -50,6 +50,7 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
             "data": {model: {k: values[k] for k in selected} for model, values in data.items()},
             "models": extra,
             "metadata": {k: meta[k] for k in selected},
+            **({"judge_trust": board["judge_trust"]} if "judge_trust" in board else {}),
         }
     files[f"{names.EXPLANATION_STEM}.json"] = {
         "schema_version": names.SCHEMA_VERSION,
@@ -57,6 +58,7 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
         "primary_metric": board["primary_metric"],
         "files": index,
         "metrics": [m.key for m in ev.cls.metrics],
+        **({"judge_trust": board["judge_trust"]} if "judge_trust" in board else {}),
     }
     return files
 
@@ -115,7 +117,8 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
     if ev.params.get("save_llm_result", True):
-        write_eval_results(ev, folder, csv_formula_escape)
+        write_eval_results(ev, folder, csv_formula_escape,
+                           findings.judge_trust.as_dict() if findings.judge_trust is not None else None)
 
     board = findings.leaderboard
     board_md = leaderboard_markdown(ev, board)

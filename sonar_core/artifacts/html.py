@@ -153,7 +153,8 @@ def evaluator_view(
     # Rows on the right side of the primary threshold, per model: the quality axis of the
     # run's cost / speed / quality chart counts them over every evaluator.
     passes: dict[str, list[int]] = {}
-    for row, result in ev.scored:
+    untrusted = board.get("judge_trust", {}).get("status") == "untrusted"
+    for row, result in ([] if untrusted else ev.scored):  # an untrusted judge's verdicts count nowhere
         value = result.values.get(ev.primary.key)
         if value is None or value != value:  # None or NaN: not scored
             continue
@@ -196,13 +197,15 @@ def evaluator_view(
 def evaluator_chart(view: dict[str, Any]) -> Markup:
     """The chart of one evaluator's view: pass/fail rows for bool evaluators, else primary bars."""
     board, primary = view["board"], view["primary"]
-    models = board["ranking"]
+    # An untrusted judge's board ranks no model: its chart shows them in name order, and says why.
+    models = board["ranking"] or board.get("unranked_models", [])
+    untrusted = " (untrusted judge: not counted)" if board.get("judge_trust", {}).get("status") == "untrusted" else ""
     rows = {row["model"]: row for row in board["rows"]}
     if board["kind"] == "bool" and all("counts" in rows[m] for m in models):
         share = primary["threshold"] if primary.get("role") == "pass" else None
-        return pass_fail_svg(f"{view['display_name']}: passing and failing rows per model", models,
+        return pass_fail_svg(f"{view['display_name']}: passing and failing rows per model{untrusted}", models,
                              [rows[m]["counts"] for m in models], threshold_share=share, leader=view.get("leader"))
-    return metric_bars_svg(f"{view['display_name']}: {primary['display_name']} per model", models,
+    return metric_bars_svg(f"{view['display_name']}: {primary['display_name']} per model{untrusted}", models,
                            [view["primary_by_model"].get(m) for m in models], threshold=primary["threshold"],
                            value_range=primary["value_range"], higher_is_better=primary["higher_is_better"],
                            leader=view.get("leader"))

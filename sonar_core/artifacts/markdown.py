@@ -39,12 +39,20 @@ def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
              "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in board["rows"]:
         counts = [str(row["counts"]["pass"]), str(row["counts"]["fail"])] if boolean else []
-        cells = [str(row["rank"]), md_cell(row["model"]), *counts, *(_fmt(row["metrics"][m.key]) for m in shown),
+        cells = ["–" if row["rank"] is None else str(row["rank"]), md_cell(row["model"]), *counts, *(_fmt(row["metrics"][m.key]) for m in shown),
                  _fmt(row["total_time"], ".2f"), _fmt(row["total_cost"], ".4f")]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    trust = board.get("judge_trust")
+    if trust and trust["status"] == "untrusted":
+        # The values stay for the record; a ranking would claim what the judge has not earned.
+        lines.append(f"Untrusted judge: models are not ranked. {md_cell(trust['summary'])}")
+        return "\n".join(lines) + "\n"
     direction = "higher" if primary.higher_is_better else "lower"
     lines.append(f"Ranked by {primary.display_name} ({direction} is better, threshold {ev.thresholds[primary.key]:g}).")
+    if trust:
+        lines.append("")
+        lines.append(md_cell(trust["summary"]))
     return "\n".join(lines) + "\n"
 
 

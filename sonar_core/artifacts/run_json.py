@@ -113,6 +113,8 @@ class RunRecord(_Record):
     """``{plugin, stage, error}`` for each plugin that failed to load or register."""
     llm: dict[str, Any] | None
     """The judges: configuration keys, endpoints and models (never a key's value), cache and counters."""
+    judge_calibration: dict[str, Any]
+    """Judge evaluator label -> its judge's calibration: status (trusted, untrusted, uncalibrated), figures."""
     pipeline: dict[str, Any] | None = None
     """Runs with a test suite and hosts: the suite, its fingerprint, what the hosts were asked and answered."""
     result: RunOutcome

@@ -60,6 +60,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         services={"embeddings": services.embeddings.describe()},
         plugin_failures=[{"plugin": f.name, "stage": f.stage, "error": f.error} for f in state.plugins.failures],
         llm=services.llm.summary(),
+        judge_calibration=state.judge_calibration,
         pipeline=pipeline,
         result=RunOutcome(
             dataset=dataset,

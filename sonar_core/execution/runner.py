@@ -29,6 +29,7 @@ from ..findings.run_findings import gating_problems
 from ..journal import Journal
 from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
+from .calibration import calibrate_judges, check_calibration_sets
 from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
@@ -89,6 +90,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, plugins, run_id, run_dir)
+    if config.calibrate:
+        check_calibration_sets(jobs, config.base_dir)
 
     with ExitStack() as closing:
         # A resumed refresh run keeps what the interrupted run fetched: fresh means since it started.
@@ -132,6 +135,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         write_run_json(state, status="running")
 
         try:
+            calibrate_judges(state, journal)  # every judge measured before its verdicts are scored
             _run_jobs(state, journal, progress)
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=len(state.summaries))
@@ -206,7 +210,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, state.dataset, state.services, journal, batch_size=config.batch_size,
                                    progress=lambda total: sink.task(label, total=total), logger=logger)
-                findings = derive_findings(scored)
+                findings = derive_findings(scored, state.judge_trust.get(job.label))
                 summary = stored_summary(write_evaluator_dir(findings, job.folder,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)

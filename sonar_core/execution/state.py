@@ -18,6 +18,7 @@ from ..contract import Evaluator
 if TYPE_CHECKING:  # pragma: no cover
     from ..artifacts.drilldown import Casebook
     from ..dataset import LLMDataset
+    from ..findings.judge_trust import JudgeTrust
     from ..models import EmbeddingService
     from ..hosts.base import HostPool
     from ..llm import LLMService
@@ -106,6 +107,10 @@ class RunState:
     summaries: list[dict[str, Any]] = field(default_factory=list)
     #: Label -> why the evaluator cannot run on this dataset (skipped, or an error under --strict).
     incompatible: dict[str, str] = field(default_factory=dict)
+    #: Label -> how far each judge evaluator's judge is to be believed (its calibration).
+    judge_trust: dict[str, "JudgeTrust"] = field(default_factory=dict)
+    #: Label -> the calibration as run.json records it (trust, figures, confusion matrix).
+    judge_calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: index.html's drill-down and per-model speed and cost, taken from the rows before they go.
     casebook: "Casebook | None" = None
     model_stats: dict[str, dict[str, Any]] | None = None

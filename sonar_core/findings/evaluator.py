@@ -14,6 +14,7 @@ from typing import Any
 
 from .insights import evaluator_insights, standard_insights
 from .judge_reliability import judge_reliability_problems
+from .judge_trust import JudgeTrust, calibration_problem
 from .leaderboards import build_leaderboard
 from .problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .scored import ScoredEvaluator
@@ -31,12 +32,19 @@ class EvaluatorFindings:
             (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
         problems: every problem, most severe first (problems_and_actions.json's items).
         insights: every insight, the standard ones first (insights_and_actions.json's items).
+        judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
     """
 
     scored: ScoredEvaluator
     leaderboard: dict[str, Any]
     problems: list[dict[str, Any]]
     insights: list[dict[str, Any]]
+    judge_trust: JudgeTrust | None = None
+
+    @property
+    def untrusted(self) -> bool:
+        """The judge failed its calibration: the verdicts are written but not counted."""
+        return self.judge_trust is not None and not self.judge_trust.counts
 
 
 def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
@@ -60,7 +68,28 @@ def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     return sorted(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], len(SEVERITY_ORDER)))
 
 
-def derive_findings(ev: ScoredEvaluator) -> EvaluatorFindings:
-    """The findings of ``ev``, computed once; writers read them and compute nothing."""
-    return EvaluatorFindings(scored=ev, leaderboard=build_leaderboard(ev), problems=collect_problems(ev),
-                             insights=standard_insights(ev) + evaluator_insights(ev))
+#: Insights that do not come from the verdicts (a model's speed and cost): kept for an untrusted judge.
+_VERDICT_FREE_INSIGHTS = ("performance", "cost")
+
+
+def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None) -> EvaluatorFindings:
+    """The findings of ``ev``, computed once; writers read them and compute nothing.
+
+    ``judge_trust``: the calibration of a judge evaluator's judge. An untrusted judge's verdicts
+    give one problem about the judge, no problem or verdict insight about the models, and a
+    leaderboard that ranks no model (:mod:`.judge_trust`).
+    """
+    board = build_leaderboard(ev)
+    if judge_trust is not None:
+        board["judge_trust"] = judge_trust.as_dict()
+    if judge_trust is None or judge_trust.counts:
+        return EvaluatorFindings(scored=ev, leaderboard=board, problems=collect_problems(ev),
+                                 insights=standard_insights(ev) + evaluator_insights(ev), judge_trust=judge_trust)
+    # Models keep their values, in name order, but no rank: the judge's verdicts are not evidence.
+    board["unranked_models"] = sorted(board["ranking"])
+    board["ranking"] = []
+    board["rows"] = sorted(({**row, "rank": None} for row in board["rows"]), key=lambda row: row["model"])
+    problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev)
+    insights = [i for i in standard_insights(ev) if i["insight_type"] in _VERDICT_FREE_INSIGHTS]
+    return EvaluatorFindings(scored=ev, leaderboard=board, problems=problems, insights=insights,
+                             judge_trust=judge_trust)

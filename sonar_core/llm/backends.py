@@ -259,8 +259,10 @@ class LocalCausalLMBackend:
         """Each label's summed log-probability as the answer to ``messages``: its tokens, then the end of
         sequence (so that "1" is not favoured over "10" for being shorter).
 
-        One forward pass over the chat-templated prompt, then one short pass per label from its
-        cached keys and values, cropped back to the prompt after each label.
+        One forward pass over the chat-templated prompt, then one pass for all the labels together: the
+        prompt's cached keys and values repeated once per label, the labels' tokens as one batch (padded
+        on the right, which a causal model's earlier positions never see). A judge with eleven labels
+        (a 0-10 score) costs two passes, not twelve.
         """
         import torch
 
@@ -268,23 +270,29 @@ class LocalCausalLMBackend:
         prompt = self._prompt(tokenizer, messages)
         prompt_ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(model.device)
         eos = tokenizer.eos_token_id
+        tokens = [tokenizer(label, add_special_tokens=False)["input_ids"] for label in labels]
+        targets = [ids[1:] + ([eos] if eos is not None else []) for ids in tokens]
         scores: dict[str, float] = {}
         with self._lock, torch.inference_mode():
             out = model(input_ids=prompt_ids, use_cache=True)
             first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-            cache = out.past_key_values
-            length = int(prompt_ids.shape[1])
-            for label in labels:
-                ids = tokenizer(label, add_special_tokens=False)["input_ids"]
-                targets = ids[1:] + ([eos] if eos is not None else [])
-                total = float(first[ids[0]])
-                if targets:
-                    step = model(input_ids=torch.tensor([ids], device=model.device), past_key_values=cache,
-                                 use_cache=True)
-                    logprobs = torch.log_softmax(step.logits[0, :len(targets)].float(), dim=-1)
-                    total += float(logprobs[torch.arange(len(targets)), torch.tensor(targets)].sum())
-                    cache = step.past_key_values
-                    cache.crop(length)  # back to the prompt alone for the next label
+            stepped = [i for i, t in enumerate(targets) if t]
+            logprobs = None
+            if stepped:
+                width = max(len(tokens[i]) for i in stepped)
+                pad = eos if eos is not None else 0
+                batch = torch.tensor([tokens[i] + [pad] * (width - len(tokens[i])) for i in stepped],
+                                     device=model.device)
+                cache = out.past_key_values
+                cache.batch_repeat_interleave(len(stepped))
+                step = model(input_ids=batch, past_key_values=cache, use_cache=True)
+                logprobs = torch.log_softmax(step.logits.float(), dim=-1)
+            row_of = {i: n for n, i in enumerate(stepped)}
+            for i, label in enumerate(labels):
+                total = float(first[tokens[i][0]])
+                if targets[i]:
+                    row = logprobs[row_of[i], :len(targets[i])]
+                    total += float(row[torch.arange(len(targets[i])), torch.tensor(targets[i])].sum())
                 scores[label] = total
         return scores
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import ConfigError
-from .calibration_sets import CalibrationSet, CalibrationSetError, load_calibration_set
+from .calibration_sets import CalibrationSet, CalibrationSetError, balanced_subset, load_calibration_set
 
 __all__ = ["CalibrationResult", "CalibrationCache", "agreement_figures", "calibrate", "calibration_set_path",
            "cache_for", "UNREADABLE", "CACHE_FILE", "RESULT_VERSION"]
@@ -46,7 +46,7 @@ CACHE_FILE = "judge-calibration.json"
 #: Part of every cache key: a change in how results are computed starts afresh.
 RESULT_VERSION = 1
 #: Parameters that do not change a judge's verdicts (which judge is the cache key's own part).
-_NEUTRAL_PARAMS = {"custom_eval_judge_config_key", "calibration_set", "judge_repeats", "max_rows"}
+_NEUTRAL_PARAMS = {"custom_eval_judge_config_key", "calibration_set", "judge_repeats", "max_rows", "min_judge_kappa"}
 
 
 @dataclass
@@ -67,6 +67,8 @@ class CalibrationResult:
     mean_confidence: float | None
     seconds: float = 0.0
     cached: bool = False
+    #: How many items the whole set has (``items`` is fewer when a run calibrated on a subset).
+    set_items: int = 0
     judge_identity: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -176,7 +178,8 @@ def _check_inputs(cls: type, params: dict[str, Any], calibration: CalibrationSet
 
 
 def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str | None = None, *,
-              cache: CalibrationCache | None = None, set_path: Path | None = None) -> CalibrationResult:
+              cache: CalibrationCache | None = None, set_path: Path | None = None,
+              max_items: int | None = None) -> CalibrationResult:
     """Measure the judge ``judge_key`` (None: the service's default) on ``cls``'s calibration set.
 
     Args:
@@ -185,6 +188,8 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
         service: the :class:`~sonar_core.llm.LLMService` whose client asks the judge.
         cache: where results are kept; None keeps none.
         set_path: the set to use instead of the evaluator's own.
+        max_items: measure on a balanced subset of at most this many items
+            (:func:`~.calibration_sets.balanced_subset`); None: the whole set.
 
     Raises:
         ConfigError: the evaluator has no calibration set, or the set is faulty
@@ -203,7 +208,8 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
     if not cls.calibration_labels:
         raise ConfigError(f"evaluator {cls.id} declares no calibration_labels")
     wanted = tuple(dict.fromkeys(cls.calibration_labels.values()))
-    calibration = load_calibration_set(path, None if getattr(cls, "calibration_param", None) else cls.id, wanted)
+    whole = load_calibration_set(path, None if getattr(cls, "calibration_param", None) else cls.id, wanted)
+    calibration = balanced_subset(whole, max_items)
     _check_inputs(cls, params, calibration)
     key = service.judge_key(judge_key)
     client = service.client(key)
@@ -211,7 +217,8 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
     identity = {**client.identity, "temperature": client.config.temperature}
     cache_key = hashlib.sha256(json.dumps({"version": RESULT_VERSION, "judge": identity,
                                            "template": _template_hash(cls, evaluator, params),
-                                           "set": calibration.sha256}, sort_keys=True).encode()).hexdigest()
+                                           "set": calibration.sha256, "items": len(calibration.items)},
+                                          sort_keys=True).encode()).hexdigest()
     if cache is not None:
         stored = cache.get(cache_key)
         if stored is not None:
@@ -242,7 +249,7 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
         labels=list(calibration.labels), items=len(truth), accuracy=accuracy, kappa=kappa, recall=recall,
         confusion=confusion, unreadable=predicted.count(UNREADABLE),
         mean_confidence=sum(confidences) / len(confidences) if confidences else None,
-        seconds=round(time.perf_counter() - started, 3), judge_identity=identity)
+        seconds=round(time.perf_counter() - started, 3), judge_identity=identity, set_items=len(whole.items))
     if cache is not None:
         cache.put(cache_key, result.as_dict())
     return result

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["CalibrationItem", "CalibrationSet", "CalibrationSetError", "load_calibration_set"]
+__all__ = ["CalibrationItem", "CalibrationSet", "CalibrationSetError", "balanced_subset", "load_calibration_set"]
 
 _HEADER_FIELDS = {"calibration_set", "version", "labels", "source", "licence", "notes"}
 _ITEM_FIELDS = {"id", "label", "input", "actual_output", "context", "expected_output", "note"}
@@ -63,6 +63,24 @@ class CalibrationSet:
     notes: str
     items: tuple[CalibrationItem, ...]
     sha256: str
+
+
+def balanced_subset(calibration: CalibrationSet, limit: int | None) -> CalibrationSet:
+    """At most ``limit`` items, as evenly spread over the labels as the set allows, each label's
+    first items in file order (so the subset is the same on every machine); the set itself when
+    ``limit`` is None or not smaller than the set."""
+    if limit is None or limit >= len(calibration.items):
+        return calibration
+    by_label = {label: [item for item in calibration.items if item.label == label] for label in calibration.labels}
+    chosen: list[CalibrationItem] = []
+    rank = 0
+    while len(chosen) < limit and any(rank < len(items) for items in by_label.values()):
+        for label in calibration.labels:
+            if rank < len(by_label[label]) and len(chosen) < limit:
+                chosen.append(by_label[label][rank])
+        rank += 1
+    order = {id(item): n for n, item in enumerate(calibration.items)}
+    return replace(calibration, items=tuple(sorted(chosen, key=lambda item: order[id(item)])))
 
 
 def _fail(path: Path, line: int, field: str, problem: str) -> None:

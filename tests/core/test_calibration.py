@@ -120,7 +120,7 @@ def test_a_judge_that_answers_every_item_right_has_kappa_one_and_a_second_ask_ma
         calls = server.calls
         assert calls == 6 and all(c.logprobs for c in server.requests)
         data = json.loads(first.output)
-        assert data["schema_version"] == 1 and data["judge"] == "test-judge" and data["skipped"] == []
+        assert data["schema_version"] == "1.0" and data["judge"] == "test-judge" and data["skipped"] == []
         (result,) = data["results"]
         assert (result["evaluator_id"], result["items"], result["accuracy"], result["kappa"]) == ("toy_judge", 6, 1.0, 1.0)
         assert result["recall"] == {"yes": 1.0, "no": 1.0}

@@ -1,0 +1,83 @@
+"""The run's judge calibration: every judge a run uses is measured before it scores anything.
+
+For each judge evaluator the run will score, the judge it names is run over the evaluator's
+labelled calibration set (:func:`sonar_core.llm.calibration.calibrate`; cached by judge, prompt and
+set, so a second run asks nothing). The figures become the evaluator's
+:class:`~sonar_core.findings.judge_trust.JudgeTrust`, which decides whether its verdicts count,
+are journalled (``judge calibrated``) and go into run.json's ``judge_calibration``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..findings.judge_trust import JudgeTrust
+from ..journal import Journal
+from ..judging import MIN_JUDGE_KAPPA
+from ..llm.calibration import cache_for, calibrate, calibration_set_path
+from ..llm.calibration_sets import load_calibration_set
+from .state import Job, RunState
+
+__all__ = ["calibrate_judges", "check_calibration_sets", "calibration_set_of"]
+
+_OFF = "calibration turned off (calibrate: false, --no-calibrate)"
+
+
+def calibration_set_of(job: Job, base_dir: str | None) -> Path | None:
+    """The job's calibration set (a user's set, e.g. BYOP's ``calibration_set``, relative to the
+    configuration's folder), or None when its evaluator has none."""
+    if not getattr(job.cls, "calibration_labels", None):
+        return None  # not a labelled judge (the RAGAS family): nothing to calibrate on
+    path = calibration_set_path(job.cls, job.params)
+    if path is not None and not path.is_absolute() and base_dir:
+        path = Path(base_dir) / path
+    return path
+
+
+def check_calibration_sets(jobs: list[Job], base_dir: str | None) -> None:
+    """Read every set the run will calibrate on now, so a faulty one stops the run before it starts
+    (a one-line ConfigError naming the evaluator, the file, the line and the field)."""
+    for job in jobs:
+        if not job.cls.requires_judge:
+            continue
+        path = calibration_set_of(job, base_dir)
+        if path is None:
+            continue
+        if not path.is_file():
+            raise ConfigError(f"evaluator '{job.label}': calibration set {path}: no such file")
+        try:
+            load_calibration_set(path, None if getattr(job.cls, "calibration_param", None) else job.cls.id,
+                                 tuple(dict.fromkeys(job.cls.calibration_labels.values())))
+        except ConfigError as exc:
+            raise ConfigError(f"evaluator '{job.label}': {exc}") from None
+
+
+def calibrate_judges(state: RunState, journal: Journal) -> None:
+    """Each runnable judge job's trust, into ``state.judge_trust`` and ``state.judge_calibration``."""
+    config, llm = state.config, state.services.llm
+    cache = cache_for(llm) if config.calibrate else None
+    for job in state.jobs:
+        if not job.cls.requires_judge or job.label in state.incompatible:
+            continue
+        judge = llm.judge_key(job.cls.judge_key(job.params))
+        path = calibration_set_of(job, config.base_dir)
+        if not config.calibrate or path is None:
+            reason = _OFF if not config.calibrate else "its evaluator has no calibration set" + (
+                f" (give one with the parameter {job.cls.calibration_param})"
+                if getattr(job.cls, "calibration_param", None) else "")
+            trust = JudgeTrust.uncalibrated(judge, reason)
+            journal.event("judge uncalibrated", "Calibration", "calibrate_judges", evaluator=job.label,
+                          judge=judge, reason=reason)
+            state.judge_trust[job.label] = trust
+            state.judge_calibration[job.label] = {**trust.as_dict(), "calibration": None}
+            continue
+        result = calibrate(job.cls, job.params, llm, judge, cache=cache, set_path=path,
+                           max_items=config.calibration_items)
+        trust = JudgeTrust.measured(result.as_dict(), float(job.params.get(MIN_JUDGE_KAPPA, 0.4)))
+        journal.event("judge calibrated", "Calibration", "calibrate_judges", evaluator=job.label, judge=judge,
+                      status=trust.status, items=result.items, set_items=result.set_items,
+                      accuracy=result.accuracy, kappa=result.kappa, min_judge_kappa=trust.min_kappa,
+                      cached=result.cached, seconds=result.seconds)
+        state.judge_trust[job.label] = trust
+        state.judge_calibration[job.label] = {**trust.as_dict(), "calibration": result.as_dict()}

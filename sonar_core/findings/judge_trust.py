@@ -1,0 +1,90 @@
+"""Judge trust: whether a judge evaluator's verdicts count, from the judge's calibration.
+
+Before scoring, the run measures each judge on its evaluator's labelled calibration set
+(:mod:`sonar_core.execution.calibration`). Here that measurement becomes a :class:`JudgeTrust`:
+
+* **trusted** when Cohen's kappa reaches the evaluator's ``min_judge_kappa``: the verdicts count
+  as usual and every report shows the calibration figures beside them;
+* **untrusted** below it: the verdicts are still written (marked untrusted), but the evaluator
+  raises exactly one HIGH ``judge`` problem (:func:`calibration_problem`) instead of any
+  threshold, flip or reliability problem about the models, gives no best/worst-model or hardest
+  test-case insight, and its leaderboard ranks no model;
+* **uncalibrated** when the run did not measure it (``--no-calibrate``, or no calibration set):
+  the verdicts count, and the reports say the judge is uncalibrated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .problems import make_problem
+from .scored import ScoredEvaluator
+
+__all__ = ["JudgeTrust", "TRUSTED", "UNTRUSTED", "UNCALIBRATED", "calibration_problem"]
+
+TRUSTED, UNTRUSTED, UNCALIBRATED = "trusted", "untrusted", "uncalibrated"
+
+
+@dataclass(frozen=True)
+class JudgeTrust:
+    """How far to believe one evaluator's judge (written into the leaderboard and run.json)."""
+
+    status: str
+    judge: str | None = None
+    #: Why the judge is uncalibrated; empty otherwise.
+    reason: str = ""
+    items: int | None = None
+    set_items: int | None = None
+    accuracy: float | None = None
+    kappa: float | None = None
+    min_kappa: float | None = None
+    unreadable: int | None = None
+    recall: dict[str, float | None] | None = None
+
+    @property
+    def counts(self) -> bool:
+        """Whether the verdicts count (trusted or uncalibrated)."""
+        return self.status != UNTRUSTED
+
+    @classmethod
+    def measured(cls, calibration: dict[str, Any], min_kappa: float) -> "JudgeTrust":
+        """Trusted or untrusted from a calibration result (``CalibrationResult.as_dict()``)."""
+        kappa = calibration["kappa"]
+        return cls(status=TRUSTED if kappa >= min_kappa else UNTRUSTED, judge=calibration["judge"],
+                   items=calibration["items"], set_items=calibration.get("set_items") or calibration["items"],
+                   accuracy=calibration["accuracy"], kappa=kappa, min_kappa=min_kappa,
+                   unreadable=calibration.get("unreadable"), recall=calibration.get("recall"))
+
+    @classmethod
+    def uncalibrated(cls, judge: str | None, reason: str) -> "JudgeTrust":
+        return cls(status=UNCALIBRATED, judge=judge, reason=reason)
+
+    def summary(self) -> str:
+        """One line for reports: the judge, its figures, and what they mean for the verdicts."""
+        if self.status == UNCALIBRATED:
+            return f"Judge {self.judge}: uncalibrated ({self.reason}); its verdicts are not measured against labels."
+        subset = f" (a balanced subset of {self.set_items})" if self.set_items and self.set_items != self.items else ""
+        figures = (f"kappa {self.kappa:.2f}, accuracy {self.accuracy:.0%} on {self.items} labelled items{subset}; "
+                   f"trusted at kappa {self.min_kappa:g} or more")
+        if self.status == TRUSTED:
+            return f"Judge {self.judge}: calibrated, {figures}."
+        return f"Judge {self.judge} is untrusted: {figures}. Its verdicts are written but not counted."
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "summary": self.summary()}
+
+
+def calibration_problem(ev: ScoredEvaluator, trust: JudgeTrust) -> dict[str, Any]:
+    """The one HIGH ``judge`` problem of an evaluator whose judge failed its calibration."""
+    return make_problem(
+        ev,
+        description=(f"Judge {trust.judge} failed calibration for {ev.cls.display_name}: kappa {trust.kappa:.2f}, "
+                     f"accuracy {trust.accuracy:.0%} on {trust.items} items; its verdicts are not counted."),
+        severity="HIGH",
+        problem_type="judge",
+        actions=("Use a stronger judge (an OpenAI-compatible endpoint or a larger local model: docs/judges.md), "
+                 "check it with `sonar judges calibrate`, then run again."),
+        attrs={"judge": trust.judge, "kappa": trust.kappa, "accuracy": trust.accuracy, "items": trust.items,
+               "min_judge_kappa": trust.min_kappa},
+    )
