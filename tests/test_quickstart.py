@@ -122,3 +122,50 @@ def test_quickstart_test_case_pages_withhold_what_the_privacy_evaluators_flag(qu
     assert (len(answers), len(rows)) == (28, 67)
     assert [a for a in answers if any(a in page for page in pages)] == []
     assert [c for r in rows for c in r["context"] if any(c in page for page in pages)] == []
+
+
+# Per judge section of index.html: its calibration line and figures, as the browser shows them.
+_JUDGE_TRUST_JS = """
+JSON.stringify(Array.from(document.querySelectorAll('section.evaluator')).map(s => {
+  const p = s.querySelector('p.judge-trust');
+  const figure = name => { const f = p && p.querySelector('[data-figure=' + name + ']'); return f ? f.innerText : null; };
+  return {anchor: s.id, status: p ? p.dataset.judgeTrust : null, text: p ? p.innerText : null,
+          kappa: figure('kappa'), accuracy: figure('accuracy'), items: figure('items'),
+          charted: !!document.querySelector('#charts a[href="#' + s.id + '"]')
+                   && !!document.querySelector('#charts a[href="#' + s.id + '"]').closest('figure').querySelector('p.judge-trust')};
+}))
+"""
+
+
+def test_quickstart_judges_show_their_calibration_and_an_untrusted_one_blames_no_model(quickstart_run, tmp_path):
+    from chromium import Browser, chromium_binary
+
+    record = json.loads((quickstart_run.run_dir / names.RUN_JSON).read_text())
+    calibration = record["judge_calibration"]
+    judged = {e["name"] for e in record["result"]["executed_explainers"]
+              if e["evaluator_id"] in JUDGES and e["status"] == "success"}
+    assert judged and set(calibration) == judged
+    for label, entry in calibration.items():
+        problems = [p for p in record["result"]["problems"] if p["evaluator_label"] == label]
+        if entry["status"] == "untrusted":
+            # One problem about the judge; none about a model from verdicts that do not count.
+            assert [(p["problem_type"], p["severity"]) for p in problems if p["problem_type"] != "dataset"] == [
+                ("judge", "HIGH")], label
+            assert not [p for p in problems if p["problem_attrs"].get("model_name")], label
+        else:
+            assert entry["status"] == "trusted" and entry["kappa"] >= entry["min_kappa"], label
+
+    browser = Browser(chromium_binary(), tmp_path / "profile", tmp_path / "chromium.log")
+    try:
+        assert browser.load((quickstart_run.run_dir / names.INDEX_HTML).as_uri()) == []
+        sections = {s["anchor"]: s for s in json.loads(browser.evaluate(_JUDGE_TRUST_JS))}
+    finally:
+        browser.close()
+    for label, entry in calibration.items():
+        shown = sections[f"ev-{label}"]
+        assert shown["status"] == entry["status"], label
+        assert shown["kappa"] == format(entry["kappa"], ".2f") and shown["items"] == str(entry["items"]), label
+        assert shown["accuracy"] == format(entry["accuracy"], ".0%"), label
+        assert shown["charted"], label  # the figures stand beside the chart too
+    # Evaluators without a judge show no calibration line.
+    assert all(s["status"] is None for anchor, s in sections.items() if anchor[3:] not in calibration)
