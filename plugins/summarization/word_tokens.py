@@ -283,6 +283,45 @@ def treebank_words(sentence: str) -> list[str]:
     return sentence.split()
 
 
+# Plain text: ASCII letters and digits, spaces, commas, periods and hyphens (most answers of a
+# summarisation dataset). On it only four Treebank rules can act, and all of them either end a
+# sentence or stay within a stretch without whitespace, so the whole text is done at once.
+_PLAIN = re.compile(r"[A-Za-z0-9 ,.\-]*")
+(_COMMA, _COMMA_TO), (_FINAL_COMMA, _FINAL_COMMA_TO), (_ELLIPSIS, _ELLIPSIS_TO) = _PUNCTUATION[1:4]
+
+
+def _plain_words(text: str) -> list[str]:
+    """``words(text)`` for a plain text without contraction (see _PLAIN), in a few passes.
+
+    Per sentence NLTK pads the final period (when not after another period: PUNCTUATION[0];
+    the later final-period rule then only moves spaces), a comma before a non-digit and a
+    final comma, runs of periods and double dashes; no other rule has a character to match
+    and the whitespace rule only moves spaces. Sentences end in their breaking period, are
+    separated by spaces, and none of these matches can span a space, so one pass over the
+    text, after padding each sentence's final period, gives the same tokens.
+    """
+    text = text.rstrip()  # the last sentence ends there
+    ends = [match.start() for match in _break_matches(text)]
+    if text.endswith("."):
+        ends.append(len(text) - 1)
+    pieces, last = [], 0
+    for end in ends:
+        if end == 0 or text[end - 1] != ".":
+            pieces += (text[last:end], " . ")
+            last = end + 1
+    pieces.append(text[last:])
+    text = "".join(pieces)
+    if "," in text:
+        text = _FINAL_COMMA.sub(_FINAL_COMMA_TO, _COMMA.sub(_COMMA_TO, text))
+    if ".." in text:
+        text = _ELLIPSIS.sub(_ELLIPSIS_TO, text)
+    if "--" in text:
+        text = _DOUBLE_DASHES[0].sub(_DOUBLE_DASHES[1], text)
+    return text.split()
+
+
 def words(text: str) -> list[str]:
     """Treebank words of each untrained-Punkt sentence of ``text``, in order."""
+    if _PLAIN.fullmatch(text) and not _ANY_CONTRACTION.search(text):
+        return _plain_words(text)
     return [token for sentence in sentences(text) for token in treebank_words(sentence)]

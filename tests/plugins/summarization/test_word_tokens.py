@@ -98,11 +98,11 @@ def test_copied_tables_are_nltks_own():
     assert [sub.__self__.pattern for sub in unchecked] == [word_tokens._WHITESPACE]
 
     lang = PunktLanguageVars()
-    assert same(word_tokens._PUNKT_WORD, lang._word_tokenizer_re())
     # NLTK builds "?!" of its non-word class from a set: either order is the same class.
-    theirs = lang.period_context_re()._rx
-    assert word_tokens._PERIOD_CONTEXT.flags == theirs.flags
-    assert word_tokens._PERIOD_CONTEXT.pattern in (theirs.pattern, theirs.pattern.replace(r"!\?", r"\?!"))
+    for ours, theirs in ((word_tokens._PUNKT_WORD, lang._word_tokenizer_re()),
+                         (word_tokens._PERIOD_CONTEXT, lang.period_context_re())):
+        assert ours.flags == theirs._rx.flags
+        assert ours.pattern in (theirs._rx.pattern, theirs._rx.pattern.replace(r"!\?", r"\?!"))
     assert same(word_tokens._BOUNDARY_REALIGNMENT, lang.re_boundary_realignment)
     assert same(word_tokens._RE_ELLIPSIS, PunktToken._RE_ELLIPSIS)
     assert same(word_tokens._RE_NUMERIC, PunktToken._RE_NUMERIC)
@@ -150,6 +150,29 @@ def test_sentences_and_words_equal_nltk_on_a_large_generated_corpus():
             expected_words += sentence_words
         assert word_tokens.words(text) == expected_words, text
     assert breaks > len(corpus) // 3  # the corpus is not made of one-sentence texts
+
+
+# Plain texts (ASCII letters and digits, spaces, commas, periods, hyphens) take word_tokens's
+# one-pass route: sentence ends, initials and numbers before periods, ellipses, dashes, commas
+# before digits and not, contractions (which leave that route) and leading/trailing spaces.
+_PLAIN_PIECES = [
+    "the", "The", "cat", "sat", "A", "a", "J", "Mr", "state-of-the-art", "x", "12", "2024", "1,000", "3.14", "e.g",
+    "U.S", "cannot", "Gonna", "wanna", "-", "--", "---", "-5", "a-", ",", ",,", ".", "..", "...", "a.b", "a,b", ",5",
+]
+_PLAIN_SEPARATORS = [" "] * 8 + ["", "  ", ". ", ".  ", ", ", ",", ".", "..", ". . ", "-- ", ".,", ",."]
+
+
+def test_plain_texts_equal_nltk():
+    rng = random.Random(11)
+    punkt, treebank = PunktSentenceTokenizer(), NLTKWordTokenizer()
+    plain = 0
+    for _ in range(12_000):
+        pieces = [rng.choice(_PLAIN_PIECES) + rng.choice(_PLAIN_SEPARATORS) for _ in range(rng.randint(1, 30))]
+        text = rng.choice(["", " ", "  "]) + "".join(pieces) + rng.choice(["", "", " ", "  ", "."])
+        plain += word_tokens._PLAIN.fullmatch(text) is not None and not word_tokens._ANY_CONTRACTION.search(text)
+        expected = [w for s in _nltk_sentences(punkt, text) for w in treebank.tokenize(s)]
+        assert word_tokens.words(text) == expected, text
+    assert plain > 3_000  # many took the one-pass route (the rest hold a contraction)
 
 
 def test_treebank_words_equal_nltk_on_whole_texts():
