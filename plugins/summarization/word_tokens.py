@@ -136,16 +136,23 @@ def _break_matches(text: str) -> list:
         index = last.start() - previous_stop if last else 0
         word_start = index + previous_stop + 1 if index else previous_start
         if previous_match is not None and previous_stop <= word_start:
-            if _contains_sentbreak(
-                text[previous_start:previous_stop] + previous_match.group() + previous_match.group("after_tok")
-            ):
+            if _breaks_after(text[previous_start:previous_stop], previous_match):
                 found.append(previous_match)
         previous_match, previous_start, previous_stop = match, word_start, start
-    if previous_match is not None and _contains_sentbreak(
-        text[previous_start:previous_stop] + previous_match.group() + previous_match.group("after_tok")
-    ):
+    if previous_match is not None and _breaks_after(text[previous_start:previous_stop], previous_match):
         found.append(previous_match)
     return found
+
+
+def _breaks_after(word: str, match) -> bool:
+    """Punkt's verdict on the candidate ``match`` after ``word``: whether its context breaks."""
+    if len(word) > 1 and word.isalpha():
+        # The commonest case, decided without the context: Punkt's first token is then
+        # word + the sentence-end character, a break (a "." after a word of two or more letters
+        # is neither an initial nor a number; "?" and "!" always are), and the context holds
+        # another token (the punctuation or the next word of after_tok) after it.
+        return True
+    return _contains_sentbreak(word + match.group() + match.group("after_tok"))
 
 
 def sentences(text: str) -> list[str]:
