@@ -84,12 +84,16 @@ def bleu_scores(reference_length: int, reference_counts: list[Counter], candidat
     if not reference_length or not c:
         return dict(_ZEROS)
     log_precisions = []  # log p_n for the orders the answer has (n <= c)
+    matched = 1
     for n in range(1, min(c, len(BLEU_WEIGHTS)) + 1):
-        ref = reference_counts[n - 1]
-        hyp = _ngrams(candidate, n)
-        # Clipped matches over the n-grams both hold, summed in C (set intersection, map).
-        common = hyp.keys() & ref.keys()
-        matched = sum(map(min, map(hyp.__getitem__, common), map(ref.__getitem__, common)))
+        # With no (n-1)-gram in common there is no n-gram in common either (its first n - 1
+        # tokens would be one): the counts need not be built.
+        if matched:
+            ref = reference_counts[n - 1]
+            hyp = _ngrams(candidate, n)
+            # Clipped matches over the n-grams both hold, summed in C (set intersection, map).
+            common = hyp.keys() & ref.keys()
+            matched = sum(map(min, map(hyp.__getitem__, common), map(ref.__getitem__, common)))
         if n == 1 and not matched:
             return dict(_ZEROS)  # NLTK: no unigram match -> 0, before any smoothing
         total = c - n + 1

@@ -74,8 +74,6 @@ _RE_ELLIPSIS = regex.compile(r"\.\.+$")
 _RE_NUMERIC = regex.compile(r"^-?[\.,]?\d[\d,\.-]*\.?$")
 _RE_INITIAL = regex.compile(r"[^\W\d]\.$", re.UNICODE)
 _PUNKT_PUNCTUATION = tuple(";:,.!?")
-# The characters PunktSentenceTokenizer._get_last_whitespace_index looks for (ASCII only).
-_LAST_WHITESPACE = re.compile(r"[%s][^%s]*\Z" % (re.escape(string.whitespace), re.escape(string.whitespace)))
 
 # Verdicts on candidate-break contexts; emptied when full (a few MB at most).
 _VERDICT_CACHE_SIZE = 200_000
@@ -127,13 +125,19 @@ def _break_matches(text: str) -> list:
     ``_match_potential_end_contexts`` filtered by ``text_contains_sentbreak``), in order."""
     found = []
     previous_start = previous_stop = 0
+    # The characters PunktSentenceTokenizer._get_last_whitespace_index looks for are ASCII's
+    # six; most texts hold only the space among them.
+    other_whitespace = any(c in text for c in string.whitespace[1:])
     previous_match = None
     for match in _PERIOD_CONTEXT.finditer(text):
         start = match.start()
         # The word before the match: after the last ASCII whitespace since the previous word
         # (index 0 of that stretch counts as "none", as in NLTK), else the previous word's start.
-        last = _LAST_WHITESPACE.search(text, previous_stop, start)
-        index = last.start() - previous_stop if last else 0
+        if other_whitespace:
+            last = max(text.rfind(c, previous_stop, start) for c in string.whitespace)
+        else:
+            last = text.rfind(" ", previous_stop, start)
+        index = last - previous_stop if last >= 0 else 0
         word_start = index + previous_stop + 1 if index else previous_start
         if previous_match is not None and previous_stop <= word_start:
             if _breaks_after(text[previous_start:previous_stop], previous_match):
@@ -265,7 +269,8 @@ _AFTER_PADDING = _steps(_ENDING_QUOTES)
 _CONTRACTION_SUBS = tuple(p.sub for p in (*_CONTRACTIONS2, *_CONTRACTIONS3))
 # Every contraction pattern's match contains its groups' letters verbatim (same engine, same
 # case-insensitivity), so when this finds nothing none of the ten can match.
-_ANY_CONTRACTION = re.compile(r"(?i)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna|'tis|'twas")
+_CONTRACTION_WORDS = ("cannot", "d'ye", "gimme", "gonna", "gotta", "lemme", "more'n", "wanna", "'tis", "'twas")
+_ANY_CONTRACTION = re.compile("(?i)" + "|".join(_CONTRACTION_WORDS))
 
 
 def treebank_words(sentence: str) -> list[str]:
@@ -329,6 +334,9 @@ def _plain_words(text: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     """Treebank words of each untrained-Punkt sentence of ``text``, in order."""
-    if _PLAIN.fullmatch(text) and not _ANY_CONTRACTION.search(text):
-        return _plain_words(text)
+    if _PLAIN.fullmatch(text):
+        # ASCII text: _ANY_CONTRACTION's case-insensitive match is a substring of the lower case.
+        lowered = text.lower()
+        if not any(word in lowered for word in _CONTRACTION_WORDS):
+            return _plain_words(text)
     return [token for sentence in sentences(text) for token in treebank_words(sentence)]
