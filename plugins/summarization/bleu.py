@@ -20,20 +20,23 @@ four weight vectors below and this smoothing, computed here from one set of n-gr
 * An empty or whitespace-only answer or expected answer (no tokens) scores 0.0 everywhere.
 
 Tokens are those of NLTK's ``word_tokenize`` except for the sentence splitter: sentences
-come from the run's untrained Punkt splitter (no NLTK data download), and each sentence is
-split by ``NLTKWordTokenizer`` (Treebank rules: punctuation and clitics like ``n't`` are
-tokens). Matching is case-sensitive unless the ``lowercase`` parameter is set.
+come from an untrained Punkt splitter (no NLTK data download), and each sentence is split by
+``NLTKWordTokenizer`` (Treebank rules: punctuation and clitics like ``n't`` are tokens).
+:mod:`.word_tokens` computes exactly those tokens without importing NLTK (its tests compare
+with NLTK itself), and each distinct text is tokenised once per run. Matching is
+case-sensitive unless the ``lowercase`` parameter is set.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
 from collections import Counter
 from typing import ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
+
+from .word_tokens import treebank_words, words
 
 __all__ = ["BleuEvaluator", "BLEU_WEIGHTS", "SMOOTHING_EPSILON", "bleu_scores", "ngram_counts", "treebank_words"]
 
@@ -53,73 +56,11 @@ _ZEROS = dict.fromkeys(_KEYS, 0.0)
 # batch fits twice over (in model-major order, a reference repeats one batch per model later
 # only when the test suite has at most this many test cases).
 _REFERENCE_CACHE_SIZE = 1024
-
-
-# Characters without which an NLTK pattern cannot match (by pattern source): most sentences hold
-# none of them, so most of the 33 substitutions per sentence are skipped. A pattern missing
-# here (e.g. after an NLTK upgrade) simply always runs; the tests compare with NLTK itself.
-_NEEDS = {
-    "([«“‘„]|[`]+)": "«“‘„`", r"^\"": '"', "(``)": "`", r"([ \(\[{<])(\"|\'{2})": "\"'",
-    r"(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)": "'",
-    r'([^\.])(\.)([\]\)}>"\'' "»”’ " r"]*+)\s*$": ".", r"([:,])([^\d])": ":,", r"([:,])$": ":,",
-    r"\.{2,}": ".", r"[;@#$%&]": ";@#$%&", r"[\u2012-\u2015]": "\u2012\u2013\u2014\u2015",
-    r'([^\.])(\.)([\]\)}>"\']*)\s*$': ".", r"[?!]": "?!", r"([^'])' ": "'", r"[*]": "*",
-    r"[\]\[\(\)\{\}\<\>]": "[](){}<>", r"--": "-", "([»”’])": "»”’", r"''": "'", r'"': '"',
-    r"([^' ])('[sS]|'[mM]|'[dD]|') ": "'", r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ": "'",
-}
-
-
-def _steps(pairs) -> list[tuple[frozenset[str] | None, object, str, frozenset[str]]]:
-    # NLTK wraps most patterns in ``nltk.redos.TimedPattern`` (a ``regex`` pattern run under a
-    # wall-clock timeout); the wrapper costs more than the match on short sentences. These are
-    # NLTK's own constant patterns, so we call the same compiled pattern directly: same output.
-    steps = []
-    for pattern, replacement in pairs:
-        needs = _NEEDS.get(pattern.pattern)
-        sub = getattr(pattern, "_rx", pattern).sub
-        # A substitution can only bring in characters of its replacement text (e.g. '"' -> "''").
-        steps.append((frozenset(needs) if needs else None, sub, replacement, frozenset(replacement)))
-    return steps
-
-
-@functools.cache
-def _tokenizer_steps() -> tuple[list, list, list]:
-    """NLTKWordTokenizer.tokenize (convert_parentheses=False), step by step, in its order:
-    the substitutions before padding, after padding, and the contractions.
-
-    Built on first use: importing NLTK takes longer than a small run, and registering the
-    built-in plugins (which imports this module) must not pay for it when BLEU does not run.
-    """
-    from nltk.tokenize import NLTKWordTokenizer as tokenizer
-
-    return (
-        _steps((*tokenizer.STARTING_QUOTES, *tokenizer.PUNCTUATION, tokenizer.PARENS_BRACKETS,
-                tokenizer.DOUBLE_DASHES)),
-        _steps(tokenizer.ENDING_QUOTES),
-        _steps((p, r" \1 \2 ") for p in (*tokenizer.CONTRACTIONS2, *tokenizer.CONTRACTIONS3)),
-    )
-# Every contraction pattern's match contains its groups' letters verbatim (same engine, same
-# case-insensitivity), so when this finds nothing none of the ten can match.
-_ANY_CONTRACTION = re.compile(r"(?i)cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna|'tis|'twas")
-
-
-def treebank_words(sentence: str) -> list[str]:
-    """``NLTKWordTokenizer().tokenize(sentence)``, token for token, without NLTK's per-call overhead."""
-    before_padding, after_padding, contractions = _tokenizer_steps()
-    chars = set(sentence)  # a superset of the sentence's characters at every step
-    for needs, sub, replacement, adds in before_padding:
-        if needs is None or not needs.isdisjoint(chars):
-            sentence = sub(replacement, sentence)
-            chars |= adds
-    sentence = " " + sentence + " "
-    for needs, sub, replacement, adds in after_padding:
-        if needs is None or not needs.isdisjoint(chars):
-            sentence = sub(replacement, sentence)
-            chars |= adds
-    if _ANY_CONTRACTION.search(sentence):
-        for _, sub, replacement, _ in contractions:
-            sentence = sub(replacement, sentence)
-    return sentence.split()
+# Tokens of distinct texts kept for the run (emptied when full): an answer or expected answer
+# that recurs (the same text under several models or test cases) is tokenised once. Texts
+# longer than _TOKEN_CACHE_MAX_CHARS are not kept: they rarely recur and would hold megabytes.
+_TOKEN_CACHE_SIZE = 50_000
+_TOKEN_CACHE_MAX_CHARS = 5_000
 
 
 def _ngrams(tokens: list[str], n: int) -> Counter:
@@ -143,10 +84,16 @@ def bleu_scores(reference_length: int, reference_counts: list[Counter], candidat
     if not reference_length or not c:
         return dict(_ZEROS)
     log_precisions = []  # log p_n for the orders the answer has (n <= c)
+    matched = 1
     for n in range(1, min(c, len(BLEU_WEIGHTS)) + 1):
-        ref = reference_counts[n - 1]
-        hyp = _ngrams(candidate, n)
-        matched = sum(min(count, ref[gram]) for gram, count in hyp.items() if gram in ref)
+        # With no (n-1)-gram in common there is no n-gram in common either (its first n - 1
+        # tokens would be one): the counts need not be built.
+        if matched:
+            ref = reference_counts[n - 1]
+            hyp = _ngrams(candidate, n)
+            # Clipped matches over the n-grams both hold, summed in C (set intersection, map).
+            common = hyp.keys() & ref.keys()
+            matched = sum(map(min, map(hyp.__getitem__, common), map(ref.__getitem__, common)))
         if n == 1 and not matched:
             return dict(_ZEROS)  # NLTK: no unigram match -> 0, before any smoothing
         total = c - n + 1
@@ -209,12 +156,21 @@ class BleuEvaluator(Evaluator):
         # expected answer -> (token count, its 1..4-gram counts); references repeat across models,
         # so each is tokenised and counted once while it stays among the most recently used.
         self._reference = functools.lru_cache(maxsize=_REFERENCE_CACHE_SIZE)(self._analyse_reference)
+        self._tokens: dict[str, list[str]] = {}  # text -> its tokens (see _TOKEN_CACHE_SIZE)
 
     def tokenize(self, text: str) -> list[str]:
-        """Word tokens of ``text``: Treebank tokens of each (untrained Punkt) sentence."""
-        if self._lowercase:
-            text = text.lower()
-        return [token for sentence in self.ctx.split_sentences(text) for token in treebank_words(sentence)]
+        """Word tokens of ``text``: Treebank tokens of each (untrained Punkt) sentence.
+
+        The list is shared with the run's token cache: callers must not change it.
+        """
+        tokens = self._tokens.get(text)
+        if tokens is None:
+            tokens = words(text.lower() if self._lowercase else text)
+            if len(text) <= _TOKEN_CACHE_MAX_CHARS:
+                if len(self._tokens) >= _TOKEN_CACHE_SIZE:
+                    self._tokens.clear()
+                self._tokens[text] = tokens
+        return tokens
 
     def _analyse_reference(self, text: str) -> tuple[int, list[Counter]]:
         """(token count, 1..4-gram counts) of an expected answer."""
