@@ -32,100 +32,18 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
 from .cache import ResponseCache, request_key
 from .configs import LLMConfig
 from .rate_limit import RateLimiter, RetryPolicy
+from .requests import ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest
 from .secrets import Redactor
 
 __all__ = ["LLMRequest", "Completion", "LLMClient", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS",
            "SUT_EVENTS"]
-
-
-@dataclass(frozen=True)
-class ClientEvents:
-    """The journal's names for one client's events: who is asked decides the words."""
-
-    cls: str
-    who: str  # the field that names the configuration (``annotator``); "" for none
-    cache_kind: str  # who asked, in the response cache's counts (``annotator``, ``sut``)
-    fetched: str
-    cached: str
-    retrying: str
-    failed: str
-
-
-#: Judges (ModelBench's annotators).
-ANNOTATOR_EVENTS = ClientEvents("LLMClient", "annotator", "annotator", "fetched annotator response",
-                                "using cached annotator response", "retrying annotator request",
-                                "annotator request failed")
-#: Models under test (ModelBench's SUTs); the item fields (test case, model key) come with the tags.
-SUT_EVENTS = ClientEvents("HostWorker", "", "sut", "fetched sut response", "using cached sut response",
-                          "retrying sut request", "sut request failed")
-
-
-@dataclass
-class LLMRequest:
-    """One question to an LLM.
-
-    Attributes:
-        messages: chat messages (``{"role": ..., "content": ...}``).
-        repeat: which of N repeated askings this is (part of the cache key).
-        max_tokens: a lower cap than the configuration's for this request, or None.
-        tags: item fields for the journal (``evaluator``, ``test_case_key``, ``model_key``).
-        labels: the answers allowed (a judge's verdict labels), or None for free text.
-    """
-
-    messages: list[dict[str, str]]
-    repeat: int = 0
-    max_tokens: int | None = None
-    tags: dict[str, Any] = field(default_factory=dict)
-    labels: tuple[str, ...] | None = None
-
-
-@dataclass
-class Completion:
-    """The outcome of one request: ``text`` when answered, ``error`` when every attempt failed."""
-
-    text: str | None
-    cached: bool = False
-    error: str | None = None
-    attempts: int = 0
-    seconds: float = 0.0
-    key: str = ""
-    #: What the backend said besides the text (token usage, retrieved contexts); from the cache
-    #: too when the client keeps envelopes.
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def confidence(self) -> float | None:
-        """For a labelled request answered with probabilities: the chosen label's probability among the
-        labels; None when only text was available."""
-        value = self.meta.get("confidence")
-        return float(value) if isinstance(value, (int, float)) else None
-
-
-@dataclass
-class ClientStats:
-    """Counters of one client over a run (run.json)."""
-
-    requests: int = 0
-    cached: int = 0
-    fetched: int = 0
-    failed: int = 0
-    retries: int = 0
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
-                "retries": self.retries, "call_seconds": round(self.seconds, 3)}
 
 
 class LLMClient:
