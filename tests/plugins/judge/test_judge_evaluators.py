@@ -1,4 +1,7 @@
-"""Every judge evaluator against the scripted judge server: verdicts, metrics, problems, leaderboards."""
+"""Every judge evaluator against the scripted judge server: verdicts, metrics, problems, leaderboards.
+
+The run turns calibration off: the verdicts themselves are tested here, and a scripted judge that
+answers by model would fail its calibration (tests/core/test_judge_trust.py tests that path)."""
 
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ def judged(tmp_path_factory):
         configs = write_llm_configs(tmp / "llm.yaml", server.base_url)
         result = sonar_core.run(dataset=str(write_dataset(tmp / "d.json")), evaluators=list(METRICS),
                                 output_dir=str(tmp / "out"), run_id="r", llm_configs=str(configs),
-                                llm_cache=str(tmp / "cache.sqlite"))
+                                llm_cache=str(tmp / "cache.sqlite"), calibrate=False)
         calls = server.calls
     return result, calls
 

@@ -1,5 +1,8 @@
 """Judge runs as a whole: faults, the response cache across runs, resume after kill -9, secrets,
-repeats, a missing judge, and `sonar judges`."""
+repeats, a missing judge, and `sonar judges`.
+
+These runs turn calibration off (the scripted judge's verdicts are the subject here, and calibration
+asks the judge more questions); a run's calibration is tested in tests/core/test_judge_trust.py."""
 
 from __future__ import annotations
 
@@ -68,7 +71,7 @@ def test_faults_lose_no_row_and_a_second_run_makes_no_call(judge_server, tmp_pat
     configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url, timeout=0.5, retries=6, max_concurrency=1,
                                 backoff=0.01)
     dataset = write_dataset(tmp_path / "d.json")
-    common = {"dataset": str(dataset), "evaluators": JUDGES, "llm_configs": str(configs),
+    common = {"dataset": str(dataset), "evaluators": JUDGES, "llm_configs": str(configs), "calibrate": False,
               "llm_cache": str(tmp_path / "cache.sqlite")}
     first = sonar_core.run(output_dir=str(tmp_path / "first"), run_id="r", **common)
     assert first.status == "success", first.message
@@ -105,7 +108,8 @@ def test_concurrent_faults_lose_no_row(judge_server, tmp_path):
     configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url, timeout=0.5, retries=3, max_concurrency=6,
                                 backoff=0.01)
     result = sonar_core.run(dataset=str(write_dataset(tmp_path / "d.json")), evaluators=JUDGES,
-                            output_dir=str(tmp_path / "out"), run_id="r", llm_configs=str(configs), no_cache=True)
+                            output_dir=str(tmp_path / "out"), run_id="r", llm_configs=str(configs), no_cache=True,
+                            calibrate=False)
     assert result.status == "success"
     counts = _role_counts(result.run_dir)
     # A request whose 4 attempts all hit faults becomes a parse failure; it is never dropped.
@@ -120,7 +124,7 @@ def test_no_cache_and_refresh_cache_ask_again(judge_server, tmp_path):
     server = judge_server
     server.default = reply
     configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url)
-    common = {"dataset": str(write_dataset(tmp_path / "d.json")), "evaluators": ["sexism"],
+    common = {"dataset": str(write_dataset(tmp_path / "d.json")), "evaluators": ["sexism"], "calibrate": False,
               "llm_configs": str(configs), "llm_cache": str(tmp_path / "cache.sqlite")}
     sonar_core.run(output_dir=str(tmp_path / "a"), **common)
     assert server.calls == 12
@@ -144,7 +148,7 @@ def test_kill_9_then_resume_asks_only_for_missing_rows(judge_server, tmp_path, s
     dataset.write_text(json.dumps(rows), encoding="utf-8")
     configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url, max_concurrency=2)
     cache = tmp_path / "cache.sqlite"
-    args = [sonar_cli, "run", "--no-progress", "-d", str(dataset), "-e", "contact_information", "--llm-configs",
+    args = [sonar_cli, "run", "--no-progress", "--no-calibrate", "-d", str(dataset), "-e", "contact_information", "--llm-configs",
             str(configs), "--llm-cache", str(cache), "--run-id", "r", "-o", str(tmp_path / "out")]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
@@ -221,7 +225,7 @@ def test_repeats_give_a_majority_and_a_low_agreement_makes_the_judge_unreliable(
     result = sonar_core.run(dataset=str(write_dataset(tmp_path / "d.json")),
                             evaluators=[{"id": "sexism", "params": {"judge_repeats": 3}}],
                             output_dir=str(tmp_path / "out"), run_id="r", llm_configs=str(configs),
-                            no_cache=True)
+                            no_cache=True, calibrate=False)
     assert server.calls == 36 and set(asked.values()) == {3}
     folder = next(result.run_dir.glob("explainer_*"))
     rows = json.loads((folder / names.EVAL_RESULTS / "application_json" / "explanation.json").read_text())["results"]
@@ -250,7 +254,8 @@ def test_byop_needs_only_the_inputs_its_template_uses(judge_server, tmp_path):
     configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url)
     template = "Does {{ACTUAL_ANSWER}} match {{EXPECTED_ANSWER}}? Say true or false."
     result = sonar_core.run(dataset=str(dataset), evaluators=[{"id": "byop", "params": {"prompt_template": template}}],
-                            output_dir=str(tmp_path / "out"), run_id="r", llm_configs=str(configs), no_cache=True)
+                            output_dir=str(tmp_path / "out"), run_id="r", llm_configs=str(configs), no_cache=True,
+                            calibrate=False)
     assert result.status == "success"
     assert [c.prompt for c in server.requests] == ["Does a match Reference summary of t1.? Say true or false."]
     dataset_problems = [p for p in result.problems if p["problem_type"] == "dataset"]
@@ -266,7 +271,8 @@ def test_max_rows_scores_whole_test_cases_and_the_report_says_so(judge_server, t
     configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url)
     result = sonar_core.run(dataset=str(write_dataset(tmp_path / "d.json")),
                             evaluators=[{"id": "contact_information", "max_rows": 7}],
-                            output_dir=str(tmp_path / "out"), run_id="r", llm_configs=str(configs), no_cache=True)
+                            output_dir=str(tmp_path / "out"), run_id="r", llm_configs=str(configs), no_cache=True,
+                            calibrate=False)
     assert server.calls == 6
     folder = next(result.run_dir.glob("explainer_*"))
     rows = json.loads((folder / names.EVAL_RESULTS / "application_json" / "explanation.json").read_text())["results"]
