@@ -61,6 +61,9 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
     )
     model_params: ClassVar[dict[str, str]] = {"embedding_model": "embedding"}
     uses_embeddings: ClassVar[bool] = True
+    # Embeddings come from the models extra's sentence-transformers.
+    extra: ClassVar[str | None] = "ragas,models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core', 'torch', 'sentence_transformers')
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("answer_relevancy", "Answer relevancy", "Mean cosine similarity between the question and the questions "
                "the judge generated from the actual answer (0 for a noncommittal answer).", value_range=(-1.0, 1.0),

@@ -161,6 +161,8 @@ class RagasEvaluator(Evaluator):
     """Base of the RAGAS family; see the module docstring."""
 
     requires_judge: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "ragas"
+    needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core')
     # ragas re-renders and re-parses every prompt even when its answer is cached: a rerun reads
     # finished rows back instead (keyed by the ragas version, parameters, judge and inputs).
     caches_row_results: ClassVar[bool] = True

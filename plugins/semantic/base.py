@@ -38,6 +38,8 @@ class SemanticEvaluator(Evaluator):
     parameters: ClassVar[tuple[Param, ...]] = (EMBEDDING_MODEL,)
     model_params: ClassVar[dict[str, str]] = {"embedding_model": "embedding"}
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'sentence_transformers')
 
     def sentences(self, text: str) -> tuple[str, ...]:
         """The sentences of ``text`` (see sentences.py), cached by text for the process."""
