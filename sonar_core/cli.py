@@ -11,16 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table as RichTable
-from rich.text import Text as RichText
 
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
+from .terminal import LazyConsole, RichTable, RichText, terminal_width
 
 __all__ = ["main", "cli"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
-_out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+_out = LazyConsole(highlight=False, width=terminal_width())
 
 
 def _fail(message: str, code: int) -> None:
@@ -53,6 +51,8 @@ def _parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
 
 
 def _parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not values:
+        return []
     import yaml
 
     hosts = []
