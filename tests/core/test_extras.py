@@ -113,3 +113,12 @@ def test_declaration_reasons():
         extra = None
 
     assert NoExtra.declaration_problem() == "NoExtra declares needs_modules but no 'extra' that installs them"
+
+
+def test_local_judge_needs_the_models_extra(no_torch, tmp_path):
+    # The default judge runs SmolLM2 on this machine: on a base install the judge evaluators are
+    # skipped saying what to install, instead of failing every row.
+    result = CliRunner().invoke(cli, ["run", "--dataset", "demo", "-e", "sexism", "--no-progress", "-o", str(tmp_path),
+                                      "--run-id", "j", "--judge", "local-smollm2"])
+    assert result.exit_code == 0, result.output
+    assert f"  skipped sexism: judge 'local-smollm2' is not available: {REASON}\n" in result.stderr
