@@ -10,7 +10,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # The build backend is chatty even with --quiet: keep its output in a log, show it on failure.
 if ! { .venv/bin/python -m pip install --quiet --upgrade pip &&
-       .venv/bin/python -m pip install --quiet -e '.[test]'; } > .venv/install.log 2>&1; then
+       .venv/bin/python -m pip install --quiet -e '.[all,test]'; } > .venv/install.log 2>&1; then
   cat .venv/install.log >&2
   echo "quickstart: installing Sonar failed (log above, also in .venv/install.log)" >&2
   exit 1

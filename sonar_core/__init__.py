@@ -50,13 +50,20 @@ __all__ = [
     "load_dataset",
     "load_sequence_classifier",
     "model_inputs",
+    "open_run",
     "run",
     "__version__",
 ]
 
 
-def run(*args, **kwargs):
-    """Run evaluators over a dataset; see :func:`sonar_core.api.run`."""
-    from .api import run as _run  # lazy: importing the package must not load plugins
+#: Names served by :mod:`sonar_core.api` on first use: importing the package must not load the run
+#: layer (nor plugins); ``sonar_core.run`` is then api.run itself, typed signature and all.
+_API = ("run", "open_run", "resume", "RunResult")
 
-    return _run(*args, **kwargs)
+
+def __getattr__(name: str):
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'sonar_core' has no attribute '{name}'")

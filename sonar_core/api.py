@@ -1,48 +1,137 @@
-"""The Python API: the same as ``sonar run``."""
+"""The Python API: the same as ``sonar run``, with every setting a typed, documented parameter.
+
+Example (docs/python-api.md)::
+
+    import sonar_core
+    result = sonar_core.run(dataset="demo", evaluators=["text_matching", "rouge"], output_dir="reports")
+    result.rows("rouge")          # a pandas DataFrame (datatable Frame without pandas)
+    result.leaderboard("rouge")
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Mapping, Sequence
 
 from . import names
-from .config import RunConfig, build_config, load_config
-from .execution import PreviousRun, RunResult, execute_run
+from .config import EvaluatorSpec, PerturbSpec, RunConfig, build_config, load_config
+from .execution import PreviousRun, execute_run
+from .results import RunResult, open_run
 
-__all__ = ["run", "resume"]
+__all__ = ["run", "resume", "open_run", "RunResult"]
+
+#: Where an unknown setting is reported from, as for the CLI's flags.
+_SOURCE = "<command line>"
 
 
-def run(config: RunConfig | dict[str, Any] | str | Path | None = None, *, progress: bool = False,
-        **overrides: Any) -> RunResult:
-    """Run evaluators over a dataset and write a result directory.
+def _settings_checked(func):
+    """An unknown keyword is an unknown configuration key, reported in the CLI's words, not a TypeError."""
+    signature = inspect.signature(func)
+
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any):
+        unknown = [key for key in kwargs if key not in signature.parameters]
+        if unknown:
+            # The configuration's own validation words it, exactly as for a YAML key or a flag.
+            build_config({key: kwargs[key] for key in unknown}, _SOURCE)
+        return func(*args, **kwargs)
+
+    return checked
+
+
+@_settings_checked
+def run(
+    config: RunConfig | Mapping[str, Any] | str | Path | None = None,
+    *,
+    name: str | None = None,
+    dataset: str | Path | None = None,
+    output_dir: str | Path | None = None,
+    run_id: str | None = None,
+    evaluators: Sequence[str | EvaluatorSpec | Mapping[str, Any]] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    strict: bool | None = None,
+    fail_on_problems: Literal["HIGH", "MEDIUM", "LOW"] | None = None,
+    plugins: Sequence[str] | None = None,
+    batch_size: int | None = None,
+    device: str | None = None,
+    llm_configs: str | Path | None = None,
+    default_judge: str | None = None,
+    llm_cache: str | Path | None = None,
+    no_cache: bool | None = None,
+    refresh_cache: bool | None = None,
+    csv_formula_escape: bool | None = None,
+    perturb: Sequence[PerturbSpec | Mapping[str, Any]] | None = None,
+    base_dir: str | Path | None = None,
+    test_suite: str | Path | None = None,
+    hosts: Sequence[Mapping[str, Any]] | None = None,
+    prices: Mapping[str, Mapping[str, Any]] | None = None,
+    calibrate: bool | None = None,
+    progress: bool = False,
+) -> RunResult:
+    """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
+
+    Every setting is the configuration key of the same name (docs/configuration.md, ``sonar run
+    --help``); one left as None keeps the value of ``config`` (a YAML file, a dict or a RunConfig),
+    else the default. An unknown setting raises :class:`sonar_core.ConfigError` with the CLI's message.
 
     Args:
         config: a RunConfig, a dict of configuration keys, or the path of a YAML file.
+        name: the run's name, the stem of its folder (default ``run``).
+        dataset: the LLM dataset to score (a .json/.jsonl/.csv path, or ``demo``).
+        output_dir: the folder the run folder is made in (default ``reports``).
+        run_id: the run folder's name (default ``<name>-<timestamp>``).
+        evaluators: evaluator ids, ``offline`` (every evaluator that needs no network or judge), or
+            ``{"id": ..., "name": ..., "params": {...}, "thresholds": {...}, "categories": [...]}``.
+        thresholds: metric key -> threshold, for every evaluator.
+        strict: an evaluator that cannot run, or a plugin that fails to load, is an error.
+        fail_on_problems: exit code 5 when a problem of this severity or higher is found.
+        plugins: extra plugin modules to load (``sonar run -p``).
+        batch_size: rows per ``evaluate()`` call (default 512).
+        device: where models run: ``auto``, ``cpu``, ``cuda``, ``cuda:1``...
+        llm_configs: YAML file of LLM (judge) configurations (docs/judges.md).
+        default_judge: the judge of every judge evaluator that names none.
+        llm_cache: the LLM response cache file.
+        no_cache: neither read nor write the LLM response cache.
+        refresh_cache: ask the LLMs again instead of using cached answers.
+        csv_formula_escape: prefix CSV cells that a spreadsheet would run as formulas with ``'``.
+        perturb: perturbed copies of the test suite's test cases (needs ``test_suite``).
+        base_dir: the folder relative paths are resolved from.
+        test_suite: test cases without answers, asked of ``hosts`` (docs/hosts.md).
+        hosts: the models under test, ``{key, kind, ...settings}`` each.
+        prices: host key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens.
+        calibrate: check each judge against its calibration set before the run (default on).
         progress: show a progress bar on the terminal.
-        **overrides: configuration keys that replace the file's (``dataset=...``,
-            ``evaluators=[...]``, ``output_dir=...``, ``thresholds={...}``, ...).
 
     Returns:
-        RunResult with the run folder, status, exit code, problems and insights.
-
-    Example::
-
-        import sonar_core
-        result = sonar_core.run(dataset="demo", evaluators=["text_matching"], output_dir="reports")
-        print(result.run_dir, result.status)
+        RunResult: ``run_dir``, ``status``, ``exit_code``, ``problems``, ``insights``, ... and the
+        tables ``rows()``, ``leaderboard(evaluator)``, ``problems()``, ``insights()``.
     """
+    given = dict(locals())
+    settings = {key: _plain(value) for key, value in given.items()
+                if key not in ("config", "progress") and value is not None}
     if isinstance(config, RunConfig):
-        # Through validation again: model_copy(update=...) would accept any override unchecked.
-        cfg = build_config({**config.model_dump(), **overrides}) if overrides else config
-    elif isinstance(config, dict):
-        cfg = build_config({**config, **overrides})
+        # Through validation again: model_copy(update=...) would accept any setting unchecked.
+        cfg = build_config({**config.model_dump(exclude_unset=False), **settings}) if settings else config
+    elif isinstance(config, Mapping):
+        cfg = build_config({**config, **settings})
     else:
-        cfg = load_config(config, overrides) if config is not None else build_config(overrides)
-    return execute_run(cfg, progress=progress)
+        cfg = load_config(config, settings) if config is not None else build_config(settings, _SOURCE)
+    return RunResult.of(execute_run(cfg, progress=progress))
+
+
+def _plain(value: Any) -> Any:
+    """Paths as strings and sequences as lists, as the configuration holds them."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
 
 
 def resume(run_dir: str | Path, *, progress: bool = False) -> RunResult:
     """Finish a run that was interrupted: only evaluators without a done marker run again."""
     previous = PreviousRun.open(run_dir)  # run.json is read once, here
     config = build_config(previous.parameters(), str(previous.run_dir / names.RUN_JSON))
-    return execute_run(config, previous=previous, progress=progress)
+    return RunResult.of(execute_run(config, previous=previous, progress=progress))

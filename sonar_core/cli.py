@@ -11,17 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table as RichTable
-from rich.text import Text as RichText
 
 from . import names
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
+from .terminal import LazyConsole, RichTable, RichText, terminal_width
 
 __all__ = ["main", "cli"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
-_out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+_out = LazyConsole(highlight=False, width=terminal_width())
 
 
 def _fail(message: str, code: int) -> None:
@@ -54,6 +52,8 @@ def _parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
 
 
 def _parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not values:
+        return []
     import yaml
 
     hosts = []
@@ -206,10 +206,14 @@ def evaluators_command(plugins, as_json: bool) -> None:
             click.echo(f"warning: {failure.message()}", err=True)
         return
     table = RichTable(title="Sonar evaluators")
-    for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS):
+    # Evaluators whose extra is not installed say what they need, in a column shown only then.
+    needs = {eid: cls.needs() for eid, cls in manager.evaluators.items()}
+    extra_column = ("Needs",) if any(needs.values()) else ()
+    for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS, *extra_column):
         table.add_column(column)
     for eid, cls in manager.evaluators.items():
-        table.add_row(eid, cls.display_name, cls.kind.value, *overview_cells(cls))
+        table.add_row(eid, cls.display_name, cls.kind.value, *overview_cells(cls),
+                      *((RichText(needs[eid] or ""),) if extra_column else ()))
     _out.print(table)
     for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
@@ -243,6 +247,8 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
                + (f"; optional: {', '.join(i.value for i in cls.optional_inputs)}" if cls.optional_inputs else ""))
     _out.print(f"Result kind: {cls.kind.value}; judge: {'yes' if cls.requires_judge else 'no'}; "
                f"GPU: {'yes' if cls.supports_gpu else 'no'}; plugin: {manager.owner_of(cls.id)}")
+    if reason := cls.missing_extra():
+        _out.print(f"Not installed: {reason}", markup=False, highlight=False)
     metrics = RichTable(title="Metrics")
     for column in ("Key", "Name", "Range", "Better", "Threshold", "Primary"):
         metrics.add_column(column)

@@ -18,7 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError, validation_message
@@ -181,6 +180,8 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     data: dict[str, Any] = {}
     source = "<command line>"
     if path is not None:
+        import yaml  # here: a run configured by flags or from Python reads no YAML
+
         path = Path(path)
         source = str(path)
         if not path.is_file():

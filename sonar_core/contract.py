@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
 
+from . import extras
 from .inputs import Input
 from .params import COMMON_PARAMETERS, Param, ParameterError
 
@@ -207,6 +208,14 @@ class Evaluator:
     #: evaluator's results for the same inputs change.
     caches_row_results: ClassVar[bool] = False
     result_version: ClassVar[str] = "1"
+    #: The pip extra of ``sonar-eval`` this evaluator needs beyond the base install (``"models"``,
+    #: ``"ragas"``, or several as pip writes them, ``"ragas,models"``); None for the base install.
+    #: Without it the evaluator is still listed (``needs: sonar-eval[models]``), and a run skips it
+    #: saying what to install (an error under ``--strict``).
+    extra: ClassVar[str | None] = None
+    #: Import names that prove ``extra`` is installed, e.g. ``("torch", "transformers")``: found
+    #: with ``importlib.util.find_spec``, never imported, so listing evaluators stays cheap.
+    needs_modules: ClassVar[tuple[str, ...]] = ()
     #: AVID problem type for threshold problems (accuracy, privacy, security, ...).
     problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Generation"
@@ -262,7 +271,23 @@ class Evaluator:
             return f"{cls.__name__} declares several primary metrics: {', '.join(primaries)}"
         if cls.evaluate is Evaluator.evaluate:
             return f"{cls.__name__} does not implement evaluate()"
+        if cls.needs_modules and not (isinstance(cls.extra, str) and cls.extra):
+            return f"{cls.__name__} declares needs_modules but no 'extra' that installs them"
         return None
+
+    @classmethod
+    def needs(cls) -> str | None:
+        """The requirement to install (``sonar-eval[models]``) when a module the evaluator needs is
+        missing; None when it can run on this installation."""
+        if cls.extra and extras.missing_modules(cls.needs_modules):
+            return extras.requirement(cls.extra)
+        return None
+
+    @classmethod
+    def missing_extra(cls) -> str | None:
+        """Why the evaluator cannot run on this installation (its extra is not installed), or None."""
+        missing = extras.missing_modules(cls.needs_modules) if cls.extra else []
+        return extras.missing_reason(cls.extra, missing) if missing else None
 
     @classmethod
     def judge_key(cls, params: dict[str, Any]) -> str | None:

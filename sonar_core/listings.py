@@ -40,6 +40,9 @@ def _evaluator_summary(cls: type[Evaluator], plugins: PluginManager) -> dict[str
         "supports_gpu": cls.supports_gpu,
         "offline": cls.offline,
         "primary_metric": cls.primary_metric().key,
+        # The extra it needs beyond the base install, and that requirement again when it is not installed.
+        "extra": cls.extra,
+        "needs": cls.needs(),
     }
 
 

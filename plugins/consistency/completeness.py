@@ -10,7 +10,10 @@ segment between two points plus, from each of its two ends, the longest further 
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["three_segment_distance", "snap_to_context", "completeness", "reduce"]
 
@@ -20,11 +23,15 @@ UMAP_DIMENSIONS = 5
 
 
 def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=-1))
 
 
 def three_segment_distance(points: np.ndarray) -> float:
     """Longest segment |ab| plus the longest segment from a and the longest from b to other points."""
+    import numpy as np
+
     if len(points) < 2:
         return 0.0
     d = _distances(points, points)
@@ -36,6 +43,8 @@ def three_segment_distance(points: np.ndarray) -> float:
 
 def snap_to_context(summary: np.ndarray, context: np.ndarray) -> np.ndarray:
     """Indices of the context points the summary points snap to (unique, sorted); far points are dropped."""
+    import numpy as np
+
     if len(summary) == 0 or len(context) == 0:
         return np.array([], dtype=int)
     within = _distances(context, context)[np.triu_indices(len(context), k=1)]

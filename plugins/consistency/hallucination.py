@@ -69,6 +69,8 @@ class HallucinationEvaluator(Evaluator):
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.RETRIEVED_CONTEXT, Input.ACTUAL_ANSWER)
     compatibility: ClassVar[tuple[str, ...]] = ("rag",)
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'transformers')
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("hallucination_model", str, "vectara/hallucination_evaluation_model",
               "Factual-consistency classifier: a Hugging Face id in the local cache or a local model folder. "

@@ -13,11 +13,12 @@ An NLI model scores every (document sentence, summary sentence) pair; the probab
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Sequence
 
 from sonar_core import model_inputs
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["nli_label_indices", "nli_image", "summac_zs", "summac_conv", "PERCENTILE_BINS", "CONV_ROWS"]
 
@@ -47,6 +48,7 @@ def nli_label_indices(id2label: dict[int, str]) -> tuple[int, int]:
 def nli_image(model: Any, tokenizer: Any, premises: Sequence[str], hypotheses: Sequence[str],
               max_length: int = 500) -> np.ndarray:
     """Array (2, len(premises), len(hypotheses)): entailment and contradiction probabilities."""
+    import numpy as np
     import torch
 
     entailment, contradiction = nli_label_indices(model.config.id2label)
@@ -65,11 +67,15 @@ def nli_image(model: Any, tokenizer: Any, premises: Sequence[str], hypotheses: S
 
 def summac_zs(image: np.ndarray) -> float:
     """mean over summary sentences of (max entailment - max contradiction) over document sentences."""
+    import numpy as np
+
     return float(np.mean(image[0].max(axis=0) - image[1].max(axis=0)))
 
 
 def summac_conv(image: np.ndarray, weights: dict[str, Any], bins: Sequence[float] = PERCENTILE_BINS) -> float:
     """SummaC Conv's probability that the summary is consistent, from the entailment image."""
+    import numpy as np
+
     histograms = [np.histogram(image[0][:, j], range=(0, 1), bins=list(bins))[0]
                   for j in range(min(image.shape[2], CONV_ROWS))]
     mlp_w = weights["mlp.weight"].double().numpy().reshape(-1)

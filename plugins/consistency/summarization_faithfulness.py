@@ -42,6 +42,8 @@ class SummarizationFaithfulnessEvaluator(Evaluator):
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.ACTUAL_ANSWER)
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'transformers', 'sentence_transformers', 'umap')
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("nli_model", str, "tals/albert-xlarge-vitaminc-mnli",
               "NLI classifier for SummaC: a Hugging Face id in the local cache or a local folder; its labels must "

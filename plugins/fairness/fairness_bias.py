@@ -41,6 +41,8 @@ class FairnessBiasEvaluator(Evaluator):
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER,)
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'transformers')
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("bias_model", str, "d4data/bias-detection-model",
               "Bias classifier: a Hugging Face id in the local cache or a local model folder."),

@@ -46,6 +46,8 @@ class ToxicityEvaluator(Evaluator):
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER,)
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('profanity_check', 'sklearn', 'joblib')
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("detoxify_model", str, "detoxify-original",
               "detoxify model used when present: 'detoxify-original' (its checkpoint in the store folder or the "

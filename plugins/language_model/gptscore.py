@@ -47,6 +47,8 @@ class GptScoreEvaluator(Evaluator):
     """Base of the GPTScore evaluators: batched ANLL of every (prefix, target) pair of a batch of rows."""
 
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'transformers')
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("gpt_score_model", str, DEFAULT_LM,
               "Causal language model that scores the texts: a model the store knows (SmolLM2-135M-Instruct, "

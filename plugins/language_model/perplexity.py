@@ -40,6 +40,8 @@ class PerplexityEvaluator(Evaluator):
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.ACTUAL_ANSWER,)
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'transformers', 'lmppl')
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("perplexity_model", str, DEFAULT_LM,
               "Causal language model that scores the answers: a model the store knows (SmolLM2-135M-Instruct, "

@@ -53,6 +53,9 @@ class AnswerCorrectnessEvaluator(RagasEvaluator):
     )
     model_params: ClassVar[dict[str, str]] = {"embedding_model": "embedding"}
     uses_embeddings: ClassVar[bool] = True
+    # Embeddings come from the models extra's sentence-transformers.
+    extra: ClassVar[str | None] = "ragas,models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core', 'torch', 'sentence_transformers')
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("answer_correctness", "Answer correctness", "Weighted mean of the factuality F1 and the semantic "
                "similarity of the actual and the expected answer.", threshold=0.75, is_primary=True),

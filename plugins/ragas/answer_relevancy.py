@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sonar_core import Input, Metric, Param, Row, RowResult
 
 from .base import EMBEDDING_MODEL, JUDGE_KEY, RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric, quote
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["AnswerRelevancyEvaluator", "generated_questions"]
 
@@ -16,6 +17,8 @@ __all__ = ["AnswerRelevancyEvaluator", "generated_questions"]
 def generated_questions(scored: Scored, question: str, embed) -> list[dict[str, Any]]:
     """The questions the judge generated from the answer, each with its noncommittal flag and its cosine
     similarity to the question asked (the vectors are the ones ragas used: cached by the service)."""
+    import numpy as np
+
     from ragas.metrics._answer_relevance import ResponseRelevanceOutput
 
     outputs = scored.of_type(ResponseRelevanceOutput)
@@ -61,6 +64,9 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
     )
     model_params: ClassVar[dict[str, str]] = {"embedding_model": "embedding"}
     uses_embeddings: ClassVar[bool] = True
+    # Embeddings come from the models extra's sentence-transformers.
+    extra: ClassVar[str | None] = "ragas,models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core', 'torch', 'sentence_transformers')
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("answer_relevancy", "Answer relevancy", "Mean cosine similarity between the question and the questions "
                "the judge generated from the actual answer (0 for a noncommittal answer).", value_range=(-1.0, 1.0),

@@ -25,7 +25,6 @@ The machinery here:
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import hashlib
@@ -161,6 +160,8 @@ class RagasEvaluator(Evaluator):
     """Base of the RAGAS family; see the module docstring."""
 
     requires_judge: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "ragas"
+    needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core')
     # ragas re-renders and re-parses every prompt even when its answer is cached: a rerun reads
     # finished rows back instead (keyed by the ragas version, parameters, judge and inputs).
     caches_row_results: ClassVar[bool] = True
@@ -276,6 +277,8 @@ class RagasEvaluator(Evaluator):
                                                for m in self.metrics})
 
     async def _score_all(self, work: Sequence[tuple[Row, str, Any]]) -> list[Scored]:
+        import asyncio
+
         return list(await asyncio.gather(*(self._score_one(row, name, metric) for row, name, metric in work)))
 
     async def _score_one(self, row: Row, name: str, metric) -> Scored:
@@ -324,6 +327,9 @@ def _for_memo(scored: Scored) -> Scored:
 
 def _run(coroutine):
     """Run ``coroutine`` to completion, from a thread with or without an event loop of its own."""
+    # Here, not at the top: loading the plugin (every run does) need not import asyncio.
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

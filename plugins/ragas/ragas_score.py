@@ -52,6 +52,9 @@ class RagasScoreEvaluator(RagasEvaluator):
     )
     model_params: ClassVar[dict[str, str]] = {"embedding_model": "embedding"}
     uses_embeddings: ClassVar[bool] = True
+    # Embeddings come from the models extra's sentence-transformers.
+    extra: ClassVar[str | None] = "ragas,models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core', 'torch', 'sentence_transformers')
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("ragas", "RAGAS", "Harmonic mean of faithfulness, answer relevancy, context precision and context "
                "recall.", threshold=0.75, is_primary=True),

@@ -12,9 +12,10 @@ non-special token scores 0 (``bert_score``'s rule for empty texts).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["TokenVectors", "encode_tokens", "bertscore"]
 
@@ -32,6 +33,7 @@ class TokenVectors:
 def encode_tokens(model: Any, tokenizer: Any, texts: Sequence[str], layer: int = -1,
                   device: str = "cpu") -> list[TokenVectors]:
     """Token vectors of each text from hidden state ``layer`` (-1: the last layer; 0: the embeddings)."""
+    import numpy as np
     import torch
 
     limit = min(int(tokenizer.model_max_length or 512), int(getattr(model.config, "max_position_embeddings", 512)))

@@ -65,6 +65,8 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
     requires_hosts: ClassVar[bool] = True
     scores_perturbed_copies: ClassVar[bool] = False
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'transformers')
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("perturbation_type", str, "butter_finger",
               "Perturbator applied to the prompts (`sonar perturbators` lists them; fmeval's are butter_finger, "

@@ -13,8 +13,10 @@ deterministic.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["AlignmentStep", "Alignment", "align_steps", "MATCH", "MISMATCH", "INSERTION", "DELETION"]
 

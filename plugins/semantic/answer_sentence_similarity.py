@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
 from sonar_core import Input, Metric, Param, Row, RowResult
 
 from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
 from .sentences import SENTENCE_LEVEL, SENTENCE_PARAMETERS
 from .vectors import similarities
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["AnswerSemanticSentenceSimilarityEvaluator", "sentence_scores"]
 
@@ -66,6 +67,8 @@ class AnswerSemanticSentenceSimilarityEvaluator(SemanticEvaluator):
         return [self._score(answer, expected, vectors) for answer, expected in split]
 
     def _score(self, answer, expected, vectors) -> RowResult:
+        import numpy as np
+
         if not answer or not expected:
             missing = "actual answer" if not answer else "expected answer"
             return RowResult({"mean_answer_similarity": 0.0, "min_answer_similarity": 0.0},

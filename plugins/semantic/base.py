@@ -3,14 +3,15 @@ splitting and one embedding request per batch of rows."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from sonar_core import Evaluator, Param
 
 from .sentences import cached_split
 from .vectors import TextVectors
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["SemanticEvaluator", "EMBEDDING_MODEL", "MODEL_NOTE"]
 
@@ -38,6 +39,8 @@ class SemanticEvaluator(Evaluator):
     parameters: ClassVar[tuple[Param, ...]] = (EMBEDDING_MODEL,)
     model_params: ClassVar[dict[str, str]] = {"embedding_model": "embedding"}
     supports_gpu: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "models"
+    needs_modules: ClassVar[tuple[str, ...]] = ('torch', 'sentence_transformers')
 
     def sentences(self, text: str) -> tuple[str, ...]:
         """The sentences of ``text`` (see sentences.py), cached by text for the process."""
@@ -47,6 +50,8 @@ class SemanticEvaluator(Evaluator):
 
     def embed_batch(self, texts: Iterable[str]) -> TextVectors:
         """Vectors of every text a batch needs, from one ``ctx.embed`` request for the unique ones."""
+        import numpy as np
+
         # Shortest first: the service encodes a long request in chunks, and chunks of like lengths
         # pad least (one encode call already sorts its own texts by length).
         unique = sorted(dict.fromkeys(texts), key=len)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
 from sonar_core import Input, Metric, Param, Row, RowResult
 
 from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
 from .sentences import SENTENCE_PARAMETERS
 from .vectors import similarities
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["ContextRelevancySoftRecallPrecisionEvaluator"]
 
@@ -64,6 +65,8 @@ class ContextRelevancySoftRecallPrecisionEvaluator(SemanticEvaluator):
         return [self._score(question, chunks, vectors) for question, chunks in split]
 
     def _score(self, question, chunks, vectors) -> RowResult:
+        import numpy as np
+
         if not any(chunks):
             return RowResult({"recall_relevancy": 0.0, "precision_relevancy": 0.0}, error_message=NO_SENTENCES)
         sentences = [s for chunk in chunks for s in chunk]

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, ClassVar, Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 from sonar_core import Input, Metric, Param, Row, RowResult
 
@@ -14,6 +12,9 @@ from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
 from .sentences import SENTENCE_PARAMETERS
 from .steps import context_steps, text_steps
 from .vectors import similarities
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["StepAlignmentCompletenessEvaluator"]
 
@@ -98,6 +99,8 @@ class StepAlignmentCompletenessEvaluator(SemanticEvaluator):
         return [self._score(context, answer, vectors) for context, answer in found]
 
     def _score(self, context, answer, vectors) -> RowResult:
+        import numpy as np
+
         (source_steps, context_method), (answer_steps, answer_method) = context, answer
         if source_steps and answer_steps:
             matrix = similarities(vectors.of(source_steps), vectors.of(answer_steps))

@@ -7,9 +7,10 @@ vectors up by text. The vectors are L2-normalised, so a dot product is the cosin
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["TextVectors", "similarities", "pair_similarities"]
 
@@ -33,9 +34,13 @@ def similarities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     score stays in the catalogue's range [0, 1]; the upper clip only removes float rounding
     (an identical pair may come out as 1.0000001).
     """
+    import numpy as np
+
     return np.clip(a @ b.T, 0.0, 1.0)
 
 
 def pair_similarities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cosine similarity of each row of ``a`` with the same row of ``b`` (n,), clipped to [0, 1]."""
+    import numpy as np
+
     return np.clip(np.einsum("ij,ij->i", a, b), 0.0, 1.0)

@@ -198,10 +198,11 @@ class RougeEvaluator(Evaluator):
     def __init__(self, params, ctx) -> None:
         super().__init__(params, ctx)
         if self.params["use_stemmer"]:
-            # The same stemmer (and mode) as rouge_score.tokenizers.DefaultTokenizer.
-            from nltk.stem import porter
+            # The same stemmer (and mode) as rouge_score.tokenizers.DefaultTokenizer, loaded
+            # without NLTK's package __init__ (see .porter).
+            from .porter import porter_stemmer
 
-            self._stem = porter.PorterStemmer().stem
+            self._stem = porter_stemmer()
         else:
             self._stem = None
         # raw token -> final token, or None when rouge-score would drop it.

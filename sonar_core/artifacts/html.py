@@ -69,10 +69,20 @@ def row_why(result: RowResult) -> str:
 WITHHELD = "(answer withheld from the report: it may contain what leaked; see Why)"
 
 
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    # Compiling the templates is about 0.15 s of every run; jinja's cache (a private per-user temp
+    # folder, keyed by each template's source) keeps the compiled code between processes.
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):  # no safe temp folder: compile each time
+        return None
+
+
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("sonar_core", "templates"),
+        bytecode_cache=_bytecode_cache(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

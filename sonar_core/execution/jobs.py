@@ -87,6 +87,8 @@ def missing_models(jobs: list[Job]) -> dict[str, str]:
     store = get_store()
     reasons: dict[str, str] = {}
     for job in jobs:
+        if job.cls.missing_extra():  # its extra is missing: that is the reason, not the model
+            continue
         for param in job.cls.model_params:
             ref = job.params.get(param)
             if not ref:
@@ -109,10 +111,13 @@ def missing_columns(job: Job, dataset: LLMDataset) -> str | None:
 
 def incompatibilities(jobs: list[Job], dataset: LLMDataset, *, columns_known: bool, llm: LLMService,
                       hosts: HostPool | None) -> dict[str, str]:
-    """Label -> why the job cannot run: a missing column (when the dataset's columns are known, i.e.
-    not before the hosts answer a test suite), a missing model, no hosts, an unavailable judge."""
-    incompatible = {job.label: reason for job in jobs
-                    if columns_known and (reason := missing_columns(job, dataset))}
+    """Label -> why the job cannot run: its extra not installed, a missing column (when the dataset's
+    columns are known, i.e. not before the hosts answer a test suite), a missing model, no hosts, an
+    unavailable judge."""
+    incompatible = {job.label: reason for job in jobs if (reason := job.cls.missing_extra())}
+    for job in jobs:
+        if columns_known and job.label not in incompatible and (reason := missing_columns(job, dataset)):
+            incompatible[job.label] = reason
     for label, reason in missing_models(jobs).items():
         incompatible.setdefault(label, reason)
     for job in jobs:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import urllib.error
-import urllib.request
 from typing import Any
 
 from ..llm.backends import Answer, PermanentError, TransientError
@@ -64,6 +62,11 @@ class RAGHTTPBackend:
         return None
 
     def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
+        # Here, not at the top: every run registers this host kind, few use it (urllib.request
+        # brings http.client and ssl, about 10 ms).
+        import urllib.error
+        import urllib.request
+
         question = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:

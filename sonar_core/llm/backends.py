@@ -209,7 +209,11 @@ class LocalCausalLMBackend:
 
     def check(self) -> None:
         from ..errors import ModelMissingError
+        from ..extras import missing_modules, missing_reason
 
+        # On the base install (no torch): say which extra to install, not that every answer failed.
+        if missing := missing_modules(("torch", "transformers")):
+            raise PermanentError(missing_reason("models", missing))
         try:
             self._store().resolve(self.config.model)
         except ModelMissingError as exc:

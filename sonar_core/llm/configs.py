@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, validation_message
@@ -175,6 +174,8 @@ def load_llm_configs(path: str | Path | None = None, *, required: bool = False) 
             raise ConfigError(f"{source}: LLM configuration file not found")
         return result
     result.source = source
+    import yaml  # only when there is a file: most runs have none
+
     try:
         data = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:

@@ -18,12 +18,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .devices import pick_device
 from .store import ModelStore, get_store
+
+if TYPE_CHECKING:  # pragma: no cover
+    # numpy is imported where vectors are made: every run makes this service, few embed anything.
+    import numpy as np
 
 __all__ = ["EmbeddingService", "DEFAULT_EMBEDDING_MODEL", "cosine_matrix", "cosine"]
 
@@ -67,12 +69,16 @@ _ENCODE_LOCK = threading.Lock()
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cosine similarities of normalised row vectors: ``a`` (n, d) x ``b`` (m, d) -> (n, m)."""
     if len(a) == 0 or len(b) == 0:
+        import numpy as np
+
         return np.zeros((len(a), len(b)), dtype=np.float32)
     return a @ b.T
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine similarity of two normalised vectors."""
+    import numpy as np
+
     return float(np.dot(a, b))
 
 
@@ -123,6 +129,8 @@ class EmbeddingService:
 
     def embed(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:
         """Normalised embeddings of ``texts`` as an (n, d) float32 array, in order."""
+        import numpy as np
+
         model = model or self.default_model
         folder = str(self.store.resolve(model).resolve())
         found: dict[str, np.ndarray] = {}
@@ -152,6 +160,8 @@ class EmbeddingService:
         return np.stack([found[text] for text in texts])
 
     def _encode(self, model: str, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         encoder = self.store.load_sentence_transformer(model, self.device)
         started = time.perf_counter()
         # Chunks only so a progress bar can move; each chunk is still one batched encode call.

@@ -10,11 +10,12 @@ the same text whatever else the run does, and several perturbed copies can come 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..contract import Param, ParameterError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # a run without perturbations never imports numpy for them
 
 __all__ = ["Perturbator", "derive_seed"]
 

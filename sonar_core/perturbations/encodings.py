@@ -7,12 +7,13 @@ Deterministic: the seed changes nothing. ``template`` can wrap the encoded text 
 from __future__ import annotations
 
 import base64
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from ..contract import Param
 from .base import Perturbator
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["Base16", "Base64"]
 

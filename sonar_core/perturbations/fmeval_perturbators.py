@@ -9,12 +9,13 @@ that seed and ``num_perturbations=n`` (the first of them is ``perturb(text, name
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from ..contract import Param
 from .base import Perturbator
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["ButterFinger", "RandomUpperCase", "WhitespaceAddRemove", "BUTTER_FINGER_KEYS"]
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..errors import ConfigError
 from ..registry import Registry
 from .base import Perturbator
@@ -88,12 +86,16 @@ def make_perturbator(name: str, params: dict[str, Any] | None = None,
 
 def perturb(text: str, name: str, seed: int, **params: Any) -> str:
     """``text`` perturbed by perturbator ``name`` with a generator seeded with ``seed``."""
+    import numpy as np  # here: a run without perturbations never needs it
+
     return make_perturbator(name, params).apply(text, np.random.default_rng(seed))
 
 
 def perturb_many(text: str, name: str, seed: int, n: int, **params: Any) -> list[str]:
     """``n`` perturbed copies of ``text`` drawn one after the other from one generator seeded with ``seed``
     (fmeval's ``num_perturbations`` copies; the first is ``perturb(text, name, seed)``)."""
+    import numpy as np  # here: a run without perturbations never needs it
+
     perturbator = make_perturbator(name, params)
     rng = np.random.default_rng(seed)
     return [perturbator.apply(text, rng) for _ in range(n)]

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 import string
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from ..contract import Param
 from .base import Perturbator
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np  # imported where used: loading the plugin must stay cheap
 
 __all__ = ["QwertyTypos", "CharInsert", "CharDelete", "CharSwap", "WordSwap", "QWERTY_NEIGHBOURS"]
 

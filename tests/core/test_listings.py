@@ -33,6 +33,8 @@ TOY_PASSFAIL_SUMMARY = {
     "supports_gpu": False,
     "offline": True,
     "primary_metric": "passes",
+    "extra": None,
+    "needs": None,
 }
 
 
@@ -42,6 +44,7 @@ def _toy_summary(eid, cls_name, display_name, kind, primary, tagline=""):
         "plugin": "toy_plugin", "kind": kind, "category": "Generation", "problem_type": "accuracy",
         "compatibility": ["llm", "rag"], "required_inputs": ["actual_answer"], "optional_inputs": [],
         "requires_judge": False, "supports_gpu": False, "offline": True, "primary_metric": primary,
+        "extra": None, "needs": None,
     }
 
 
@@ -201,6 +204,8 @@ def test_built_in_listing_and_descriptions():
         "supports_gpu": False,
         "offline": True,
         "primary_metric": "factual_knowledge",
+        "extra": None,
+        "needs": None,
         "metric_keys": ["factual_knowledge", "factual_knowledge_quasi_exact"],
     }
     assert by_id["text_matching"]["kind"] == "bool"
