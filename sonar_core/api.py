@@ -68,6 +68,7 @@ def run(
     hosts: Sequence[Mapping[str, Any]] | None = None,
     prices: Mapping[str, Mapping[str, Any]] | None = None,
     calibrate: bool | None = None,
+    calibration_items: int | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -101,7 +102,9 @@ def run(
         test_suite: test cases without answers, asked of ``hosts`` (docs/hosts.md).
         hosts: the models under test, ``{key, kind, ...settings}`` each.
         prices: host key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens.
-        calibrate: check each judge against its calibration set before the run (default on).
+        calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
+            an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
+        calibration_items: calibrate on a balanced subset of at most this many items per set.
         progress: show a progress bar on the terminal.
 
     Returns:

@@ -30,8 +30,7 @@ EVALUATORS = ["text_matching", "rouge", {"id": "factual_knowledge", "name": "fk_
 def test_run_signature_is_the_configuration():
     parameters = inspect.signature(sonar_core.run).parameters
     settings = set(parameters) - {"config", "progress"}
-    # `calibrate` is RunConfig's field from the judge-trust work, landing beside this one.
-    assert settings == set(RunConfig.model_fields) | {"calibrate"}
+    assert settings == set(RunConfig.model_fields)
     assert all(parameters[s].kind is inspect.Parameter.KEYWORD_ONLY for s in settings)
     assert all(parameters[s].annotation != inspect.Parameter.empty for s in parameters)
     doc = inspect.getdoc(sonar_core.run)
