@@ -124,6 +124,9 @@ def test_a_judge_that_fails_its_calibration_raises_one_problem_and_ranks_no_mode
     assert record["judge_calibration"]["toy_judge"]["status"] == "untrusted"
     index = (result.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
     assert 'data-judge-trust="untrusted"' in index and "(untrusted judge: not counted)" in index
+    # The chart says so in its caption, and is drawn faded.
+    assert '<figure class="chart-card untrusted"><figcaption><a href="#ev-toy_judge">Toy judge</a> ' \
+           '<span class="judge-trust untrusted">untrusted judge: verdicts not counted</span>' in index
 
 
 def test_a_second_run_calibrates_from_the_cache(monkeypatch, tmp_path):
