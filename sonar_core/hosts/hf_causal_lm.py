@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ..errors import ConfigError
 from ..llm.backends import LocalCausalLMBackend
 from ..llm.configs import LLMConfig
 from .client_host import ClientHost, HostSpec
@@ -34,6 +35,12 @@ class HFCausalLMSpec(HostSpec):
 
 
 def make_hf_causal_lm_host(spec: HFCausalLMSpec, services) -> ClientHost:
+    from ..extras import missing_modules, missing_reason
+
+    # On the base install (no torch) the run stops before it starts, naming the extra to install,
+    # rather than failing every item the host is asked.
+    if missing := missing_modules(("torch", "transformers")):
+        raise ConfigError(f"host kind 'hf_causal_lm' {missing_reason('models', missing)}")
     device = services.device if spec.device == "auto" else spec.device
     config = LLMConfig(key=spec.key, backend="local", model=spec.model, temperature=spec.temperature,
                        max_tokens=spec.max_tokens, timeout=spec.timeout, retries=spec.retries, backoff=spec.backoff,

@@ -122,3 +122,14 @@ def test_local_judge_needs_the_models_extra(no_torch, tmp_path):
                                       "--run-id", "j", "--judge", "local-smollm2"])
     assert result.exit_code == 0, result.output
     assert f"  skipped sexism: judge 'local-smollm2' is not available: {REASON}\n" in result.stderr
+
+
+def test_a_local_model_host_needs_the_models_extra(no_torch, tmp_path):
+    # A host that would run a model on this machine stops the run before it starts, naming the extra.
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text('{"test_case_key": "t", "input": "q"}\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", "--test-suite", str(suite), "-e", "text_matching", "--no-progress",
+                                      "-o", str(tmp_path), "--host", "{key: m, kind: hf_causal_lm, model: smollm2}"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == f"error: hosts[0] (key 'm'): host kind 'hf_causal_lm' {REASON}"
+
