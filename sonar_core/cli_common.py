@@ -1,0 +1,77 @@
+"""What every ``sonar`` command shares: the console, the one-line error, option parsers, the plugin manager.
+
+Every error a user can cause is one line on stderr, ``error: <what is wrong>``, and an exit code
+from :mod:`sonar_core.errors` (documented in docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .errors import EXIT_USAGE
+from .terminal import LazyConsole, terminal_width
+
+__all__ = ["out", "fail", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION"]
+
+# Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
+out = LazyConsole(highlight=False, width=terminal_width())
+
+
+def fail(message: str, code: int) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def parse_thresholds(values: tuple[str, ...]) -> dict[str, float]:
+    thresholds = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        try:
+            if not sep or not key:
+                raise ValueError
+            thresholds[key.strip()] = float(value)
+        except ValueError:
+            fail(f"--threshold expects METRIC=NUMBER, got '{item}'", EXIT_USAGE)
+    return thresholds
+
+
+def parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    params: dict[str, dict[str, Any]] = {}
+    for item in values:
+        target, sep, value = item.partition("=")
+        evaluator, dot, name = target.partition(".")
+        if not sep or not dot or not evaluator or not name:
+            fail(f"--param expects EVALUATOR.PARAMETER=VALUE, got '{item}'", EXIT_USAGE)
+        params.setdefault(evaluator, {})[name] = value
+    return params
+
+
+def parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not values:
+        return []
+    import yaml
+
+    hosts = []
+    for value in values:
+        try:
+            entry = yaml.safe_load(value)
+        except yaml.YAMLError:
+            entry = None
+        if not isinstance(entry, dict):
+            fail(f"--host {value!r}: expected a YAML mapping such as '{{key: m, kind: python, callable: mod:fn}}'",
+                  EXIT_USAGE)
+        hosts.append(entry)
+    return hosts
+
+
+def plugin_manager(plugins: tuple[str, ...] = ()):
+    from .plugins import get_plugin_manager
+
+    return get_plugin_manager(plugins).load()
+
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True,
+                            help="Print JSON (shape documented in docs/cli.md) instead of a table.")
