@@ -8,8 +8,8 @@ host themselves (e.g. robustness baselines) reach the run's hosts through ``ctx.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
 __all__ = ["HostAnswer", "Host", "HostPool", "HostFactory"]
 
