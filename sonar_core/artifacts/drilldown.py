@@ -127,7 +127,7 @@ class _Evaluator:
         self.confidence_index = next((i for i, m in enumerate(self.metrics) if m.get("key") == "judge_confidence"),
                                      None)
         # A judge that failed its calibration: its verdicts are shown, marked as not counted.
-        self.untrusted = (self.view["board"].get("judge_trust") or {}).get("status") == "untrusted"
+        self.untrusted = bool(self.view.get("untrusted"))
 
 
 def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:

@@ -119,6 +119,11 @@ def style() -> str:
     return resources.files("sonar_core").joinpath("templates/_style.css").read_text(encoding="utf-8")
 
 
+def untrusted_board(board: dict[str, Any]) -> bool:
+    """Whether a leaderboard is a judge evaluator's whose judge failed its calibration."""
+    return (board.get("judge_trust") or {}).get("status") == "untrusted"
+
+
 def evaluator_view(
     ev: ScoredEvaluator,
     board: dict[str, Any],
@@ -163,7 +168,7 @@ def evaluator_view(
     # Rows on the right side of the primary threshold, per model: the quality axis of the
     # run's cost / speed / quality chart counts them over every evaluator.
     passes: dict[str, list[int]] = {}
-    untrusted = board.get("judge_trust", {}).get("status") == "untrusted"
+    untrusted = untrusted_board(board)
     for row, result in ([] if untrusted else ev.scored):  # an untrusted judge's verdicts count nowhere
         value = result.values.get(ev.primary.key)
         if value is None or value != value:  # None or NaN: not scored
@@ -186,6 +191,9 @@ def evaluator_view(
         "dir_name": dir_name,
         "fragment_href": f"{dir_name}/{names.HTML_FRAGMENT}/{names.mime_dir(names.MIME_HTML)}/{names.EXPLANATION_STEM}.html",
         "board": board,
+        # Judge evaluators only (other evaluators' summaries stay as they were): the judge failed its
+        # calibration, so the verdicts are shown, marked, and counted nowhere.
+        **({"untrusted": untrusted} if "judge_trust" in board else {}),
         "leader": leader,
         "metrics": metrics,
         "primary": primary,
@@ -209,7 +217,7 @@ def evaluator_chart(view: dict[str, Any]) -> Markup:
     board, primary = view["board"], view["primary"]
     # An untrusted judge's board ranks no model: its chart shows them in name order, and says why.
     models = board["ranking"] or board.get("unranked_models", [])
-    untrusted = " (untrusted judge: not counted)" if board.get("judge_trust", {}).get("status") == "untrusted" else ""
+    untrusted = " (untrusted judge: not counted)" if view.get("untrusted") else ""
     rows = {row["model"]: row for row in board["rows"]}
     if board["kind"] == "bool" and all("counts" in rows[m] for m in models):
         share = primary["threshold"] if primary.get("role") == "pass" else None

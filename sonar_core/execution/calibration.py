@@ -15,8 +15,7 @@ from ..errors import ConfigError
 from ..findings.judge_trust import JudgeTrust
 from ..journal import Journal
 from ..judging import MIN_JUDGE_KAPPA
-from ..llm.calibration import cache_for, calibrate, calibration_set_path
-from ..llm.calibration_sets import load_calibration_set
+from ..llm.calibration import cache_for, calibrate, calibration_set_path, load_evaluator_set
 from .state import Job, RunState
 
 __all__ = ["calibrate_judges", "check_calibration_sets", "calibration_set_of"]
@@ -47,8 +46,7 @@ def check_calibration_sets(jobs: list[Job], base_dir: str | None) -> None:
         if not path.is_file():
             raise ConfigError(f"evaluator '{job.label}': calibration set {path}: no such file")
         try:
-            load_calibration_set(path, None if getattr(job.cls, "calibration_param", None) else job.cls.id,
-                                 tuple(dict.fromkeys(job.cls.calibration_labels.values())))
+            load_evaluator_set(job.cls, path)
         except ConfigError as exc:
             raise ConfigError(f"evaluator '{job.label}': {exc}") from None
 

@@ -41,11 +41,6 @@ class EvaluatorFindings:
     insights: list[dict[str, Any]]
     judge_trust: JudgeTrust | None = None
 
-    @property
-    def untrusted(self) -> bool:
-        """The judge failed its calibration: the verdicts are written but not counted."""
-        return self.judge_trust is not None and not self.judge_trust.counts
-
 
 def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     """Threshold, flip, dataset and judge-reliability problems, then the evaluator's own."""

@@ -37,7 +37,7 @@ from ..errors import ConfigError
 from .calibration_sets import CalibrationSet, CalibrationSetError, balanced_subset, load_calibration_set
 
 __all__ = ["CalibrationResult", "CalibrationCache", "agreement_figures", "calibrate", "calibration_set_path",
-           "cache_for", "UNREADABLE", "CACHE_FILE", "RESULT_VERSION"]
+           "load_evaluator_set", "cache_for", "UNREADABLE", "CACHE_FILE", "RESULT_VERSION"]
 
 #: The predicted label of an item the judge gave no readable verdict on.
 UNREADABLE = "unreadable"
@@ -112,6 +112,14 @@ def calibration_set_path(cls: type, params: dict[str, Any]) -> Path | None:
         return None
     path = Path(module_file).parent / "calibration" / f"{cls.id}.jsonl"
     return path if path.is_file() else None
+
+
+def load_evaluator_set(cls: type, path: Path) -> CalibrationSet:
+    """``cls``'s calibration set at ``path``, checked against the evaluator: its labels must be the
+    evaluator's ``calibration_labels``, and a shipped set must name the evaluator (a user's set, given
+    through ``calibration_param`` as BYOP's is, may name anything)."""
+    wanted = tuple(dict.fromkeys(cls.calibration_labels.values()))
+    return load_calibration_set(path, None if getattr(cls, "calibration_param", None) else cls.id, wanted)
 
 
 def _template_hash(cls: type, evaluator: Any, params: dict[str, Any]) -> str:
@@ -207,8 +215,7 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
         raise ConfigError(f"evaluator {cls.id} has no calibration set{hint}")
     if not cls.calibration_labels:
         raise ConfigError(f"evaluator {cls.id} declares no calibration_labels")
-    wanted = tuple(dict.fromkeys(cls.calibration_labels.values()))
-    whole = load_calibration_set(path, None if getattr(cls, "calibration_param", None) else cls.id, wanted)
+    whole = load_evaluator_set(cls, path)
     calibration = balanced_subset(whole, max_items)
     _check_inputs(cls, params, calibration)
     key = service.judge_key(judge_key)
