@@ -31,6 +31,7 @@ __all__ = [
     "RowResult",
     "Table",
     "Evaluator",
+    "Difference",
     "ParameterError",
     "COMMON_PARAMETERS",
     "finite_or_none",
@@ -122,6 +123,26 @@ def finite_or_none(value: float | None) -> float | None:
     if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
         return None
     return value
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One deliberate way an evaluator differs from the H2O Sonar catalogue (reference 004).
+
+    Declared on the evaluator class (``differences``) so that a reader of ``sonar describe``, the
+    catalogue and the report is told, and so that the catalogue conformance test knows which of the
+    evaluator's departures from the checked table are intended.
+    """
+
+    #: What differs, naming the catalogue's value and Sonar's (e.g. "threshold: catalogue 0.5, Sonar inf").
+    what: str
+    #: Why Sonar differs (e.g. "bge-small is not on the package registry; MiniLM is embedded").
+    why: str
+    #: What a reader should do about it (e.g. "compare with H2O Sonar's numbers only after ...").
+    action: str = ""
+    #: The declaration field the difference covers, for the conformance test: "inputs",
+    #: "metric:<key>", "threshold:<key>", "parameter:<name>", "model" or "formula".
+    field: str = "formula"
 
 
 @dataclass(slots=True)
@@ -219,6 +240,8 @@ class Evaluator:
     #: AVID problem type for threshold problems (accuracy, privacy, security, ...).
     problem_type: ClassVar[str] = "accuracy"
     category: ClassVar[str] = "Generation"
+    #: Every deliberate difference from the catalogue's entry for this evaluator (see Difference).
+    differences: ClassVar[tuple[Difference, ...]] = ()
 
     def __init__(self, params: dict[str, Any], ctx: "EvaluationContext") -> None:
         self.params = params
