@@ -35,6 +35,8 @@ __all__ = [
     "holm_adjust",
     "is_binary",
     "binomial_cdf",
+    "mean_interval",
+    "paired_test",
 ]
 
 #: Resampling rows in chunks keeps memory flat (chunk x n indices at a time) at 200,000 rows.
@@ -225,6 +227,35 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
 def is_binary(values: Sequence[float]) -> bool:
     """Whether every value is 0 or 1 (a pass/fail metric: Wilson and McNemar apply)."""
     return all(v == 0.0 or v == 1.0 for v in values)
+
+
+def mean_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 2000,
+                  seed: int = 0) -> Interval | None:
+    """The interval Sonar shows beside a mean: Wilson for 0/1 values, the percentile bootstrap else.
+
+    ``values`` are one model's per-test-case values of one metric, None/NaN already dropped.
+    """
+    if len(values) == 0:
+        return None
+    if is_binary(values):
+        return wilson_interval(int(sum(values)), len(values), confidence)
+    return bootstrap_mean_interval(values, confidence, resamples, seed)
+
+
+def paired_test(a: Sequence[float], b: Sequence[float], resamples: int = 10000, seed: int = 0) -> PairedTest:
+    """The paired test between two sides' values on the same test cases (same order, no None).
+
+    Exact McNemar when both sides are 0/1, a paired permutation test otherwise.
+    """
+    if len(a) != len(b):
+        raise ValueError("paired samples must have the same length")
+    if is_binary(a) and is_binary(b):
+        b_count = sum(1 for x, y in zip(a, b) if x == 1.0 and y == 0.0)
+        c_count = sum(1 for x, y in zip(a, b) if x == 0.0 and y == 1.0)
+        n = len(a)
+        delta = (sum(a) - sum(b)) / n if n else 0.0
+        return PairedTest("mcnemar-exact", mcnemar_exact(b_count, c_count), n, float(delta), b_count, c_count)
+    return paired_permutation_test(a, b, resamples, seed)
 
 
 def _check_confidence(confidence: float) -> None:

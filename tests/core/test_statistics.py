@@ -11,6 +11,8 @@ from sonar_core.findings.statistics import (
     clopper_pearson_interval,
     holm_adjust,
     is_binary,
+    mean_interval,
+    paired_test,
     mcnemar_exact,
     paired_permutation_test,
     wilson_interval,
@@ -111,3 +113,17 @@ def test_bootstrap_against_an_independent_numpy_computation():
 def test_is_binary():
     assert is_binary([0.0, 1.0, 1])
     assert not is_binary([0.0, 0.5])
+
+
+def test_mean_interval_and_paired_test_pick_the_method_by_the_values():
+    assert mean_interval([1, 0, 1, 1]).method == "wilson"
+    assert mean_interval([0.2, 0.9]).method == "bootstrap"
+    assert mean_interval([]) is None
+    # pass/fail pairs: A passes where B fails on rows 0-4, the reverse on row 5 -> b = 5, c = 1
+    a = [1, 1, 1, 1, 1, 0, 1]
+    b = [0, 0, 0, 0, 0, 1, 1]
+    test = paired_test(a, b)
+    assert (test.test, test.b, test.c, test.n) == ("mcnemar-exact", 5, 1, 7)
+    assert test.p_value == pytest.approx(14 / 64)
+    assert test.delta == pytest.approx(4 / 7)
+    assert paired_test([0.5, 0.7], [0.1, 0.2]).test == "paired-permutation"
