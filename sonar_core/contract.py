@@ -32,6 +32,7 @@ __all__ = [
     "Table",
     "Evaluator",
     "Difference",
+    "FALLBACK_DETAIL",
     "ParameterError",
     "COMMON_PARAMETERS",
     "finite_or_none",
@@ -141,8 +142,19 @@ class Difference:
     #: What a reader should do about it (e.g. "compare with H2O Sonar's numbers only after ...").
     action: str = ""
     #: The declaration field the difference covers, for the conformance test: "inputs",
-    #: "metric:<key>", "threshold:<key>", "parameter:<name>", "model" or "formula".
+    #: "metric:<key>", "threshold:<key>", "parameter:<name>", "model", "formula", or "fallback" (a
+    #: substitution made at run time when something is absent; rows it scored carry FALLBACK_DETAIL).
     field: str = "formula"
+
+    def as_dict(self) -> dict[str, str]:
+        """The difference as JSON holds it (``sonar describe --json``, the report's evaluator view)."""
+        return {"field": self.field, "what": self.what, "why": self.why, "action": self.action}
+
+
+#: Row detail an evaluator sets on each row it scored with a fallback (a model standing in for an absent
+#: one): one sentence saying what was measured and what was not. The core turns it into a LOW problem,
+#: a note in the evaluator's section and run.json's ``fallbacks``; ``--strict`` stops the run on it.
+FALLBACK_DETAIL = "measured_by_fallback"
 
 
 @dataclass(slots=True)
