@@ -18,8 +18,8 @@ def minilm_for(catalogue_model: str, what: str = "embeddings") -> Difference:
     """The embedded all-MiniLM-L6-v2 standing in for the catalogue's bge-small (``catalogue_model``)."""
     return Difference(
         what=f"{what}: catalogue {catalogue_model}, Sonar all-MiniLM-L6-v2 (embedded)",
-        why=f"{catalogue_model} is not on the package registry and Sonar downloads nothing at run time; the "
-            "catalogue's 0.75 thresholds were set for bge-small and are kept",
+        why=f"{catalogue_model} is not embedded and Sonar downloads nothing at run time; the catalogue's 0.75 "
+            "thresholds, set for bge-small, are kept",
         action="similarities from MiniLM run lower than bge-small's for the same texts: compare with H2O Sonar's "
                f"numbers only after setting `embedding_model: {catalogue_model}` (a model in the local Hugging "
                "Face cache), or judge failures against MiniLM's own scale",
@@ -27,14 +27,15 @@ def minilm_for(catalogue_model: str, what: str = "embeddings") -> Difference:
     )
 
 
-def smollm_for(catalogue_model: str, field: str = "model") -> Difference:
-    """The embedded SmolLM2-135M-Instruct standing in for the catalogue's GPT-2 family model."""
+def smollm_for(catalogue_model: str, param: str) -> Difference:
+    """The embedded SmolLM2-135M-Instruct standing in for the catalogue's GPT-2 family model (the evaluator's
+    model parameter ``param``)."""
     return Difference(
         what=f"language model: catalogue {catalogue_model}, Sonar SmolLM2-135M-Instruct (embedded)",
         why=f"{catalogue_model} is not embedded and Sonar downloads nothing at run time",
-        action="values are on SmolLM2's scale, not comparable with H2O Sonar's: set the model parameter to "
-               f"{catalogue_model} (a model in the local Hugging Face cache) to compare",
-        field=field,
+        action=f"values are on SmolLM2's scale, not comparable with H2O Sonar's: set `{param}: {catalogue_model}` "
+               "(a model in the local Hugging Face cache) to compare",
+        field="model",
     )
 
 

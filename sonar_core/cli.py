@@ -39,7 +39,8 @@ def cli() -> None:
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=VALUE",
               help="Override a metric's threshold for every evaluator that has it (repeatable).")
 @click.option("--strict", is_flag=True, default=None,
-              help="Fail (exit 4) on a plugin load error or an evaluator whose inputs are missing.")
+              help="Fail (exit 4) on a plugin load error, an evaluator whose inputs are missing, or one that "
+                   "scored with a fallback model.")
 @click.option("--fail-on-problems", type=click.Choice(["HIGH", "MEDIUM", "LOW"], case_sensitive=False),
               help="Exit 5 when a problem of this severity or worse is found (a CI gate).")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE",
@@ -208,6 +209,12 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
         # Prompts hold [BEGIN DATA]-style brackets: print them as they are, not as rich markup.
         out.print("[bold]Judge prompt[/bold] (placeholders are filled from each row):")
         out.print(prompt, markup=False, highlight=False)
+    if cls.differences:
+        from .catalogue import DIFFERENCES_TITLE, difference_lines
+
+        out.print(f"[bold]{DIFFERENCES_TITLE}[/bold]")
+        for line in difference_lines(cls.differences):
+            out.print(line, markup=False, highlight=False)
 
 
 @cli.command("plugins")

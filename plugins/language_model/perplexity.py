@@ -55,7 +55,7 @@ class PerplexityEvaluator(Evaluator):
                value_range=(1.0, math.inf), higher_is_better=False, threshold=math.inf, is_primary=True),
     )
     differences: ClassVar[tuple[Difference, ...]] = (
-        smollm_for("distilgpt2"),
+        smollm_for("distilgpt2", "perplexity_model"),
         Difference(
             what="perplexity range: catalogue [0, inf], Sonar [1, inf]",
             why="perplexity = exp(mean cross-entropy) and a cross-entropy is never negative, so no value is "
@@ -66,7 +66,7 @@ class PerplexityEvaluator(Evaluator):
         Difference(
             what="perplexity threshold: catalogue 0.5, Sonar inf (no problem is raised)",
             why="with lower-is-better and every perplexity at least 1, the catalogue's 0.5 would flag every row",
-            action="set a threshold for your model and data (`thresholds: {perplexity: ...}`) to have problems "
+            action="set a threshold for your model and data (`--threshold perplexity=VALUE`) to have problems "
                    "raised",
             field="threshold:perplexity",
         ),
