@@ -247,13 +247,20 @@ def plugins_command(plugins, as_json: bool) -> None:
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
 @click.option("--text", help="Show each perturbator's output for this text (default parameters).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --text.")
-def perturbators_command(plugins, text: str | None, seed: int) -> None:
+@JSON_OPTION
+def perturbators_command(plugins, text: str | None, seed: int, as_json: bool) -> None:
     """List perturbators (for `perturb:` in a run configuration) with their parameters and defaults."""
     import numpy as np
 
     from .perturbations import make_perturbator, perturbators
 
     manager = plugin_manager(plugins)
+    if as_json:
+        from .listings import to_json
+        from .service_listings import perturbators_listing
+
+        click.echo(to_json(perturbators_listing(manager, text, seed)), nl=False)
+        return
     table = RichTable(title="Sonar perturbators")
     for column in ("Name", "Parameters (default)", "Seeded", "Description", *(["Output"] if text is not None else [])):
         table.add_column(column)
