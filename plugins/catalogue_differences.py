@@ -42,8 +42,8 @@ def smollm_for(catalogue_model: str, param: str) -> Difference:
 def optional_context(what: str = "retrieved context") -> Difference:
     """The catalogue requires the retrieved context; Sonar checks it when present."""
     return Difference(
-        what=f"inputs: the catalogue requires the {what}; Sonar requires only the actual answer and checks the "
-             f"{what} when a row has one",
+        what=f"inputs: the catalogue's section requires the {what} (its overview table does not); Sonar requires "
+             f"only the actual answer and checks the {what} when a row has one",
         why="an LLM dataset (no retrieval) is still worth checking; `evaluate_retrieved_context` turns the "
             "context check off",
         action="on rows without a retrieved context the retrieval metrics are 0 (nothing leaked from it), not "

@@ -54,8 +54,8 @@ class SummarizationJudgeEvaluator(JudgeEvaluator):
     )
     differences = (
         Difference(
-            what="inputs: the catalogue requires the expected answer and the actual answer; Sonar also requires "
-                 "the question (the text summarised)",
+            what="inputs: the catalogue's section requires the expected answer and the actual answer (its overview "
+                 "table and prompt also use the question); Sonar requires the question too (the text summarised)",
             why="Sonar's prompt shows the judge the original document (the question) beside the summaries",
             action="rows without a question are skipped here and scored by H2O Sonar",
             field="inputs",
