@@ -6,6 +6,8 @@ Plugins import what they need from here; nothing in this package holds evaluator
 from .context import EvaluationContext
 from .contract import (
     COMMON_PARAMETERS,
+    FALLBACK_DETAIL,
+    Difference,
     Evaluator,
     Input,
     Metric,
@@ -28,7 +30,9 @@ __all__ = [
     "COMMON_PARAMETERS",
     "ConfigError",
     "DatasetError",
+    "Difference",
     "EvaluationContext",
+    "FALLBACK_DETAIL",
     "Evaluator",
     "Input",
     "LLMDataset",

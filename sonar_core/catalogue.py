@@ -10,7 +10,10 @@ from .artifacts.descriptor import requirements_table
 from .contract import Input
 from .plugins import PluginManager
 
-__all__ = ["render_catalogue", "OVERVIEW_COLUMNS", "overview_cells"]
+__all__ = ["render_catalogue", "OVERVIEW_COLUMNS", "overview_cells", "difference_lines", "DIFFERENCES_TITLE"]
+
+#: The heading of the catalogue's section (and of ``sonar describe``'s) listing the declared differences.
+DIFFERENCES_TITLE = "Where Sonar differs from the catalogue"
 
 #: The catalogue overview's columns: compatibility, judge, required inputs, GPU.
 OVERVIEW_COLUMNS = ("LLM", "RAG", "J", *(needed.short for needed in Input), "GPU")
@@ -21,6 +24,25 @@ def overview_cells(cls) -> list[str]:
     flags = ["llm" in cls.compatibility, "rag" in cls.compatibility, cls.requires_judge,
              *(needed in cls.required_inputs for needed in Input), cls.supports_gpu]
     return ["✓" if flag else "" for flag in flags]
+
+
+def difference_lines(differences) -> list[str]:
+    """One bullet per declared :class:`~sonar_core.contract.Difference`: what, why, what to do."""
+    return [f"- {d.what}. Why: {d.why}." + (f" What to do: {d.action}." if d.action else "")
+            for d in differences]
+
+
+def _differences_section(evaluators: dict) -> list[str]:
+    """The catalogue's section on every deliberate difference from H2O Sonar's catalogue."""
+    lines = ["", f"## {DIFFERENCES_TITLE}", "",
+             "Each evaluator below declares how it departs from the H2O Sonar catalogue's entry (its inputs, "
+             "metrics, thresholds, parameters, models or method); tests/data/catalogue_004.yaml is the catalogue "
+             "as a checked table, and a test fails on any difference an evaluator does not declare. The "
+             "evaluators not listed conform to the catalogue.", ""]
+    for eid, cls in evaluators.items():
+        if cls.differences:
+            lines += [f"### [{cls.display_name}](#{eid})", "", *difference_lines(cls.differences), ""]
+    return lines[:-1]
 
 
 def _cell(text: str) -> str:
@@ -42,6 +64,7 @@ def render_catalogue(plugins: PluginManager) -> str:
     for eid, cls in evaluators.items():
         cells = [f"[`{eid}`](#{eid})", _cell(cls.display_name), cls.kind.value, *overview_cells(cls)]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += _differences_section(evaluators)
     for eid, cls in evaluators.items():
         lines += ["", f"## {cls.display_name}", "", f'<a id="{eid}"></a>', "",
                   f"Id `{eid}` · class `{cls.qualified_name()}` · category {cls.category} · "

@@ -39,7 +39,8 @@ def cli() -> None:
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=VALUE",
               help="Override a metric's threshold for every evaluator that has it (repeatable).")
 @click.option("--strict", is_flag=True, default=None,
-              help="Fail (exit 4) on a plugin load error or an evaluator whose inputs are missing.")
+              help="Fail (exit 4) on a plugin load error, an evaluator whose inputs are missing, or one that "
+                   "scored with a fallback model.")
 @click.option("--fail-on-problems", type=click.Choice(["HIGH", "MEDIUM", "LOW"], case_sensitive=False),
               help="Exit 5 when a problem of this severity or worse is found (a CI gate).")
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE",
@@ -208,6 +209,12 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
         # Prompts hold [BEGIN DATA]-style brackets: print them as they are, not as rich markup.
         out.print("[bold]Judge prompt[/bold] (placeholders are filled from each row):")
         out.print(prompt, markup=False, highlight=False)
+    if cls.differences:
+        from .catalogue import DIFFERENCES_TITLE, difference_lines
+
+        out.print(f"[bold]{DIFFERENCES_TITLE}[/bold]")
+        for line in difference_lines(cls.differences):
+            out.print(line, markup=False, highlight=False)
 
 
 @cli.command("plugins")
@@ -240,13 +247,20 @@ def plugins_command(plugins, as_json: bool) -> None:
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
 @click.option("--text", help="Show each perturbator's output for this text (default parameters).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --text.")
-def perturbators_command(plugins, text: str | None, seed: int) -> None:
+@JSON_OPTION
+def perturbators_command(plugins, text: str | None, seed: int, as_json: bool) -> None:
     """List perturbators (for `perturb:` in a run configuration) with their parameters and defaults."""
     import numpy as np
 
     from .perturbations import make_perturbator, perturbators
 
     manager = plugin_manager(plugins)
+    if as_json:
+        from .listings import to_json
+        from .service_listings import perturbators_listing
+
+        click.echo(to_json(perturbators_listing(manager, text, seed)), nl=False)
+        return
     table = RichTable(title="Sonar perturbators")
     for column in ("Name", "Parameters (default)", "Seeded", "Description", *(["Output"] if text is not None else [])):
         table.add_column(column)

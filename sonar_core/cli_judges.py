@@ -18,8 +18,9 @@ __all__ = ["judges_command"]
 @click.option("--llm-configs", type=click.Path(dir_okay=False), help="YAML file of LLM configurations "
               "(default: $SONAR_LLM_CONFIGS or ~/.config/sonar/llm-configs.yaml).")
 @click.option("--check/--no-check", default=True, help="Ask each configuration for one short answer (default: on).")
+@JSON_OPTION
 @click.pass_context
-def judges_command(ctx: click.Context, llm_configs: str | None, check: bool) -> None:
+def judges_command(ctx: click.Context, llm_configs: str | None, check: bool, as_json: bool) -> None:
     """List LLM (judge) configurations and check that each answers.
 
     Exit code 1 when a checked configuration does not answer.
@@ -33,6 +34,12 @@ def judges_command(ctx: click.Context, llm_configs: str | None, check: bool) -> 
     except SonarError as exc:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
+    if as_json:
+        from .listings import to_json
+        from .service_listings import judges_listing
+
+        click.echo(to_json(judges_listing(rows, default_judge, source)), nl=False)
+        sys.exit(1 if failed else EXIT_OK)
     table = RichTable(title=f"LLM configurations ({source or 'built-in only'})")
     for column in ("Key", "Backend", "Model", "Endpoint", "API key variable", "Status"):
         table.add_column(column)

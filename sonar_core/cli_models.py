@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import fail, out, plugin_manager
+from .cli_common import JSON_OPTION, fail, out, plugin_manager
 from .errors import SonarError
 from .terminal import RichTable
 
@@ -15,8 +15,9 @@ __all__ = ["models_command"]
 
 @click.group("models", invoke_without_command=True)
 @click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+@JSON_OPTION
 @click.pass_context
-def models_command(ctx: click.Context, plugins) -> None:
+def models_command(ctx: click.Context, plugins, as_json: bool) -> None:
     """List the models installed evaluators can use, where Sonar looks for each, and whether it is there.
 
     Nothing is downloaded at run time: a model is a name Sonar knows (prepared once, see
@@ -24,29 +25,19 @@ def models_command(ctx: click.Context, plugins) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from .models import KNOWN_MODELS, get_store
+    from .listings import to_json
+    from .service_listings import models_listing
 
-    manager = plugin_manager(plugins)
-    store = get_store()
-    used_by: dict[str, list[str]] = {}
-    for eid, cls in manager.evaluators.items():
-        for param in cls.model_params:
-            default = next((p.default for p in cls.all_parameters() if p.name == param), None)
-            if default:
-                used_by.setdefault(str(default), []).append(f"{eid}.{param}")
-    # Group evaluator defaults by the model they name (an alias names the same model).
-    statuses = {m.name: store.status(m.name) for m in KNOWN_MODELS}
-    users: dict[str, list[str]] = {}
-    for ref, evaluators in used_by.items():
-        status = store.status(ref)
-        statuses.setdefault(status.name, status)
-        users.setdefault(status.name, []).extend(evaluators)
-    table = RichTable(title=f"Sonar models (store: {store.root})")
+    listing = models_listing(plugin_manager(plugins))
+    if as_json:
+        click.echo(to_json(listing), nl=False)
+        return
+    table = RichTable(title=f"Sonar models (store: {listing['store']})")
     for column in ("Model", "Kind", "Present", "Source", "Location", "Used by (default of)", "How to provide"):
         table.add_column(column)
-    for name, status in statuses.items():
-        table.add_row(name, status.kind or "-", "yes" if status.present else "NO", status.source, status.location,
-                      ", ".join(users.get(name, [])) or "-", "-" if status.present else status.provide)
+    for m in listing["models"]:
+        table.add_row(m["name"], m["kind"] or "-", "yes" if m["present"] else "NO", m["source"], m["location"],
+                      ", ".join(m["used_by"]) or "-", m["provide"] or "-")
     out.print(table)
 
 

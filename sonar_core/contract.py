@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 from . import extras
+from .differences import FALLBACK_DETAIL, Difference
 from .inputs import Input
 from .params import COMMON_PARAMETERS, Param, ParameterError
 
@@ -32,6 +33,7 @@ __all__ = [
     "Table",
     "Evaluator",
     "Difference",
+    "FALLBACK_DETAIL",
     "ParameterError",
     "COMMON_PARAMETERS",
     "finite_or_none",
@@ -123,26 +125,6 @@ def finite_or_none(value: float | None) -> float | None:
     if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
         return None
     return value
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One deliberate way an evaluator differs from the H2O Sonar catalogue (reference 004).
-
-    Declared on the evaluator class (``differences``) so that a reader of ``sonar describe``, the
-    catalogue and the report is told, and so that the catalogue conformance test knows which of the
-    evaluator's departures from the checked table are intended.
-    """
-
-    #: What differs, naming the catalogue's value and Sonar's (e.g. "threshold: catalogue 0.5, Sonar inf").
-    what: str
-    #: Why Sonar differs (e.g. "bge-small is not on the package registry; MiniLM is embedded").
-    why: str
-    #: What a reader should do about it (e.g. "compare with H2O Sonar's numbers only after ...").
-    action: str = ""
-    #: The declaration field the difference covers, for the conformance test: "inputs",
-    #: "metric:<key>", "threshold:<key>", "parameter:<name>", "model" or "formula".
-    field: str = "formula"
 
 
 @dataclass(slots=True)

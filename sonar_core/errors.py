@@ -5,7 +5,7 @@ Exit codes (docs/cli.md):
   1  the run finished but one or more evaluators failed
   2  bad usage or configuration: unknown key, unknown evaluator id, bad parameter value
   3  bad input data: missing file, malformed JSON line, non-UTF-8 file, bad field
-  4  a plugin failed to load or an evaluator's inputs are missing, under --strict
+  4  a plugin failed to load, an evaluator's inputs are missing or it fell back on a model, under --strict
   5  --fail-on-problems: a problem at or above the given severity was found
   130 the run was interrupted (Ctrl-C); finished evaluators are kept for --resume
 """
@@ -70,7 +70,7 @@ class DatasetError(SonarError):
 
 
 class PluginError(SonarError):
-    """A plugin failed to load, or an evaluator cannot run, in strict mode."""
+    """A plugin failed to load, or an evaluator cannot run (or ran on a fallback model), in strict mode."""
 
     exit_code = EXIT_STRICT
 

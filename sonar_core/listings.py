@@ -105,6 +105,7 @@ def evaluator_description(cls: type[Evaluator], plugins: PluginManager) -> dict[
         "sensitive_outputs": cls.sensitive_outputs,
         "metrics": [_metric(m, primary) for m in cls.metrics],
         "parameters": [_parameter(p) for p in cls.all_parameters()],
+        "differences": [d.as_dict() for d in cls.differences],
     }
 
 

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, RowResult, Table
+from sonar_core import Difference, Evaluator, Input, Metric, Param, RowResult, Table
 from sonar_core.dataset import Row
 
 __all__ = ["ClassificationEvaluator", "ModelScores", "confusion_matrix", "normalize_label", "score_labels"]
@@ -178,6 +178,16 @@ class ClassificationEvaluator(Evaluator):
             "model's rows.",
             threshold=0.75,
             model_level=True,
+        ),
+    )
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what="precision, recall and F1: the catalogue's TP/(TP+FP) formulas; Sonar macro-averages them over "
+                 "the labels, even for a yes/no task",
+            why="one formula for binary and multi-class label sets",
+            action="on a binary task Sonar's precision, recall and F1 are not the catalogue's: expected yes, yes, "
+                   "no, no and predicted yes, no, no, no give 1.0, 0.5, 0.667 there and 0.833, 0.75, 0.733 here",
+            field="formula",
         ),
     )
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult, load_sequence_classifier
+from sonar_core import Difference, Evaluator, Input, Metric, Param, Row, RowResult, load_sequence_classifier
+from sonar_plugins.catalogue_differences import minilm_for
 
 from .completeness import completeness, reduce
 from .loaders import load_summac_conv
@@ -67,6 +68,17 @@ class SummarizationFaithfulnessEvaluator(Evaluator):
                value_range=(-1.0, 1.0), threshold=0.75),
     )
     category: ClassVar[str] = "Summarization"
+    differences: ClassVar[tuple[Difference, ...]] = (
+        minilm_for("BAAI/bge-small-en-v1.5", "completeness embeddings"),
+        Difference(
+            what="Faithfulness (SummaC ZS) range: catalogue [0, 1], Sonar [-1, 1]",
+            why="SummaC ZS is max entailment minus max contradiction per sentence, as in the SummaC paper, "
+                "which is negative for a contradicted summary",
+            action="read a negative value as a summary its text contradicts; clip at 0 to compare with H2O "
+                   "Sonar's numbers",
+            field="metric:faithfulness_summac_zs",
+        ),
+    )
 
     def _sentences(self, text: str) -> list[str]:
         kept = [s for s in self.ctx.split_sentences(text) if len(s) > _MIN_SENTENCE_CHARS]

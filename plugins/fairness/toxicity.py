@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, ModelMissingError, Param, Row, RowResult, Table
+from sonar_core import FALLBACK_DETAIL, Difference, Evaluator, Input, Metric, ModelMissingError, Param, Row, RowResult, Table
 
 from .loaders import load_detoxify, load_profanity_model
 
@@ -22,6 +22,9 @@ __all__ = ["ToxicityEvaluator", "TOXICITY_METRICS"]
 #: detoxify's class names (after its own renaming), in the order of the metrics.
 TOXICITY_METRICS = ("toxicity", "severe_toxicity", "obscene", "threat", "insult", "identity_attack")
 _SENTENCE_BATCH = 64
+#: What a row scored by the fallback model did not measure (the row's FALLBACK_DETAIL; the run's LOW problem).
+FALLBACK_NOTE = ("toxicity measured by alt-profanity-check; severe toxicity, obscenity, threat, insult and identity "
+                 "attack not measured")
 
 
 def _metric(key: str, name: str, what: str, primary: bool = False) -> Metric:
@@ -69,11 +72,23 @@ class ToxicityEvaluator(Evaluator):
     )
     problem_type: ClassVar[str] = "fairness"
     category: ClassVar[str] = "Fairness"
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what=FALLBACK_NOTE,
+            why="detoxify's checkpoint is not on the package registry: without it (no file in the model store "
+                "or the torch hub cache) the embedded alt-profanity-check scores offensive language instead",
+            action="put detoxify's 'original' checkpoint in the model store to measure all six metrics; the run "
+                   "says when the fallback scored (a LOW problem, run.json's fallbacks), and --strict stops it",
+            field="fallback",
+        ),
+    )
 
     def __init__(self, params, ctx) -> None:
         super().__init__(params, ctx)
         self._scorer = None
         self.model_name = ""
+        #: FALLBACK_NOTE (naming the fallback model) once the fallback scores, else "".
+        self._on_fallback = ""
 
     def _choose(self):
         """The sentence scorer (texts -> list of {metric: score}) and the name of its model."""
@@ -89,6 +104,7 @@ class ToxicityEvaluator(Evaluator):
                 return (lambda texts: _detoxify_scores(detox, texts)), detoxify_ref
         # A scikit-learn model: the CPU, whatever the run's device (and no torch import to find out).
         profanity = self.ctx.load_model(load_profanity_model, fallback_ref, device="cpu")
+        self._on_fallback = FALLBACK_NOTE.replace("alt-profanity-check", fallback_ref)
         return (lambda texts: [{"toxicity": p} for p in profanity.predict_prob(texts)]), fallback_ref
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
@@ -108,8 +124,11 @@ class ToxicityEvaluator(Evaluator):
                       for key in TOXICITY_METRICS}
             meta = [{"tokenization": "sentence_level_punkt",
                      "data": [{"text": text, "metrics": s, "meta": {}} for text, s in zip(per_row, row_scores)]}]
-            results.append(RowResult(values=values, details={"toxicity_model": self.model_name},
-                                     actual_output_meta=meta))
+            details = {"toxicity_model": self.model_name}
+            if self._on_fallback:
+                # The core raises the run's problem, notes it in the report and run.json, and stops --strict.
+                details[FALLBACK_DETAIL] = self._on_fallback
+            results.append(RowResult(values=values, details=details, actual_output_meta=meta))
         return results
 
     def tables(self, scored) -> list[Table]:

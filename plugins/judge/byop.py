@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sonar_core import Input, Param
+from sonar_core import Difference, Input, Param
 from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote, placeholders_in
 
 DEFAULT_PROMPT = """\
@@ -60,6 +60,16 @@ class ByopEvaluator(JudgeEvaluator):
         generation=("model_generation_failures", "Model generation failures"),
         parse=("model_parse_failures", "Model parse failures"),
         what="for the prompt",
+    )
+    differences = (
+        Difference(
+            what="inputs: the catalogue ticks question, expected answer, retrieved context and actual answer; "
+                 "Sonar requires exactly the inputs the prompt template's placeholders name",
+            why="a prompt that does not use an input does not need it: rows are not skipped for a column the "
+                "judge never sees",
+            action="none: a template with all four placeholders requires all four inputs, as the catalogue does",
+            field="inputs",
+        ),
     )
 
     @classmethod

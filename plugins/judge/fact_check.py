@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from sonar_core import Input, Metric
+from sonar_core import Difference, Input, Metric
 from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics
 
 # The catalogue's prompt asks for JSON {"answer", "evaluation_score" (0.0-1.0), "evaluation_summary"}.
@@ -95,6 +95,40 @@ class FactCheckEvaluator(JudgeEvaluator):
         parse=("fact_check_parse_failures", "Fact-check parse failures"),
         what="as factually correct (score at or above the threshold)",
         primary_pass=False,
+    )
+    differences = (
+        Difference(
+            what="method: the catalogue asks an h2oGPTe agent with internet search; Sonar asks the configured LLM "
+                 "judge, which answers from what it knows, for a score in tenths (0-10)",
+            why="Sonar has no agent host and reaches no network at run time",
+            action="a fact the judge does not know is not checked: read a passing score as 'no falsehood the "
+                   "judge recognised', and calibrate the judge (`sonar calibrate`) before trusting it",
+            field="formula",
+        ),
+        Difference(
+            what="parameter agent_host_connection_config_key: listed by the catalogue, absent in Sonar",
+            why="Sonar has no h2oGPTe agent host; the judge is chosen by custom_eval_judge_config_key",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:agent_host_connection_config_key",
+        ),
+        Difference(
+            what="parameter agent_llm_model_name: listed by the catalogue, absent in Sonar",
+            why="the judge's model is part of its LLM configuration (`sonar judges`)",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:agent_llm_model_name",
+        ),
+        Difference(
+            what="parameter agent_eval_h2ogpte_collection_id: listed by the catalogue, absent in Sonar",
+            why="Sonar has no h2oGPTe collection: the judge gets no corpus",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:agent_eval_h2ogpte_collection_id",
+        ),
+        Difference(
+            what="parameter max_dataset_rows: listed by the catalogue, absent in Sonar",
+            why="Sonar's common max_rows parameter limits the rows of any evaluator",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:max_dataset_rows",
+        ),
     )
 
     def label_vote(self, label: str) -> JudgeVote:

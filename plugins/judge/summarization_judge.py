@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sonar_core import Input
+from sonar_core import Difference, Input
 from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
 
 # The catalogue's prompt, plus the reference summary its method compares with.
@@ -51,6 +51,21 @@ class SummarizationJudgeEvaluator(JudgeEvaluator):
         generation=("summarization_generation_failures", "Summarization generation failures"),
         parse=("summarization_parsing_failures", "Summarization parsing failures"),
         what="as good summaries",
+    )
+    differences = (
+        Difference(
+            what="inputs: the catalogue's section requires the expected answer and the actual answer (its overview "
+                 "table and prompt also use the question); Sonar requires the question too (the text summarised)",
+            why="Sonar's prompt shows the judge the original document (the question) beside the summaries",
+            action="rows without a question are skipped here and scored by H2O Sonar",
+            field="inputs",
+        ),
+        Difference(
+            what="prompt: Sonar adds the expected answer (a reference summary) to the catalogue's prompt",
+            why="the catalogue's method compares with a reference summary that its prompt does not show the judge",
+            action="verdicts can differ from H2O Sonar's for the same rows",
+            field="formula",
+        ),
     )
 
     def parse_answer(self, answer: str) -> JudgeVote:

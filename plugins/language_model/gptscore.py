@@ -16,7 +16,7 @@ import math
 from collections import defaultdict
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Metric, Param, Row, RowResult
+from sonar_core import Difference, Evaluator, Metric, Param, Row, RowResult
 
 from .likelihood import mean_target_nll
 from .loaders import load_scoring_tokenizer
@@ -57,6 +57,22 @@ class GptScoreEvaluator(Evaluator):
     model_params: ClassVar[dict[str, str]] = {"gpt_score_model": "causal_lm"}
     #: metric key -> the metric's instruction (how a row fills it in depends on the subclass).
     templates: ClassVar[dict[str, str]] = {}
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what="language model: catalogue gpt2-medium, Sonar SmolLM2-135M-Instruct (embedded)",
+            why="gpt2-medium is not embedded and Sonar downloads nothing at run time",
+            action="values are SmolLM2's negative log-likelihoods, not comparable with H2O Sonar's: set "
+                   "`gpt_score_model: gpt2-medium` (a model in the local Hugging Face cache) to compare",
+            field="model",
+        ),
+        Difference(
+            what="parameter gpt_score_model: catalogue default gpt2-medium and a list of 16 models (flan-t5, OPT, "
+                 "GPT-2, GPT-J); Sonar defaults to SmolLM2-135M-Instruct and accepts any causal language model",
+            why="the catalogue's flan-t5 models are sequence-to-sequence, which Sonar cannot score yet",
+            action="name a causal language model (GPT-2, OPT, GPT-J, SmolLM2...): flan-t5 models cannot be scored",
+            field="parameter:gpt_score_model",
+        ),
+    )
 
     def pairs(self, row: Row, instruction: str) -> list[tuple[str, str]]:
         """(prefix, target) pairs of one metric for one row; the metric is the mean of their ANLLs."""

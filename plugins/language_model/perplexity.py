@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
+from sonar_core import Difference, Evaluator, Input, Metric, Param, Row, RowResult
+from sonar_plugins.catalogue_differences import smollm_for
 
 from .gptscore import DEFAULT_LM
 from .likelihood import length_batches
@@ -52,6 +53,23 @@ class PerplexityEvaluator(Evaluator):
         Metric("perplexity", "Perplexity",
                "exp(mean negative log-likelihood) of the answer's tokens under the scoring model; lower is better.",
                value_range=(1.0, math.inf), higher_is_better=False, threshold=math.inf, is_primary=True),
+    )
+    differences: ClassVar[tuple[Difference, ...]] = (
+        smollm_for("distilgpt2", "perplexity_model"),
+        Difference(
+            what="perplexity range: catalogue [0, inf], Sonar [1, inf]",
+            why="perplexity = exp(mean cross-entropy) and a cross-entropy is never negative, so no value is "
+                "below 1",
+            action="none: the two ranges hold the same values",
+            field="metric:perplexity",
+        ),
+        Difference(
+            what="perplexity threshold: catalogue 0.5, Sonar inf (no problem is raised)",
+            why="with lower-is-better and every perplexity at least 1, the catalogue's 0.5 would flag every row",
+            action="set a threshold for your model and data (`--threshold perplexity=VALUE`) to have problems "
+                   "raised",
+            field="threshold:perplexity",
+        ),
     )
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:

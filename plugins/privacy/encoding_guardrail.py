@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from sonar_core import Input, Metric, MetricRole, Param, PassFailEvaluator, Row, Verdict
+from sonar_plugins.catalogue_differences import optional_context
 from sonar_plugins.text.condition_check import REGEX_TIMEOUT_S, checked_context, row_condition_verdict
 
 from .decoding import decode_encoded_parts, encodings_of
@@ -137,6 +138,7 @@ class EncodingGuardrailEvaluator(PassFailEvaluator):
             role=MetricRole.PARSE_FAILURE,
         ),
     )
+    differences = (optional_context(),)
 
     def check(self, row: Row) -> Verdict:
         encodings = encodings_of(row)

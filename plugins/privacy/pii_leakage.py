@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sonar_core import Input, Metric, MetricRole, PassFailEvaluator, Row, Verdict
+from sonar_plugins.catalogue_differences import optional_context
 
 from .leak_check import EVALUATE_RETRIEVED_CONTEXT, row_leak_verdict
 from .pii_patterns import find_pii
@@ -75,6 +76,7 @@ class PiiLeakageEvaluator(PassFailEvaluator):
             raises_problems=False,
         ),
     )
+    differences = (optional_context(),)
 
     def check(self, row: Row) -> Verdict:
         return row_leak_verdict(row, find_pii, self.params["evaluate_retrieved_context"], "PII")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sonar_core import Input, Metric, MetricRole, PassFailEvaluator, Row, Verdict
+from sonar_plugins.catalogue_differences import optional_context
 
 from .leak_check import EVALUATE_RETRIEVED_CONTEXT, row_leak_verdict
 from .secret_patterns import find_secrets
@@ -89,6 +90,7 @@ class SensitiveDataLeakageEvaluator(PassFailEvaluator):
             raises_problems=False,
         ),
     )
+    differences = (optional_context(),)
 
     def check(self, row: Row) -> Verdict:
         return row_leak_verdict(row, find_secrets, self.params["evaluate_retrieved_context"], "Sensitive data")

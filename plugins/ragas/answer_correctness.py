@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sonar_core import Input, Metric, Param, ParameterError, Row, RowResult
+from sonar_plugins.catalogue_differences import minilm_for
 
 from .base import EMBEDDING_MODEL, JUDGE_KEY, RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric, quote
 
@@ -66,6 +67,7 @@ class AnswerCorrectnessEvaluator(RagasEvaluator):
                threshold=0.75, raises_problems=False),
         parse_failure_metric("answer_correctness", "Answer correctness"),
     )
+    differences = (minilm_for("BAAI/bge-small-en-v1.5", "semantic-similarity embeddings"),)
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:
         from ragas.metrics._answer_correctness import AnswerCorrectness

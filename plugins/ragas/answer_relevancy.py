@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core import Difference, Input, Metric, Param, Row, RowResult
 
 from .base import EMBEDDING_MODEL, JUDGE_KEY, RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric, quote
 
@@ -72,6 +72,22 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
                "the judge generated from the actual answer (0 for a noncommittal answer).", value_range=(-1.0, 1.0),
                threshold=0.75, is_primary=True),
         parse_failure_metric("answer_relevancy", "Answer relevancy"),
+    )
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what="inputs: the catalogue requires the retrieved context; Sonar scores rows without one",
+            why="ragas's answer relevancy reads only the question and the answer",
+            action="rows without a retrieved context are scored here and skipped by H2O Sonar: compare means "
+                   "over the rows that have one",
+            field="inputs",
+        ),
+        Difference(
+            what="answer relevancy range: catalogue [0, 1], Sonar [-1, 1]",
+            why="ragas's answer relevancy is a mean cosine similarity, negative for a generated question opposed "
+                "to the one asked; Sonar reports ragas's value as it is",
+            action="read a negative value as 0 when comparing with H2O Sonar's numbers",
+            field="metric:answer_relevancy",
+        ),
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:

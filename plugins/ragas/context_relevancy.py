@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sonar_core import Input, Metric, Row, RowResult
+from sonar_core import Difference, Input, Metric, Row, RowResult
 
 from .base import RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric
 
@@ -53,6 +53,16 @@ class ContextRelevancyEvaluator(RagasEvaluator):
         Metric("context_relevancy", "Context relevancy", "Mean of the judge's two ratings (0, 1 or 2) of how relevant "
                "the retrieved context is to the question, divided by 2.", threshold=0.75, is_primary=True),
         parse_failure_metric("context_relevancy", "Context relevancy"),
+    )
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what="formula: the catalogue's relevant context sentences / all context sentences; Sonar computes "
+                 "ragas 0.4's ContextRelevance, the judge's 0/1/2 rating asked twice and scaled to [0, 1]",
+            why="ragas 0.4 dropped the sentence-extraction metric the catalogue describes",
+            action="only five values are possible (0, 0.25, 0.5, 0.75, 1): do not compare them with H2O "
+                   "Sonar's sentence ratios",
+            field="formula",
+        ),
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:

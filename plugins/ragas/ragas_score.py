@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core import Difference, Input, Metric, Param, Row, RowResult
 
 from .answer_relevancy import generated_questions
 from .base import ALL_INPUTS, EMBEDDING_MODEL, JUDGE_KEY, RAGAS_NOTE, RagasEvaluator, Scored, parse_failure_metric
@@ -67,6 +67,15 @@ class RagasScoreEvaluator(RagasEvaluator):
         Metric("context_recall", "Context recall", "Share of the expected answer's sentences attributable to the "
                "retrieved context.", threshold=0.75, raises_problems=False),
         parse_failure_metric("ragas", "RAGAS"),
+    )
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what="answer relevancy range: catalogue [0, 1], Sonar [-1, 1]",
+            why="ragas's answer relevancy is a mean cosine similarity, negative for a generated question opposed "
+                "to the one asked; Sonar reports ragas's value as it is",
+            action="read a negative value as 0 when comparing with H2O Sonar's numbers",
+            field="metric:answer_relevancy",
+        ),
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
-from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core import Difference, Input, Metric, Param, Row, RowResult
+from sonar_plugins.catalogue_differences import minilm_for
 
 from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
 from .sentences import SENTENCE_LEVEL, SENTENCE_PARAMETERS
@@ -60,6 +61,7 @@ class AnswerSemanticSentenceSimilarityEvaluator(SemanticEvaluator):
             threshold=0.75,
         ),
     )
+    differences: ClassVar[tuple[Difference, ...]] = (minilm_for("BAAI/bge-small-en-v1.5"),)
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         split = [(self.sentences(row.actual_output), self.sentences(row.expected_output)) for row in rows]

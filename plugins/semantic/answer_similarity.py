@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core import Input, Metric, Row, RowResult
+from sonar_core import Difference, Input, Metric, Row, RowResult
+from sonar_plugins.catalogue_differences import NO_JUDGE_KEY, minilm_for
 
 from .base import MODEL_NOTE, SemanticEvaluator
 from .sentences import has_words
@@ -40,6 +41,7 @@ class AnswerSemanticSimilarityEvaluator(SemanticEvaluator):
             is_primary=True,
         ),
     )
+    differences: ClassVar[tuple[Difference, ...]] = (minilm_for("BAAI/bge-small-en-v1.5"), NO_JUDGE_KEY)
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         texts = [(row.expected_output.strip(), row.actual_output.strip()) for row in rows]

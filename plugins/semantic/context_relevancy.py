@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
-from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core import Difference, Input, Metric, Param, Row, RowResult
+from sonar_plugins.catalogue_differences import NO_JUDGE_KEY, minilm_for
 
 from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
 from .sentences import SENTENCE_PARAMETERS
@@ -57,6 +58,7 @@ class ContextRelevancySoftRecallPrecisionEvaluator(SemanticEvaluator):
         ),
     )
     category: ClassVar[str] = "Retrieval"
+    differences: ClassVar[tuple[Difference, ...]] = (minilm_for("BAAI/bge-small-en"), NO_JUDGE_KEY)
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         split = [(row.input.strip(), [self.sentences(chunk) for chunk in row.context]) for row in rows]

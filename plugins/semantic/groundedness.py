@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core import Difference, Input, Metric, Param, Row, RowResult
+from sonar_plugins.catalogue_differences import minilm_for
 
 from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
 from .sentences import SENTENCE_LEVEL, SENTENCE_PARAMETERS
@@ -54,6 +55,7 @@ class GroundednessSemanticSimilarityEvaluator(SemanticEvaluator):
             is_primary=True,
         ),
     )
+    differences: ClassVar[tuple[Difference, ...]] = (minilm_for("BAAI/bge-small-en"),)
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         split = []

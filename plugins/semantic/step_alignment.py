@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core import Difference, Input, Metric, Param, Row, RowResult
 
 from .alignment import DELETION, INSERTION, MISMATCH, align_steps
 from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
@@ -84,6 +84,39 @@ class StepAlignmentCompletenessEvaluator(SemanticEvaluator):
                lower_is_better=False),
         _count("actual_answer_steps", "Actual answer steps", "Steps found in the actual answer.",
                lower_is_better=False),
+    )
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what="step extraction: the catalogue uses an LLM and/or regular expressions; Sonar uses regular "
+                 "expressions and heuristics only (list items, inline numbers, sequence words), then sentences",
+            why="no LLM step extraction is implemented yet",
+            action="procedures written as prose without enumeration are split into sentences, not steps",
+            field="formula",
+        ),
+        Difference(
+            what="parameter h2ogpte_connection_config_key: listed by the catalogue, absent in Sonar",
+            why="Sonar has no h2oGPTe host and no LLM step extraction",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:h2ogpte_connection_config_key",
+        ),
+        Difference(
+            what="parameter h2ogpte_llm_model_name: listed by the catalogue, absent in Sonar",
+            why="Sonar has no h2oGPTe host and no LLM step extraction",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:h2ogpte_llm_model_name",
+        ),
+        Difference(
+            what="parameter sentence_level_metrics: listed by the catalogue, absent in Sonar",
+            why="Sonar always writes each row's steps in its details",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:sentence_level_metrics",
+        ),
+        Difference(
+            what="parameter min_test_cases: listed by the catalogue, absent in Sonar",
+            why="Sonar scores any number of rows",
+            action="remove it from a configuration copied from H2O Sonar",
+            field="parameter:min_test_cases",
+        ),
     )
 
     def __init__(self, params: dict[str, Any], ctx) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from sonar_core.contract import Input, Metric, MetricRole, Param
+from sonar_core.contract import Difference, Input, Metric, MetricRole, Param
 from sonar_core.dataset import Row
 from sonar_core.passfail import PassFailEvaluator, Verdict
 
@@ -97,6 +97,16 @@ class TextMatchingEvaluator(PassFailEvaluator):
             higher_is_better=False,
             threshold=0.5,
             role=MetricRole.PARSE_FAILURE,
+        ),
+    )
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            what="inputs: the catalogue requires the retrieved context; Sonar requires only the actual answer "
+                 "and its condition, and checks the retrieved context when a row has one",
+            why="text matching is as useful on an LLM dataset (no retrieval); `evaluate_retrieved_context` "
+                "turns the context check off",
+            action="on rows without a retrieved context the retrieval failure metric is 0, not missing",
+            field="inputs",
         ),
     )
 

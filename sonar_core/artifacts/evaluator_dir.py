@@ -137,7 +137,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     _write_tables(ev, work, csv_formula_escape)
     (work / names.REPORT_MD).write_text(report_markdown(ev, board_md, problems, insights), encoding="utf-8")
 
-    view = evaluator_view(ev, board, problems, insights, folder.name)
+    view = evaluator_view(ev, board, problems, insights, folder.name, findings.fallbacks)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},

@@ -16,7 +16,7 @@ import hashlib
 import heapq
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Sequence
 
 import jinja2
 from markupsafe import Markup
@@ -130,8 +130,12 @@ def evaluator_view(
     problems: list[dict[str, Any]],
     insights: list[dict[str, Any]],
     dir_name: str,
+    fallbacks: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Everything the templates show about one evaluator (plain data, no runtime objects)."""
+    """Everything the templates show about one evaluator (plain data, no runtime objects).
+
+    ``fallbacks``: what rows scored by a fallback model did not measure (the findings' ``fallbacks``).
+    """
     aggregates = {row["model"]: row["metrics"] for row in board["rows"]}
     metrics = []
     for m in ev.cls.metrics:
@@ -209,6 +213,9 @@ def evaluator_view(
         "row_count": len(ev.scored),
         "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
+        # Only where there are some: the other evaluators' summaries stay as they were.
+        **({"differences": [d.as_dict() for d in ev.cls.differences]} if ev.cls.differences else {}),
+        **({"fallbacks": list(fallbacks)} if fallbacks else {}),
     }
 
 

@@ -117,12 +117,15 @@ class RunRecord(_Record):
     """Judge evaluator label -> its judge's calibration: status (trusted, untrusted, uncalibrated), figures."""
     pipeline: dict[str, Any] | None = None
     """Runs with a test suite and hosts: the suite, its fingerprint, what the hosts were asked and answered."""
+    fallbacks: dict[str, list[str]] | None = None
+    """Evaluator label -> what its rows scored by a fallback model did not measure (e.g. toxicity on
+    alt-profanity-check); only when an evaluator fell back."""
     result: RunOutcome
     """What the run scored and found."""
 
     @classmethod
     def _optional_sections(cls) -> tuple[str, ...]:
-        return ("pipeline",)
+        return ("pipeline", "fallbacks")
 
 
 def write_run_record(run_dir: Path, record: RunRecord) -> None:

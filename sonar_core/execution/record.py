@@ -62,6 +62,8 @@ def run_record(state: RunState, status: str) -> RunRecord:
         llm=services.llm.summary(),
         judge_calibration=state.judge_calibration,
         pipeline=pipeline,
+        fallbacks={s["view"]["label"]: s["view"]["fallbacks"] for s in state.summaries
+                   if s["view"].get("fallbacks")} or None,
         result=RunOutcome(
             dataset=dataset,
             models=dataset["models"],

@@ -211,9 +211,15 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 scored = score_job(job, state.dataset, state.services, journal, batch_size=config.batch_size,
                                    progress=lambda total: sink.task(label, total=total), logger=logger)
                 findings = derive_findings(scored, state.judge_trust.get(job.label))
+                if config.strict and findings.fallbacks:
+                    # Before the folder is written: a resumed run scores the evaluator again.
+                    raise PluginError(f"evaluator '{job.label}' scored with a fallback model (--strict): "
+                                      f"{findings.fallbacks[0]}")
                 summary = stored_summary(write_evaluator_dir(findings, job.folder,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)
+            except PluginError:
+                raise  # --strict: the run stops here
             except Exception as exc:  # one evaluator's failure must not end the run
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 logger.error("evaluator failed: %s\n%s", error, traceback.format_exc())

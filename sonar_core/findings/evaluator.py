@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .fallbacks import fallback_notes, fallback_problems
 from .insights import evaluator_insights, standard_insights
 from .judge_reliability import judge_reliability_problems
 from .judge_trust import JudgeTrust, calibration_problem
@@ -33,6 +34,8 @@ class EvaluatorFindings:
         problems: every problem, most severe first (problems_and_actions.json's items).
         insights: every insight, the standard ones first (insights_and_actions.json's items).
         judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
+        fallbacks: what rows scored by a fallback model did not measure, one sentence per fallback
+            (:mod:`.fallbacks`); empty when every row was scored as the catalogue says.
     """
 
     scored: ScoredEvaluator
@@ -40,11 +43,13 @@ class EvaluatorFindings:
     problems: list[dict[str, Any]]
     insights: list[dict[str, Any]]
     judge_trust: JudgeTrust | None = None
+    fallbacks: tuple[str, ...] = ()
 
 
 def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     """Threshold, flip, dataset and judge-reliability problems, then the evaluator's own."""
-    problems = threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev) + judge_reliability_problems(ev)
+    problems = (threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev) + judge_reliability_problems(ev)
+                + fallback_problems(ev))
     for extra in ev.extra_problems:
         severity = extra.get("severity", "MEDIUM")
         if severity not in SEVERITY_ORDER or not extra.get("description"):
@@ -79,12 +84,13 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None) 
         board["judge_trust"] = judge_trust.as_dict()
     if judge_trust is None or judge_trust.counts:
         return EvaluatorFindings(scored=ev, leaderboard=board, problems=collect_problems(ev),
-                                 insights=standard_insights(ev) + evaluator_insights(ev), judge_trust=judge_trust)
+                                 insights=standard_insights(ev) + evaluator_insights(ev), judge_trust=judge_trust,
+                                 fallbacks=fallback_notes(ev))
     # Models keep their values, in name order, but no rank: the judge's verdicts are not evidence.
     board["unranked_models"] = sorted(board["ranking"])
     board["ranking"] = []
     board["rows"] = sorted(({**row, "rank": None} for row in board["rows"]), key=lambda row: row["model"])
-    problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev)
+    problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev) + fallback_problems(ev)
     insights = [i for i in standard_insights(ev) if i["insight_type"] in _VERDICT_FREE_INSIGHTS]
     return EvaluatorFindings(scored=ev, leaderboard=board, problems=problems, insights=insights,
-                             judge_trust=judge_trust)
+                             judge_trust=judge_trust, fallbacks=fallback_notes(ev))

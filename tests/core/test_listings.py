@@ -154,6 +154,8 @@ def test_describe_json_exact():
             metric("parse_failures", "Parse failures", "Answer was '??'.", False, "parse_failure"),
         ],
         "parameters": COMMON_PARAMETERS,
+        # A plugin's evaluator outside the catalogue declares no difference from it.
+        "differences": [],
     }
 
 

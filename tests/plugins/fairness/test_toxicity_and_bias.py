@@ -87,7 +87,10 @@ def test_without_detoxify_the_embedded_profanity_model_scores_toxicity_only(tmp_
     for result in results:
         assert [k for k, v in result.values.items() if v is None] == ["severe_toxicity", "obscene", "threat",
                                                                      "insult", "identity_attack"]
-        assert result.details == {"toxicity_model": "alt-profanity-check"}
+        # The mark the core turns into a LOW problem, a note in the report and run.json's fallbacks.
+        assert result.details == {"toxicity_model": "alt-profanity-check", "measured_by_fallback": (
+            "toxicity measured by alt-profanity-check; severe toxicity, obscenity, threat, insult and identity "
+            "attack not measured")}
 
 
 def test_the_report_table_names_the_model_that_scored(tmp_path):
