@@ -54,10 +54,11 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
         "emb(question)))`, or 0 when every generated question marks the answer noncommittal. Each generated "
         "question is one request with its own repeat index (its own cache entry). The row's details list the "
         "generated questions with their similarity (`generated_questions`). A cosine can be negative, so a score "
-        "can fall below 0. The catalogue lists the retrieved context as an input; ragas's metric reads only the "
-        "question and the answer, so rows without context are scored too. " + RAGAS_NOTE
+        "can fall below 0. As the catalogue says, the retrieved context is a required input: a row without it is "
+        "skipped and the report names it, although ragas's metric reads only the question and the answer. "
+        + RAGAS_NOTE
     )
-    required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.ACTUAL_ANSWER)
+    required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.RETRIEVED_CONTEXT, Input.ACTUAL_ANSWER)
     parameters: ClassVar[tuple[Param, ...]] = (
         JUDGE_KEY, EMBEDDING_MODEL,
         Param("strictness", int, 3, "How many questions the judge generates from each answer.", min=1, max=10),
