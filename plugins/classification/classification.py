@@ -251,18 +251,11 @@ class ClassificationEvaluator(Evaluator):
             field="formula",
         ),
         Difference(
-            "parameter positive_label: not in the catalogue",
-            "the catalogue's binary formulas need a positive label; Sonar takes the affirmative of a known pair "
-            "(yes/no, true/false, 1/0, positive/negative) and asks for this parameter otherwise",
-            "set positive_label when the binary labels are not a known pair",
-            field="parameter:positive_label",
-        ),
-        Difference(
-            "parameter label_normalization: not in the catalogue (default strip_lower: whitespace and case "
-            "ignored)",
+            "labels are compared after normalisation (label_normalization, default strip_lower: surrounding "
+            "whitespace trimmed, inner whitespace collapsed, case ignored); the catalogue compares them as given",
             "labels a model writes differ in case and spacing from the expected ones",
             "set label_normalization: none to compare labels exactly as given",
-            field="parameter:label_normalization",
+            field="formula",
         ),
     )
 

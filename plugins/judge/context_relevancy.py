@@ -121,14 +121,6 @@ class ContextRelevancyJudgeEvaluator(JudgeEvaluator):
             "none: the formula is the catalogue's; `sonar describe context_relevancy` shows the prompt",
             field="formula",
         ),
-        Difference(
-            "metrics context_relevancy_passes, context_relevancy_failures, context_relevancy_parse_failures, "
-            "judge_agreement and judge_confidence: not in the catalogue, which lists context relevancy only",
-            "every Sonar judge counts its pass / fail / unreadable verdicts so that its reliability can be "
-            "measured and reported",
-            "read context_relevancy to compare with H2O Sonar",
-            field="metric:context_relevancy_passes",
-        ),
     )
 
     def sentences(self, row: Row) -> list[str]:

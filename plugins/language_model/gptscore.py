@@ -96,6 +96,15 @@ class GptScoreEvaluator(Evaluator):
             "Sonar's; ANLLs of different models are not comparable",
             field="model",
         ),
+        Difference(
+            "parameter gpt_score_model: catalogue default gpt2-medium and a list of 16 models; Sonar defaults to its "
+            "embedded SmolLM2-135M-Instruct and accepts the 16 (flan-t5 scored as sequence-to-sequence models) and "
+            "a local model folder; any other name is an error",
+            "runs are offline: the catalogue's models are used from the local Hugging Face cache, and a model "
+            "saved in a folder is as good a choice",
+            "name one of the catalogue's models (in the local cache) to compare with H2O Sonar's numbers",
+            field="parameter:gpt_score_model",
+        ),
     )
     model_params: ClassVar[dict[str, str]] = {"gpt_score_model": "causal_lm"}
     #: metric key -> the metric's instruction (how a row fills it in depends on the subclass).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core.contract import Difference
 
 from .base import EMBEDDING_MODEL, JUDGE_KEY, RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric, quote
 
@@ -68,6 +69,15 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
     # Embeddings come from the models extra's sentence-transformers.
     extra: ClassVar[str | None] = "ragas,models"
     needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core', 'torch', 'sentence_transformers')
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            "answer relevancy range: catalogue [0, 1], Sonar [-1, 1]",
+            "ragas's answer relevancy is a mean cosine similarity, negative for a generated question opposed to the "
+            "one asked; Sonar reports ragas's value as it is",
+            "read a negative value as 0 when comparing with H2O Sonar's numbers",
+            field="metric:answer_relevancy",
+        ),
+    )
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("answer_relevancy", "Answer relevancy", "Mean cosine similarity between the question and the questions "
                "the judge generated from the actual answer (0 for a noncommittal answer).", value_range=(-1.0, 1.0),

@@ -94,27 +94,33 @@ class StepAlignmentCompletenessEvaluator(SemanticEvaluator):
     )
     differences: ClassVar[tuple[Difference, ...]] = (
         Difference(
-            "parameters h2ogpte_connection_config_key and h2ogpte_llm_model_name: not in Sonar, which has no "
-            "h2oGPTe connection; Sonar's LLM step extraction uses an LLM configuration "
+            "step extraction: the catalogue uses an LLM and/or regular expressions; Sonar's default "
+            "(step_extraction: heuristic) uses regular expressions and heuristics only (list items, inline "
+            "numbers, sequence words, then sentences); step_extraction: judge asks an LLM with Sonar's prompt "
+            "(the catalogue shows none)",
+            "the heuristic needs no LLM and gives the same steps on every run",
+            "set step_extraction: judge for the catalogue's LLM extraction; procedures written as prose are split "
+            "into sentences by the heuristic",
+            field="formula",
+        ),
+        Difference(
+            "parameter h2ogpte_connection_config_key: listed by the catalogue, absent in Sonar",
+            "Sonar has no h2oGPTe host; its LLM step extraction uses an LLM configuration "
             "(custom_eval_judge_config_key, else the run's default judge)",
-            "Sonar's LLM calls all go through its own client and LLM configuration file",
-            "describe the LLM in the LLM configuration file and name it in custom_eval_judge_config_key",
+            "remove it from a configuration copied from H2O Sonar; name the LLM in custom_eval_judge_config_key",
             field="parameter:h2ogpte_connection_config_key",
         ),
         Difference(
-            "parameter min_test_cases: not in Sonar",
-            "Sonar reports every model's figures with its row counts; a threshold on the number of test cases "
-            "would hide none of them",
-            "read the step counts (retrieved_context_steps, actual_answer_steps) and the number of rows",
-            field="parameter:min_test_cases",
+            "parameter h2ogpte_llm_model_name: listed by the catalogue, absent in Sonar",
+            "an LLM configuration of Sonar names its model itself",
+            "remove it from a configuration copied from H2O Sonar; describe the model in the LLM configuration file",
+            field="parameter:h2ogpte_llm_model_name",
         ),
         Difference(
-            "parameters step_extraction (default heuristic), similarity_cutoff, sentence_fallback, "
-            "split_on_newlines and max_sentence_words: not in the catalogue",
-            "the catalogue says steps are found by 'LLM and/or regular expressions' and compared semantically "
-            "without naming its rules; these parameters make Sonar's rules explicit and adjustable",
-            "set step_extraction: judge for the catalogue's LLM extraction",
-            field="parameter:step_extraction",
+            "parameter min_test_cases: listed by the catalogue, absent in Sonar",
+            "Sonar scores any number of rows and reports every model's figures with its row counts",
+            "remove it from a configuration copied from H2O Sonar",
+            field="parameter:min_test_cases",
         ),
     )
     metrics: ClassVar[tuple[Metric, ...]] = (
