@@ -5,7 +5,7 @@ process on 127.0.0.1 with a fixed latency per answer (default 200 ms). The rows:
 cases (default 250) each answered by two models (500 rows), three retrieved chunks per case.
 
 * Sonar: one run of the seven evaluators (faithfulness, answer_relevancy, context_precision,
-  context_recall, context_relevancy, answer_correctness, ragas) with a fresh response cache, the
+  context_recall, ragas_context_relevance, answer_correctness, ragas) with a fresh response cache, the
   judge configured with ``max_concurrency`` = ``--concurrency`` (default 16); then the same run again
   (the cached rerun).
 * ragas: ``evaluate()`` of the six ragas metrics behind them (RAGAS itself is their harmonic mean,
@@ -46,8 +46,8 @@ COLOURS = ["red", "blue", "green", "white", "black", "grey", "pink", "gold"]
 #: Sonar's evaluator -> the column of ragas's scores with the same metric.
 COLUMNS = {"faithfulness": "faithfulness", "answer_relevancy": "answer_relevancy",
            "context_precision": "llm_context_precision_with_reference", "context_recall": "context_recall",
-           "context_relevancy": "nv_context_relevance", "answer_correctness": "answer_correctness"}
-SEVEN = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
+           "ragas_context_relevance": "nv_context_relevance", "answer_correctness": "answer_correctness"}
+SEVEN = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "ragas_context_relevance",
          "answer_correctness", "ragas"]
 
 

@@ -25,16 +25,16 @@ BUILT_IN = frozenset({
     "answer_semantic_similarity", "answer_semantic_sentence_similarity", "answer_relevancy_sentence_similarity",
     "groundedness_semantic_similarity", "context_relevancy_soft_recall_precision", "step_alignment_completeness",
     "faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
-    "answer_correctness", "ragas",
+    "ragas_context_relevance", "answer_correctness", "ragas",
     "general_semantic_robustness",
 })
 #: The RAGAS family (plugins/ragas): judge evaluators left out of the quickstart, whose local judge
 #: (SmolLM2-135M) cannot answer ragas's JSON prompts; tests/plugins/ragas runs them on a scripted judge.
-RAGAS = frozenset({"faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
-                   "answer_correctness", "ragas"})
+RAGAS = frozenset({"faithfulness", "answer_relevancy", "context_precision", "context_recall",
+                   "ragas_context_relevance", "answer_correctness", "ragas"})
 #: The built-in evaluators that ask an LLM judge.
 JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism", "stereotypes",
-                    "summarization_judge", "fact_check"}) | RAGAS
+                    "summarization_judge", "fact_check", "context_relevancy"}) | RAGAS
 #: Built-in evaluators whose models cannot be installed from the package registry: the `offline`
 #: group skips them (saying which model is missing) unless their models are in the local caches.
 MODELS_NOT_ON_THE_REGISTRY = frozenset({"fairness_bias", "hallucination", "summarization_completeness_faithfulness"})

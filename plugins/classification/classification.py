@@ -1,7 +1,9 @@
 """Classification: compare predicted labels (actual answers) with true labels (expected answers).
 
-Per model, the rows form a confusion matrix from which accuracy and macro-averaged precision,
-recall and F1 follow. The core aggregates per-row values by their mean per model, so:
+Per model, the rows form a confusion matrix from which accuracy, precision, recall and F1 follow.
+A binary task (the dataset's expected labels are at most two classes) uses the catalogue's
+formulas on its positive label (TP / (TP + FP), ...); a multi-class task macro-averages them over
+the classes. The core aggregates per-row values by their mean per model, so:
 
 * ``accuracy`` is per row 1.0 (label matches) or 0.0; its mean is the model's accuracy;
 * ``precision``, ``recall`` and ``f1`` are properties of the model's whole set of rows; every row
@@ -17,14 +19,19 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Difference, Evaluator, Input, Metric, Param, RowResult, Table
+from sonar_core import Evaluator, Input, Metric, Param, RowResult, Table
+from sonar_core.contract import Difference
 from sonar_core.dataset import Row
 
-__all__ = ["ClassificationEvaluator", "ModelScores", "confusion_matrix", "normalize_label", "score_labels"]
+__all__ = ["ClassificationEvaluator", "ModelScores", "confusion_matrix", "normalize_label", "positive_label_of",
+           "score_binary", "score_labels", "KNOWN_PAIRS"]
 
 NORMALIZATIONS = ("none", "strip", "strip_lower")
 #: How an empty predicted label is shown in the confusion matrix.
 EMPTY_LABEL = "(empty)"
+#: (affirmative, negative) label pairs whose affirmative is a binary task's positive label by default
+#: (compared ignoring case).
+KNOWN_PAIRS = (("yes", "no"), ("true", "false"), ("1", "0"), ("positive", "negative"))
 
 
 def normalize_label(label: str, mode: str) -> str:
@@ -48,7 +55,8 @@ class ModelScores:
         extra_predicted: predicted labels that are no expected label (sorted), e.g. "maybe".
         confusion: (expected label, predicted label) -> number of rows.
         accuracy, precision, recall, f1: fractions in [0, 1]; precision/recall/F1 are macro
-            averages over ``labels``.
+            averages over ``labels`` (:func:`score_labels`) or the positive label's
+            (:func:`score_binary`).
         per_label: label -> (precision, recall, f1), each in [0, 1].
     """
 
@@ -108,8 +116,50 @@ def score_labels(pairs: Sequence[tuple[str, str]]) -> ModelScores:
     )
 
 
+def positive_label_of(classes: Sequence[str], given: str | None) -> str:
+    """The positive label of a binary task whose expected labels are ``classes`` (one or two).
+
+    ``given`` (the ``positive_label`` parameter, normalised) wins and must be one of the classes
+    unless they are a known pair's (e.g. ``no`` alone, positive ``yes``); else the affirmative of a
+    known pair (:data:`KNOWN_PAIRS`, ignoring case) that holds every class; else the only class of a
+    one-class task. Anything else raises ValueError asking for the parameter.
+    """
+    shown = ", ".join(repr(c) for c in classes)
+    pair = next((p for p in KNOWN_PAIRS if {c.casefold() for c in classes} <= set(p)), None)
+    if given is not None:
+        if given in classes or (pair is not None and given.casefold() in pair):
+            return given
+        raise ValueError(f"classification: positive_label {given!r} is none of the expected labels {shown}")
+    if pair is not None:
+        return next((c for c in classes if c.casefold() == pair[0]), pair[0])
+    if len(classes) == 1:
+        return classes[0]
+    raise ValueError(f"classification: the expected labels {shown} form a binary task with no known positive "
+                     f"label; set the parameter positive_label to one of them")
+
+
+def score_binary(pairs: Sequence[tuple[str, str]], positive: str) -> ModelScores:
+    """Confusion matrix and the catalogue's metrics of one model's label pairs on a binary task.
+
+    TP = rows expected ``positive`` and predicted it, FP = predicted ``positive`` but expected the
+    other label, FN = expected ``positive`` but predicted anything else; precision = TP / (TP + FP)
+    (0 when ``positive`` was never predicted), recall = TP / (TP + FN) (0 when it is never expected),
+    F1 = 2 P R / (P + R) (0 when P + R = 0); accuracy = share of rows predicted right (TP + TN).
+    """
+    scores = score_labels(pairs)
+    tp = scores.confusion[(positive, positive)]
+    predicted = sum(1 for _, p in pairs if p == positive)
+    expected = sum(1 for e, _ in pairs if e == positive)
+    precision = tp / predicted if predicted else 0.0
+    recall = tp / expected if expected else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    scores.precision, scores.recall, scores.f1 = precision, recall, f1
+    return scores
+
+
 class ClassificationEvaluator(Evaluator):
-    """Accuracy and macro precision / recall / F1 of predicted versus true labels, per model."""
+    """Accuracy, precision, recall and F1 of predicted versus true labels, per model: of the positive
+    label on a binary task, macro-averaged on a multi-class one."""
 
     id: ClassVar[str] = "classification"
     display_name: ClassVar[str] = "Classification"
@@ -120,11 +170,14 @@ class ClassificationEvaluator(Evaluator):
         "normalisation (by default surrounding whitespace trimmed, inner whitespace collapsed "
         "and case ignored). Per model the evaluator builds a confusion matrix and reports:\n\n"
         "- **Accuracy** (primary): share of rows whose predicted label equals the true label.\n"
-        "- **Precision**, **Recall**, **F1**: computed per class (TP / (TP + FP), "
-        "TP / (TP + FN), 2PR / (P + R)) and then **macro-averaged**, i.e. the unweighted mean "
-        "over the classes that occur among that model's expected answers. A class the model "
-        "never predicts has precision 0. Binary tasks use the same macro formula over both "
-        "classes, not the precision of a single positive class.\n\n"
+        "- **Precision**, **Recall**, **F1**: TP / (TP + FP), TP / (TP + FN), 2PR / (P + R). On a "
+        "**binary** task (the dataset's expected labels are at most two classes) they are the "
+        "catalogue's, of the **positive label**: the parameter `positive_label`, else the "
+        "affirmative of a known pair (yes/no, true/false, 1/0, positive/negative, ignoring case), "
+        "else the only class of a one-class task; two other labels stop the evaluator with a one-line "
+        "error asking for `positive_label`. On a **multi-class** task they are computed per class "
+        "and **macro-averaged**, i.e. the unweighted mean over the classes that occur among that "
+        "model's expected answers (a class the model never predicts has precision 0).\n\n"
         "Precision, recall and F1 describe a model's whole set of answers, so every row of a "
         "model carries the model's value; the per-row column of interest is accuracy (1 when "
         "the label is right, 0 when wrong)."
@@ -143,6 +196,14 @@ class ClassificationEvaluator(Evaluator):
             "(trim and collapse whitespace) or `strip_lower` (also ignore case).",
             choices=NORMALIZATIONS,
         ),
+        Param(
+            "positive_label",
+            str,
+            None,
+            "The positive label of a binary task (normalised like the labels). Empty: the affirmative of "
+            "a known pair (yes/no, true/false, 1/0, positive/negative, ignoring case); a multi-class task "
+            "ignores it (macro average).",
+        ),
     )
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric(
@@ -156,37 +217,44 @@ class ClassificationEvaluator(Evaluator):
         Metric(
             "precision",
             "Precision",
-            "Macro precision: per class TP / (TP + FP) (0 for a class never predicted), "
-            "averaged over the classes of the expected answers. A model-level value, repeated "
-            "on each of the model's rows.",
+            "Precision TP / (TP + FP) of the positive label on a binary task (0 when it is never "
+            "predicted); on a multi-class task the macro average over the classes of the expected "
+            "answers. A model-level value, repeated on each of the model's rows.",
             threshold=0.75,
             model_level=True,
         ),
         Metric(
             "recall",
             "Recall",
-            "Macro recall: per class TP / (TP + FN), averaged over the classes of the expected "
-            "answers. A model-level value, repeated on each of the model's rows.",
+            "Recall TP / (TP + FN) of the positive label on a binary task; on a multi-class task "
+            "the macro average over the classes of the expected answers. A model-level value, "
+            "repeated on each of the model's rows.",
             threshold=0.75,
             model_level=True,
         ),
         Metric(
             "f1",
             "F1",
-            "Macro F1: per class 2 * precision * recall / (precision + recall), averaged over "
-            "the classes of the expected answers. A model-level value, repeated on each of the "
-            "model's rows.",
+            "F1, 2 * precision * recall / (precision + recall), of the positive label on a binary "
+            "task; on a multi-class task the macro average of the classes' F1. A model-level value, "
+            "repeated on each of the model's rows.",
             threshold=0.75,
             model_level=True,
         ),
     )
     differences: ClassVar[tuple[Difference, ...]] = (
         Difference(
-            what="precision, recall and F1: the catalogue's TP/(TP+FP) formulas; Sonar macro-averages them over "
-                 "the labels, even for a yes/no task",
-            why="one formula for binary and multi-class label sets",
-            action="on a binary task Sonar's precision, recall and F1 are not the catalogue's: expected yes, yes, "
-                   "no, no and predicted yes, no, no, no give 1.0, 0.5, 0.667 there and 0.833, 0.75, 0.733 here",
+            "precision, recall and F1 of a multi-class task: the catalogue gives the binary formulas "
+            "only; Sonar macro-averages them over the classes of the expected answers",
+            "a multi-class task has no single positive label for TP / (TP + FP) to count",
+            "compare multi-class precision, recall and F1 with H2O Sonar's knowing they are macro averages",
+            field="formula",
+        ),
+        Difference(
+            "labels are compared after normalisation (label_normalization, default strip_lower: surrounding "
+            "whitespace trimmed, inner whitespace collapsed, case ignored); the catalogue compares them as given",
+            "labels a model writes differ in case and spacing from the expected ones",
+            "set label_normalization: none to compare labels exactly as given",
             field="formula",
         ),
     )
@@ -201,7 +269,15 @@ class ClassificationEvaluator(Evaluator):
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         # (true label, predicted label) of each row, normalised once and reused for the values.
         pairs = [(self._normalize(row.expected_output), self._normalize(row.actual_output)) for row in rows]
-        scores = {model: score_labels(model_pairs) for model, model_pairs in _by_model(rows, pairs).items()}
+        classes = sorted({expected for expected, _ in pairs})
+        by_model = _by_model(rows, pairs)
+        positive: str | None = None
+        if len(classes) <= 2 and classes:
+            given = self.params.get("positive_label")
+            positive = positive_label_of(classes, None if given is None else self._normalize(given))
+            scores = {model: score_binary(model_pairs, positive) for model, model_pairs in by_model.items()}
+        else:
+            scores = {model: score_labels(model_pairs) for model, model_pairs in by_model.items()}
         results: list[RowResult] = []
         for row, (expected, predicted) in zip(rows, pairs):
             model = scores[row.model_key]
@@ -214,7 +290,8 @@ class ClassificationEvaluator(Evaluator):
                         "recall": model.recall,
                         "f1": model.f1,
                     },
-                    details={"expected_label": expected, "predicted_label": predicted},
+                    details={"expected_label": expected, "predicted_label": predicted,
+                             **({} if positive is None else {"positive_label": positive})},
                     error_message=None if correct else f"predicted {predicted!r}, expected {expected!r}",
                 )
             )

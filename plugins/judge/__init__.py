@@ -8,6 +8,7 @@ def register_evaluators(register):
     # Evaluator modules are imported here, on registration, not when the package loads.
     from .byop import ByopEvaluator
     from .contact_information import ContactInformationEvaluator
+    from .context_relevancy import ContextRelevancyJudgeEvaluator
     from .fact_check import FactCheckEvaluator
     from .language_mismatch import LanguageMismatchEvaluator
     from .sexism import SexismEvaluator
@@ -21,3 +22,4 @@ def register_evaluators(register):
     register(StereotypesEvaluator)
     register(SummarizationJudgeEvaluator)
     register(FactCheckEvaluator)
+    register(ContextRelevancyJudgeEvaluator)

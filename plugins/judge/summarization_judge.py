@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sonar_core import Difference, Input
+from sonar_core import Input
+from sonar_core.contract import Difference
 from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
 
-# The catalogue's prompt, plus the reference summary its method compares with.
+# The catalogue's prompt, word for word (its "it's" included): the summary and the original document.
 PROMPT = """\
 You are comparing the summary text and it's original document and trying to determine if the \
 summary is good. Here is the data:
@@ -14,8 +15,6 @@ summary is good. Here is the data:
 [Summary]: {{ACTUAL_ANSWER}}
 ************
 [Original Document]: {{QUESTION}}
-************
-[Reference Summary]: {{EXPECTED_ANSWER}}
 [END DATA]
 
 Compare the Summary above to the Original Document and determine if the Summary is comprehensive, \
@@ -31,15 +30,25 @@ class SummarizationJudgeEvaluator(JudgeEvaluator):
 
     id = "summarization_judge"
     display_name = "Summarization (Judge)"
-    tagline = "An LLM judge rates each summary good or bad against its document and a reference summary."
+    tagline = "An LLM judge rates each summary good or bad against its original document."
     description = (
         "The question is the document to summarize and the actual answer is the model's summary. The LLM "
-        "judge compares the summary with the document, with the expected answer as a reference summary, "
-        "and answers `good` (comprehensive, concise, coherent and independent: the row passes) or `bad` "
-        "(it fails); any other answer is a parse failure, kept in the row's `judge_answers`. The "
-        "catalogue's prompt is used with one addition: the reference summary its method compares with."
+        "judge is asked the catalogue's prompt: it compares the summary with the original document and answers "
+        "`good` (comprehensive, concise, coherent and independent: the row passes) or `bad` (it fails); any "
+        "other answer is a parse failure, kept in the row's `judge_answers`. The expected answer is not used."
     )
-    required_inputs = (Input.QUESTION, Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
+    required_inputs = (Input.QUESTION, Input.ACTUAL_ANSWER)
+    differences = (
+        Difference(
+            "inputs: the catalogue's table lists the expected answer (a reference summary) and the actual answer; "
+            "its prompt reads the actual answer and the question (the original document), never the expected "
+            "answer. Sonar requires what the prompt reads: the question and the actual answer",
+            "a prompt with no original document cannot be judged, and a reference summary the prompt never shows "
+            "cannot change the verdict",
+            "put the document to summarize in the question; no expected answer is needed",
+            field="inputs",
+        ),
+    )
     prompt_template = PROMPT
     labels = ("good", "bad")
     calibration_labels = {True: "good", False: "bad"}
@@ -51,21 +60,6 @@ class SummarizationJudgeEvaluator(JudgeEvaluator):
         generation=("summarization_generation_failures", "Summarization generation failures"),
         parse=("summarization_parsing_failures", "Summarization parsing failures"),
         what="as good summaries",
-    )
-    differences = (
-        Difference(
-            what="inputs: the catalogue's section requires the expected answer and the actual answer (its overview "
-                 "table and prompt also use the question); Sonar requires the question too (the text summarised)",
-            why="Sonar's prompt shows the judge the original document (the question) beside the summaries",
-            action="rows without a question are skipped here and scored by H2O Sonar",
-            field="inputs",
-        ),
-        Difference(
-            what="prompt: Sonar adds the expected answer (a reference summary) to the catalogue's prompt",
-            why="the catalogue's method compares with a reference summary that its prompt does not show the judge",
-            action="verdicts can differ from H2O Sonar's for the same rows",
-            field="formula",
-        ),
     )
 
     def parse_answer(self, answer: str) -> JudgeVote:

@@ -21,10 +21,12 @@ class GptScoreQuestionAnsweringEvaluator(GptScoreEvaluator):
     display_name: ClassVar[str] = "Question Answering (GPTScore)"
     tagline: ClassVar[str] = "How likely a local LM finds 'Answer: Yes' to questions about the answer's quality."
     description: ClassVar[str] = (
-        "GPTScore for dialogue: for each aspect a causal LM reads a yes/no question about the conversation "
+        "GPTScore for dialogue: for each aspect a language model reads a yes/no question about the conversation "
         "(`human: <question>`, `AI: <actual answer>`) and the score is the average negative log-likelihood "
         "(ANLL) of the tokens `Answer: Yes` that follow. Lower is better (the model is more ready to say yes). "
-        "The model is the embedded SmolLM2-135M-Instruct unless `gpt_score_model` names another causal LM."
+        "The model is the embedded SmolLM2-135M-Instruct unless `gpt_score_model` names another "
+        "of the catalogue's models (a flan-t5 model reads the "
+        "prompt in its encoder and its decoder scores the text)."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.ACTUAL_ANSWER)
     templates: ClassVar[dict[str, str]] = {

@@ -18,10 +18,12 @@ class GptScoreSummarizationEvaluator(GptScoreEvaluator):
     display_name: ClassVar[str] = "Summarization without reference (GPTScore)"
     tagline: ClassVar[str] = "How likely a local LM finds the summary after the text it summarises."
     description: ClassVar[str] = (
-        "GPTScore without a reference: for each aspect a causal LM reads `<instruction>: <question>`, a line "
+        "GPTScore without a reference: for each aspect a language model reads `<instruction>: <question>`, a line "
         "`Tl;dr` and then the actual answer; the score is the average negative log-likelihood (ANLL) of the "
         "answer's tokens after `Tl;dr`. The question is the text to summarise. Lower is better. The model is the "
-        "embedded SmolLM2-135M-Instruct unless `gpt_score_model` names another causal LM."
+        "embedded SmolLM2-135M-Instruct unless `gpt_score_model` names another "
+        "of the catalogue's models (a flan-t5 model reads the "
+        "prompt in its encoder and its decoder scores the text)."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.ACTUAL_ANSWER)
     category: ClassVar[str] = "Summarization"

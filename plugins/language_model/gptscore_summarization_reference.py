@@ -18,11 +18,12 @@ class GptScoreSummarizationReferenceEvaluator(GptScoreEvaluator):
     display_name: ClassVar[str] = "Summarization with reference (GPTScore)"
     tagline: ClassVar[str] = "How likely a local LM finds the summary as a rewrite of the reference, and back."
     description: ClassVar[str] = (
-        "GPTScore with a reference: for each aspect a causal LM reads `<instruction> <expected answer> In other "
+        "GPTScore with a reference: for each aspect a language model reads `<instruction> <expected answer> In other "
         "words,` and the score is the average negative log-likelihood (ANLL) of the actual answer's tokens that "
         "follow; then the roles swap (the expected answer after the actual answer) and the two ANLLs are "
         "averaged. Lower is better. The model is the embedded SmolLM2-135M-Instruct unless `gpt_score_model` "
-        "names another causal LM."
+        "names another of the catalogue's models (a flan-t5 model reads the "
+        "prompt in its encoder and its decoder scores the text)."
     )
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.EXPECTED_ANSWER, Input.ACTUAL_ANSWER)
     category: ClassVar[str] = "Summarization"

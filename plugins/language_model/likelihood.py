@@ -5,6 +5,11 @@ after a prompt. Pairs are sorted by length and packed into batches under a token
 padding stays small and memory bounded; right padding keeps each row's positions as if it
 were alone. Only the target positions go through the output layer: for a 49k-token vocabulary
 that is most of the cost of the logits.
+
+A sequence-to-sequence model (flan-t5) is scored as the GPTScore paper's code scores it (after
+BARTScore): the prompt is the encoder's input, the target the decoder's labels, both tokenised as the
+model's tokenizer does by default (T5 ends each with ``</s>``), and the score is the decoder's mean
+negative log-likelihood of the target's tokens, end-of-sequence token included.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Sequence
 
-__all__ = ["mean_target_nll", "length_batches", "MAX_BATCH_TOKENS", "MAX_BATCH_ROWS"]
+__all__ = ["mean_target_nll", "seq2seq_target_nll", "length_batches", "MAX_BATCH_TOKENS", "MAX_BATCH_ROWS"]
 
 #: Padded tokens (rows x longest row) per forward pass: bounds activation memory.
 MAX_BATCH_TOKENS = 4096
@@ -100,4 +105,46 @@ def mean_target_nll(model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]]
                 if counts[r] > 0:
                     value = float(sums[r] / counts[r])
                     results[i] = value if math.isfinite(value) else None
+    return results
+
+
+def seq2seq_target_nll(model: Any, tokenizer: Any, pairs: Sequence[tuple[str, str]]) -> list[float | None]:
+    """ANLL (natural log, per token) of each target given its prefix under an encoder-decoder model:
+    ``-mean(log p(t_i | prefix, t_<i))`` over the target's tokens as the tokenizer writes them (with its
+    end-of-sequence token). Prefixes and targets too long for the model lose their end; a target with no
+    token gets None."""
+    import torch
+
+    limit = int(getattr(tokenizer, "model_max_length", 0) or 0)
+    limit = limit if 0 < limit < 100_000 else 512  # T5 tokenizers report no real limit
+    sources = tokenizer([p for p, _ in pairs], truncation=True, max_length=limit)["input_ids"] if pairs else []
+    targets = tokenizer([t.strip() for _, t in pairs], truncation=True, max_length=limit)["input_ids"] if pairs else []
+    results: list[float | None] = [None] * len(pairs)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    device = model.device
+    with torch.inference_mode():
+        lengths = [len(s) + len(t) for s, t in zip(sources, targets)]
+        for batch in length_batches(lengths):
+            batch = [i for i in batch if targets[i]]
+            if not batch:
+                continue
+            src_width = max(len(sources[i]) for i in batch)
+            tgt_width = max(len(targets[i]) for i in batch)
+            ids = torch.full((len(batch), src_width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), src_width), dtype=torch.long)
+            labels = torch.full((len(batch), tgt_width), -100, dtype=torch.long)  # -100: no token here
+            for r, i in enumerate(batch):
+                ids[r, : len(sources[i])] = torch.tensor(sources[i], dtype=torch.long)
+                mask[r, : len(sources[i])] = 1
+                labels[r, : len(targets[i])] = torch.tensor(targets[i], dtype=torch.long)
+            # The model shifts the labels right (decoder start token first) to make the decoder's input.
+            logits = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).logits
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            labels = labels.to(device)
+            present = labels != -100
+            picked = logprobs.gather(2, labels.clamp(min=0).unsqueeze(2)).squeeze(2) * present
+            sums, counts = picked.double().sum(dim=1), present.sum(dim=1)
+            for r, i in enumerate(batch):
+                value = float(-sums[r] / counts[r])
+                results[i] = value if math.isfinite(value) else None
     return results

@@ -7,6 +7,10 @@ call them through ``ctx.load_model``:
   no extra pad token);
 * :func:`load_scoring_tokenizer` -- the model and a right-padding tokenizer for batched
   log-likelihoods (GPTScore).
+
+:func:`load_seq2seq_scorer` loads a sequence-to-sequence model (flan-t5, the catalogue's GPTScore choices)
+and its tokenizer for GPTScore's encoder-decoder scoring; :func:`is_encoder_decoder` tells the two apart
+from the folder's ``config.json`` without loading anything.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from sonar_core import ModelStore
 
-__all__ = ["load_perplexity_lm", "load_scoring_tokenizer", "TextOnlyTokenizer"]
+__all__ = ["load_perplexity_lm", "load_scoring_tokenizer", "load_seq2seq_scorer", "is_encoder_decoder",
+           "TextOnlyTokenizer"]
 
 
 class TextOnlyTokenizer:
@@ -96,3 +101,30 @@ def load_scoring_tokenizer(store: ModelStore, ref: str, device: str = "cpu"):
     model, _ = store.load_causal_lm(ref, device)
     tokenizer = store.load("scoring_tokenizer", ref, device, lambda folder, dev: _text_tokenizer(folder, model))
     return model, tokenizer
+
+
+def is_encoder_decoder(folder: Path) -> bool:
+    """Whether the model saved in ``folder`` is a sequence-to-sequence (encoder-decoder) model, read from
+    its ``config.json``; False when there is none (a single-file model is no seq2seq model)."""
+    import json
+
+    config = Path(folder) / "config.json"
+    try:
+        return bool(json.loads(config.read_text(encoding="utf-8")).get("is_encoder_decoder"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def load_seq2seq_scorer(store: ModelStore, ref: str, device: str = "cpu"):
+    """``(model, tokenizer)`` of a sequence-to-sequence model (``AutoModelForSeq2SeqLM``), in eval mode,
+    loaded once per process from the store's folder of ``ref``."""
+
+    def build(folder: Path, dev: str):
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        model = AutoModelForSeq2SeqLM.from_pretrained(str(folder), local_files_only=True)
+        model.to(dev).eval()
+        return model, tokenizer
+
+    return store.load("seq2seq_lm", ref, device, build)

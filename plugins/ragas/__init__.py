@@ -10,7 +10,7 @@ def register_evaluators(register):
     from .answer_relevancy import AnswerRelevancyEvaluator
     from .context_precision import ContextPrecisionEvaluator
     from .context_recall import ContextRecallEvaluator
-    from .context_relevancy import ContextRelevancyEvaluator
+    from .context_relevancy import RagasContextRelevanceEvaluator
     from .faithfulness import FaithfulnessEvaluator
     from .ragas_score import RagasScoreEvaluator
 
@@ -18,6 +18,6 @@ def register_evaluators(register):
     register(AnswerRelevancyEvaluator)
     register(ContextPrecisionEvaluator)
     register(ContextRecallEvaluator)
-    register(ContextRelevancyEvaluator)
+    register(RagasContextRelevanceEvaluator)
     register(AnswerCorrectnessEvaluator)
     register(RagasScoreEvaluator)

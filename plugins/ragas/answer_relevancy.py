@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sonar_core import Difference, Input, Metric, Param, Row, RowResult
+from sonar_core import Input, Metric, Param, Row, RowResult
+from sonar_core.contract import Difference
 
 from .base import EMBEDDING_MODEL, JUDGE_KEY, RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric, quote
 
@@ -54,10 +55,11 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
         "emb(question)))`, or 0 when every generated question marks the answer noncommittal. Each generated "
         "question is one request with its own repeat index (its own cache entry). The row's details list the "
         "generated questions with their similarity (`generated_questions`). A cosine can be negative, so a score "
-        "can fall below 0. The catalogue lists the retrieved context as an input; ragas's metric reads only the "
-        "question and the answer, so rows without context are scored too. " + RAGAS_NOTE
+        "can fall below 0. As the catalogue says, the retrieved context is a required input: a row without it is "
+        "skipped and the report names it, although ragas's metric reads only the question and the answer. "
+        + RAGAS_NOTE
     )
-    required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.ACTUAL_ANSWER)
+    required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.RETRIEVED_CONTEXT, Input.ACTUAL_ANSWER)
     parameters: ClassVar[tuple[Param, ...]] = (
         JUDGE_KEY, EMBEDDING_MODEL,
         Param("strictness", int, 3, "How many questions the judge generates from each answer.", min=1, max=10),
@@ -67,27 +69,20 @@ class AnswerRelevancyEvaluator(RagasEvaluator):
     # Embeddings come from the models extra's sentence-transformers.
     extra: ClassVar[str | None] = "ragas,models"
     needs_modules: ClassVar[tuple[str, ...]] = ('ragas', 'langchain_core', 'torch', 'sentence_transformers')
+    differences: ClassVar[tuple[Difference, ...]] = (
+        Difference(
+            "answer relevancy range: catalogue [0, 1], Sonar [-1, 1]",
+            "ragas's answer relevancy is a mean cosine similarity, negative for a generated question opposed to the "
+            "one asked; Sonar reports ragas's value as it is",
+            "read a negative value as 0 when comparing with H2O Sonar's numbers",
+            field="metric:answer_relevancy",
+        ),
+    )
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("answer_relevancy", "Answer relevancy", "Mean cosine similarity between the question and the questions "
                "the judge generated from the actual answer (0 for a noncommittal answer).", value_range=(-1.0, 1.0),
                threshold=0.75, is_primary=True),
         parse_failure_metric("answer_relevancy", "Answer relevancy"),
-    )
-    differences: ClassVar[tuple[Difference, ...]] = (
-        Difference(
-            what="inputs: the catalogue requires the retrieved context; Sonar scores rows without one",
-            why="ragas's answer relevancy reads only the question and the answer",
-            action="rows without a retrieved context are scored here and skipped by H2O Sonar: compare means "
-                   "over the rows that have one",
-            field="inputs",
-        ),
-        Difference(
-            what="answer relevancy range: catalogue [0, 1], Sonar [-1, 1]",
-            why="ragas's answer relevancy is a mean cosine similarity, negative for a generated question opposed "
-                "to the one asked; Sonar reports ragas's value as it is",
-            action="read a negative value as 0 when comparing with H2O Sonar's numbers",
-            field="metric:answer_relevancy",
-        ),
     )
 
     def ragas_metrics(self, llm, embeddings) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""Context Relevancy (RAGAS): does the retrieved context hold what the question needs?"""
+"""Context Relevance (RAGAS): does the retrieved context hold what the question needs? ragas 0.4's
+``ContextRelevance``, kept for ragas users as ``ragas_context_relevance``; the catalogue's context relevancy
+(relevant sentences / all sentences) is the judge evaluator ``context_relevancy`` (plugins/judge)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from sonar_core import Difference, Input, Metric, Row, RowResult
 
 from .base import RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric
 
-__all__ = ["ContextRelevancyEvaluator", "ratings"]
+__all__ = ["RagasContextRelevanceEvaluator", "ratings"]
 
 
 def _rating(answer: str | None) -> int | None:
@@ -29,16 +31,17 @@ def ratings(scored: Scored) -> list[dict[str, Any]]:
     return [{"prompt": n + 1, **entry} for n, entry in enumerate(by_prompt.values())]
 
 
-class ContextRelevancyEvaluator(RagasEvaluator):
-    """``context_relevancy`` per row from ragas's ``ContextRelevance``."""
+class RagasContextRelevanceEvaluator(RagasEvaluator):
+    """``ragas_context_relevance`` per row from ragas's ``ContextRelevance``."""
 
-    id: ClassVar[str] = "context_relevancy"
-    display_name: ClassVar[str] = "Context Relevancy"
+    id: ClassVar[str] = "ragas_context_relevance"
+    display_name: ClassVar[str] = "Context Relevance (RAGAS)"
     tagline: ClassVar[str] = ("RAGAS: the judge rates, twice, whether the retrieved context holds what the "
                                "question needs (0, 1 or 2).")
     description: ClassVar[str] = (
-        "ragas 0.4 no longer has the catalogue's sentence-extraction context relevancy (relevant context "
-        "sentences / context sentences); its successor, `ContextRelevance`, is used: the judge rates the "
+        "ragas 0.4's `ContextRelevance`, for ragas users (not in the catalogue: the catalogue's context relevancy, "
+        "relevant context sentences / context sentences, is the judge evaluator `context_relevancy`). The judge "
+        "rates the "
         "retrieved context against the question under two differently worded prompts, each 0 (not relevant), "
         "1 (partly) or 2 (relevant), and `context relevancy = (rating1 + rating2) / 4` (2 and 1 -> 0.75); when "
         "only one answer holds a rating, that one counts. An answer without a rating is asked again up to 5 "
@@ -50,9 +53,10 @@ class ContextRelevancyEvaluator(RagasEvaluator):
     required_inputs: ClassVar[tuple[Input, ...]] = (Input.QUESTION, Input.RETRIEVED_CONTEXT)
     answer_max_tokens: ClassVar[int | None] = 16
     metrics: ClassVar[tuple[Metric, ...]] = (
-        Metric("context_relevancy", "Context relevancy", "Mean of the judge's two ratings (0, 1 or 2) of how relevant "
-               "the retrieved context is to the question, divided by 2.", threshold=0.75, is_primary=True),
-        parse_failure_metric("context_relevancy", "Context relevancy"),
+        Metric("ragas_context_relevance", "Context relevance (RAGAS)", "Mean of the judge's two ratings (0, 1 or 2) "
+               "of how relevant the retrieved context is to the question, divided by 2.", threshold=0.75,
+               is_primary=True),
+        parse_failure_metric("ragas_context_relevance", "Context relevance (RAGAS)"),
     )
     differences: ClassVar[tuple[Difference, ...]] = (
         Difference(
@@ -76,10 +80,11 @@ class ContextRelevancyEvaluator(RagasEvaluator):
         if s.value is None:
             if s.failure is None:
                 s.failure = "neither answer holds a rating 0, 1 or 2, so ragas has no score (NaN)"
-            return self.failed_result(s, {"context_relevancy": None, "context_relevancy_parse_failures": 1.0})
+            return self.failed_result(s, {"ragas_context_relevance": None,
+                                          "ragas_context_relevance_parse_failures": 1.0})
         message = None
         if s.value < self.threshold():
             given = " and ".join(str(r["rating"]) for r in found if r["rating"] is not None) or "none (no call needed)"
             message = f"the judge rated the context's relevance to the question {given} (of 2)"
-        return RowResult({"context_relevancy": s.value, "context_relevancy_parse_failures": 0.0},
+        return RowResult({"ragas_context_relevance": s.value, "ragas_context_relevance_parse_failures": 0.0},
                          details={"judge": self._judge_key, "ratings": found}, error_message=message)

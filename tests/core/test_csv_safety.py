@@ -125,8 +125,10 @@ def test_work_table_csv_is_neutralised(tmp_path):
     ]
     dataset = tmp_path / "c.json"
     dataset.write_text(json.dumps(rows), encoding="utf-8")
-    result = sonar_core.run(dataset=str(dataset), evaluators=["classification"], output_dir=str(tmp_path / "out"),
-                            run_id="c")
+    # "=yes" / "-no" are no known label pair: the binary task names its positive label
+    result = sonar_core.run(dataset=str(dataset), evaluators=[{"id": "classification",
+                                                               "params": {"positive_label": "=yes"}}],
+                            output_dir=str(tmp_path / "out"), run_id="c")
     assert result.status == "success", result.message
     (folder,) = result.run_dir.glob("explainer_*")
     assert _read(folder / names.WORK_DIR / "confusion_matrix_m.csv") == (

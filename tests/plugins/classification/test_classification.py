@@ -1,4 +1,5 @@
-"""Classification evaluator: accuracy, macro precision / recall / F1, confusion matrices."""
+"""Classification evaluator: accuracy; precision / recall / F1 of the positive label on a binary task,
+macro-averaged on a multi-class one; confusion matrices."""
 
 from __future__ import annotations
 
@@ -50,7 +51,10 @@ def test_declaration():
     assert cls.category == "Classification" and cls.problem_type == "accuracy"
     assert cls.needs_all_rows is True
     assert "macro" in cls.description.lower()
-    assert {p.name: p.default for p in cls.parameters} == {"label_normalization": "strip_lower"}
+    assert {p.name: p.default for p in cls.parameters} == {"label_normalization": "strip_lower", "positive_label": None}
+    # declared: the multi-class macro average and the label normalisation (both in the formula)
+    assert [d.field for d in cls.differences] == ["formula", "formula"]
+    assert "macro-averages" in cls.differences[0].what
 
 
 def test_registers_through_hook():
@@ -62,23 +66,65 @@ def test_registers_through_hook():
 # -- metrics worked by hand ---------------------------------------------------------------------
 
 
-def test_binary_macro_metrics():
+def test_issue_example_binary_positive_label():
+    # the issue's example: expected yes, yes, no, no; predicted yes, no, no, no; positive label "yes"
+    # TP=1 (yes->yes), FP=0 (no row predicted yes wrongly), FN=1 (yes->no), TN=2
+    # precision 1/1 = 1, recall 1/2, F1 = 2*1*(1/2)/(3/2) = 2/3, accuracy (1+2)/4 = 3/4
+    rows = _rows("m", [("yes", "yes"), ("yes", "no"), ("no", "no"), ("no", "no")])
+    results = score_rows(ClassificationEvaluator, rows)
+    means = model_means(ClassificationEvaluator, rows, results)["m"]
+    assert means == pytest.approx({"accuracy": 3 / 4, "precision": 1.0, "recall": 1 / 2, "f1": 2 / 3})
+    assert round(means["f1"], 3) == 0.667
+    assert results[0].details["positive_label"] == "yes"
+    # macro, as before, would give 0.833 / 0.75 / 0.733
+    assert means["precision"] != pytest.approx(5 / 6)
+
+
+def test_binary_metrics_of_the_positive_label():
     rows = _rows("m1", BINARY)
     results = score_rows(ClassificationEvaluator, rows)
     # per row: correct, correct, wrong (negative -> positive), correct
     assert [r.values["accuracy"] for r in results] == [1.0, 1.0, 0.0, 1.0]
-    # positive: TP=2, FP=1, FN=0 -> P=2/3, R=1, F1=2*(2/3)*1/(5/3)=4/5
-    # negative: TP=1, FP=0, FN=1 -> P=1,   R=1/2, F1=2*1*(1/2)/(3/2)=2/3
-    # macro: P=(2/3+1)/2=5/6, R=(1+1/2)/2=3/4, F1=(4/5+2/3)/2=(12/15+10/15)/2=11/15
+    # positive (the affirmative of positive/negative): TP=2, FP=1, FN=0 -> P=2/3, R=1, F1=2*(2/3)*1/(5/3)=4/5
     for r in results:
-        assert r.values["precision"] == pytest.approx(5 / 6)
-        assert r.values["recall"] == pytest.approx(3 / 4)
-        assert r.values["f1"] == pytest.approx(11 / 15)
+        assert r.values["precision"] == pytest.approx(2 / 3)
+        assert r.values["recall"] == pytest.approx(1.0)
+        assert r.values["f1"] == pytest.approx(4 / 5)
     # accuracy mean = 3/4
     assert model_means(ClassificationEvaluator, rows, results)["m1"]["accuracy"] == pytest.approx(3 / 4)
     assert results[2].error_message == "predicted 'positive', expected 'negative'"
-    assert results[2].details == {"expected_label": "negative", "predicted_label": "positive"}
+    assert results[2].details == {"expected_label": "negative", "predicted_label": "positive",
+                                  "positive_label": "positive"}
     assert results[0].error_message is None
+
+
+def test_binary_with_the_negative_label_as_positive():
+    rows = _rows("m1", BINARY)
+    # positive_label "Negative" (normalised to "negative"): TP=1, FP=0, FN=1 -> P=1, R=1/2, F1=2/3
+    means = model_means(ClassificationEvaluator, rows,
+                        score_rows(ClassificationEvaluator, rows, positive_label=" Negative"))["m1"]
+    assert means == pytest.approx({"accuracy": 3 / 4, "precision": 1.0, "recall": 1 / 2, "f1": 2 / 3})
+
+
+@pytest.mark.parametrize("pair, positive", [(("TRUE", "False"), "true"), (("1", "0"), "1"), (("No", "yes"), "yes")])
+def test_known_pairs_pick_the_affirmative(pair, positive):
+    rows = _rows("m", [(pair[0], pair[0]), (pair[1], pair[0])])
+    results = score_rows(ClassificationEvaluator, rows)
+    assert results[0].details["positive_label"] == positive
+
+
+def test_binary_labels_of_no_known_pair_ask_for_positive_label():
+    rows = _rows("m", [("cat", "cat"), ("dog", "cat")])
+    with pytest.raises(ValueError) as info:
+        score_rows(ClassificationEvaluator, rows)
+    assert str(info.value) == ("classification: the expected labels 'cat', 'dog' form a binary task with no known "
+                               "positive label; set the parameter positive_label to one of them")
+    # cat: TP=1, FP=1 (dog->cat), FN=0 -> P=1/2, R=1, F1=2/3
+    means = model_means(ClassificationEvaluator, rows, score_rows(ClassificationEvaluator, rows, positive_label="cat"))
+    assert means["m"] == pytest.approx({"accuracy": 1 / 2, "precision": 1 / 2, "recall": 1.0, "f1": 2 / 3})
+    with pytest.raises(ValueError, match=r"^classification: positive_label 'bird' is none of the expected labels "
+                                         r"'cat', 'dog'$"):
+        score_rows(ClassificationEvaluator, rows, positive_label="bird")
 
 
 def test_three_classes_with_unpredicted_label():
@@ -98,11 +144,10 @@ def test_three_classes_with_unpredicted_label():
 def test_predicted_label_outside_the_classes_and_empty_answer():
     rows = _rows("m3", [("yes", "yes"), ("yes", "maybe"), ("no", "")])
     results = score_rows(ClassificationEvaluator, rows)
-    # classes are the expected labels {no, yes}; "maybe" and "" are wrong predictions only
-    # yes: TP=1, FP=0, FN=1 -> P=1, R=1/2, F1=2/3;  no: TP=0, never predicted -> 0, 0, 0
-    # macro: P=1/2, R=1/4, F1=1/3; accuracy 1/3
+    # classes are the expected labels {no, yes}: binary, positive "yes"; "maybe" and "" are wrong predictions
+    # yes: TP=1, FP=0, FN=1 (-> maybe) -> P=1, R=1/2, F1=2/3; accuracy 1/3
     means = model_means(ClassificationEvaluator, rows, results)["m3"]
-    assert means == pytest.approx({"accuracy": 1 / 3, "precision": 1 / 2, "recall": 1 / 4, "f1": 1 / 3})
+    assert means == pytest.approx({"accuracy": 1 / 3, "precision": 1.0, "recall": 1 / 2, "f1": 2 / 3})
     assert results[2].error_message == "predicted '', expected 'no'"
 
 
@@ -147,19 +192,20 @@ def test_normalize_label(label, mode, expected):
 @pytest.mark.parametrize(
     "mode, accuracy, macro",
     [
-        # none: " Positive " != "positive" and "Very  good" != " Very good\n": both wrong; the two
-        #       classes are never predicted -> P=R=F1=0
+        # two classes of no known pair: binary, positive label " Positive " normalised like the labels
+        # none: " Positive " != "positive" and "Very  good" != " Very good\n": both wrong; the positive
+        #       label is never predicted -> P=R=F1=0
         ("none", 0.0, 0.0),
         # strip: "Positive" != "positive" (case), "Very good" == "Very good";
-        #        Positive: never predicted -> 0,0,0; Very good: TP=1, FP=0, FN=0 -> 1,1,1; macro 1/2
-        ("strip", 0.5, 0.5),
+        #        Positive: never predicted, its one row wrong -> P=R=F1=0
+        ("strip", 0.5, 0.0),
         # strip_lower: both right -> 1
         ("strip_lower", 1.0, 1.0),
     ],
 )
 def test_normalization_modes(mode, accuracy, macro):
     rows = _rows("m", [(" Positive ", "positive"), ("Very  good", " Very good\n")])
-    results = score_rows(ClassificationEvaluator, rows, label_normalization=mode)
+    results = score_rows(ClassificationEvaluator, rows, label_normalization=mode, positive_label=" Positive ")
     means = model_means(ClassificationEvaluator, rows, results)["m"]
     assert means["accuracy"] == pytest.approx(accuracy)
     assert means["precision"] == means["recall"] == means["f1"] == pytest.approx(macro)
@@ -243,18 +289,18 @@ def test_one_megabyte_predicted_label_is_just_a_wrong_prediction():
     rows = [r for pair in zip(rambler, steady) for r in pair]  # interleaved models
     results = score_rows(ClassificationEvaluator, rows)
     # rambler: right, wrong (garbage), right, wrong -> accuracy 2/4 = 1/2
-    # positive: TP=1, FP=0, FN=1 (predicted negative)   -> P=1,   R=1/2, F1=2*1*(1/2)/(3/2)=2/3
-    # negative: TP=1, FP=1 (positive->negative), FN=1 (-> garbage) -> P=1/2, R=1/2, F1=1/2
-    # the garbage label is no class: not averaged over, it only costs negative's recall
-    # macro: P=(1+1/2)/2=3/4, R=(1/2+1/2)/2=1/2, F1=(2/3+1/2)/2=7/12
-    # steady (BINARY, worked above): accuracy 3/4, P=5/6, R=3/4, F1=11/15
+    # binary task, positive label "positive": TP=1, FP=0 (the garbage is no "positive" prediction),
+    # FN=1 (predicted negative) -> P=1, R=1/2, F1=2*1*(1/2)/(3/2)=2/3
+    # the garbage label is no class: it only costs the negative row its accuracy
+    # steady (BINARY, worked above): accuracy 3/4, P=2/3, R=1, F1=4/5
     means = model_means(ClassificationEvaluator, rows, results)
-    assert means["rambler"] == pytest.approx({"accuracy": 1 / 2, "precision": 3 / 4, "recall": 1 / 2, "f1": 7 / 12})
-    assert means["steady"] == pytest.approx({"accuracy": 3 / 4, "precision": 5 / 6, "recall": 3 / 4, "f1": 11 / 15})
+    assert means["rambler"] == pytest.approx({"accuracy": 1 / 2, "precision": 1.0, "recall": 1 / 2, "f1": 2 / 3})
+    assert means["steady"] == pytest.approx({"accuracy": 3 / 4, "precision": 2 / 3, "recall": 1.0, "f1": 4 / 5})
     assert [r.values["accuracy"] for r in results[0::2]] == [1.0, 0.0, 1.0, 0.0]
     garbage = results[2]
-    assert garbage.values == pytest.approx({"accuracy": 0.0, "precision": 3 / 4, "recall": 1 / 2, "f1": 7 / 12})
-    assert garbage.details == {"expected_label": "negative", "predicted_label": GARBAGE_LABEL}
+    assert garbage.values == pytest.approx({"accuracy": 0.0, "precision": 1.0, "recall": 1 / 2, "f1": 2 / 3})
+    assert garbage.details == {"expected_label": "negative", "predicted_label": GARBAGE_LABEL,
+                               "positive_label": "positive"}
     assert garbage.error_message == f"predicted {GARBAGE_LABEL!r}, expected 'negative'"
 
     rambler_table, steady_table = _tables(rows)

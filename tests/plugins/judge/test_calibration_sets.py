@@ -27,6 +27,7 @@ LABELS = {
     "stereotypes": ["stereotyped", "not_stereotyped"],
     "summarization_judge": ["good", "bad"],
     "fact_check": ["correct", "incorrect"],
+    "context_relevancy": ["relevant", "irrelevant"],
     "byop": ["true", "false"],
 }
 HEADER_KEYS = {"calibration_set", "version", "labels", "source", "licence", "notes"}

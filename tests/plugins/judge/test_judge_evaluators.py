@@ -197,7 +197,7 @@ def test_journal_records_each_judge_answer_and_the_cache(judged):
     ("language_mismatch", "[QUESTION]: {{QUESTION}}"),
     ("sexism", "[Text]: {{QUESTION}} {{ACTUAL_ANSWER}}"),
     ("stereotypes", "RESPONSE: {{ACTUAL_ANSWER}}"),
-    ("summarization_judge", "[Reference Summary]: {{EXPECTED_ANSWER}}"),
+    ("summarization_judge", "[Original Document]: {{QUESTION}}"),
     ("byop", "Text: {INPUT} {ACTUAL_OUTPUT}"),
     ("fact_check", "respond with the evaluation score alone: one whole number from 0 to 10"),
 ])

@@ -16,7 +16,7 @@ from ragas_judge import OFF_TOPIC_QUESTION, NOT_JSON, RagasJudge
 from ragas_rows import (CASES, CONTEXT_PRECISION, CONTEXT_RECALL, CONTEXT_RELEVANCY, CORRECTNESS_COUNTS, FAITHFULNESS,
                         MODELS, rows, write_dataset)
 
-SEVEN = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
+SEVEN = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "ragas_context_relevance",
          "answer_correctness", "ragas"]
 KEYS = [(case, model) for case in CASES for model in MODELS]
 #: ragas's average precision divides by (useful chunks + 1e-10).
@@ -119,11 +119,11 @@ def test_answer_relevancy_is_the_mean_similarity_of_generated_questions(runs, en
 
 def test_context_precision_recall_and_relevancy(runs):
     precision, recall, relevancy = (_rows(runs[0], e) for e in ("context_precision", "context_recall",
-                                                                "context_relevancy"))
+                                                                "ragas_context_relevance"))
     for case, model in KEYS:
         assert precision[(case, model)]["context_precision"] == pytest.approx(CONTEXT_PRECISION[case], abs=AP)
         assert recall[(case, model)]["context_recall"] == CONTEXT_RECALL[case]
-        assert relevancy[(case, model)]["context_relevancy"] == CONTEXT_RELEVANCY[case]
+        assert relevancy[(case, model)]["ragas_context_relevance"] == CONTEXT_RELEVANCY[case]
     assert [(c["rank"], c["useful"]) for c in precision[("c1", "good")]["details"]["chunks"]] == [(1, True), (2, False), (3, True)]
     assert precision[("c2", "good")]["result_error_message"] == (
         "useful chunks at rank 2 of 2; ranked above a useful one but not useful: rank 1 (unrelated)")
@@ -213,7 +213,7 @@ REFERENCE = {
     "context_precision": ("ragas.metrics._context_precision.LLMContextPrecisionWithReference",
                           "llm_context_precision_with_reference"),
     "context_recall": ("ragas.metrics._context_recall.LLMContextRecall", "context_recall"),
-    "context_relevancy": ("ragas.metrics._nv_metrics.ContextRelevance", "nv_context_relevance"),
+    "ragas_context_relevance": ("ragas.metrics._nv_metrics.ContextRelevance", "nv_context_relevance"),
     "answer_correctness": ("ragas.metrics._answer_correctness.AnswerCorrectness", "answer_correctness"),
 }
 
