@@ -34,7 +34,7 @@ DIFFERING = {
     "context_relevancy", "context_relevancy_soft_recall_precision", "encoding_guardrail", "fact_check",
     "gptscore_machine_translation", "gptscore_question_answering", "gptscore_summarization_with_reference",
     "gptscore_summarization_without_reference", "groundedness_semantic_similarity", "perplexity", "pii_leakage",
-    "ragas", "sensitive_data_leakage", "step_alignment_completeness", "summarization_completeness_faithfulness",
+    "ragas", "ragas_context_relevance", "sensitive_data_leakage", "step_alignment_completeness", "summarization_completeness_faithfulness",
     "summarization_judge", "text_matching", "toxicity",
 }
 
