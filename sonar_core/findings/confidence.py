@@ -54,12 +54,6 @@ class StatsSettings:
         }
 
 
-def _present(values: list[Any]) -> np.ndarray:
-    """The non-missing values (None and NaN left out), as the leaderboard's mean takes them."""
-    array = np.array([math.nan if v is None else float(v) for v in values], dtype=float)
-    return array[~np.isnan(array)]
-
-
 def _binary(array: np.ndarray) -> bool:
     return bool(np.all((array == 0.0) | (array == 1.0)))
 
@@ -82,10 +76,11 @@ def model_intervals(ev: ScoredEvaluator, settings: StatsSettings) -> dict[str, d
     """
     result: dict[str, dict[str, dict[str, Any]]] = {}
     to_bootstrap: dict[int, list[tuple[str, str, np.ndarray]]] = {}
-    for model, pairs in ev.by_model().items():
+    for model, (_, columns) in ev.value_columns().items():
         entries = result[model] = {}
         for metric in ev.cls.metrics:
-            values = _present([r.values.get(metric.key) for _, r in pairs])
+            column = columns[metric.key]
+            values = column[~np.isnan(column)]  # None and NaN left out, as the leaderboard's mean
             n = int(values.size)
             if metric.model_level or n == 0:
                 entries[metric.key] = interval_entry(None, n)
@@ -107,14 +102,15 @@ def model_intervals(ev: ScoredEvaluator, settings: StatsSettings) -> dict[str, d
     return result
 
 
-def _case_values(ev: ScoredEvaluator, model: str, key: str) -> dict[str, float]:
-    """test case key -> the model's value of ``key`` there (missing values left out)."""
-    values: dict[str, float] = {}
-    for row, result in ev.by_model()[model]:
-        value = result.values.get(key)
-        if value is not None and value == value:
-            values.setdefault(row.test_case_key, float(value))
-    return values
+def _case_values(ev: ScoredEvaluator, model: str, key: str) -> tuple[dict[str, int], np.ndarray]:
+    """The model's values of ``key`` and, per test case key, the position of its (first) value
+    (test cases whose value is missing left out)."""
+    cases, columns = ev.value_columns()[model]
+    column = columns[key]
+    positions: dict[str, int] = {}
+    for position in np.flatnonzero(~np.isnan(column)).tolist():
+        positions.setdefault(cases[position], position)
+    return positions, column
 
 
 def pairwise_tests(ev: ScoredEvaluator, ranking: list[str], settings: StatsSettings) -> list[dict[str, Any]]:
@@ -132,9 +128,9 @@ def pairwise_tests(ev: ScoredEvaluator, ranking: list[str], settings: StatsSetti
     entries: list[dict[str, Any]] = []
     for i, model_a in enumerate(ranking):
         for model_b in ranking[i + 1:]:
-            a_values, b_values = by_case[model_a], by_case[model_b]
-            shared = [case for case in a_values if case in b_values]
-            test = paired_test([a_values[c] for c in shared], [b_values[c] for c in shared],
+            (a_at, a_column), (b_at, b_column) = by_case[model_a], by_case[model_b]
+            shared = [case for case in a_at if case in b_at]
+            test = paired_test(a_column[[a_at[c] for c in shared]], b_column[[b_at[c] for c in shared]],
                                resamples=settings.resamples, seed=settings.seed)
             entry: dict[str, Any] = {"model_a": model_a, "model_b": model_b, "metric": primary.key,
                                      "test": test.test, "n": test.n, "delta": test.delta, "p_value": test.p_value}
