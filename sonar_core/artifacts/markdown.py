@@ -30,6 +30,8 @@ def _versus(entry: dict[str, Any] | None) -> str:
     """How a model stands against the leader: ``tie (p = 0.21)``, ``behind (p = 0.003)``; empty for the leader."""
     if entry is None:
         return ""
+    if entry["n"] == 0:
+        return "no shared test case"
     return f"{'behind' if entry['significant'] else 'tie'} ({p_text(entry['p_adjusted'])})"
 
 

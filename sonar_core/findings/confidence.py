@@ -165,7 +165,8 @@ def annotate_board(board: dict[str, Any], ev: ScoredEvaluator, settings: StatsSe
     for row in board["rows"]:
         row["intervals"] = intervals[row["model"]]
         entry = against_leader.get(row["model"])
-        row["tied_with_best"] = entry is not None and not entry["significant"]
+        # A model sharing no test case with the leader was not compared: not a tie.
+        row["tied_with_best"] = entry is not None and entry["n"] > 0 and not entry["significant"]
     board["confidence_level"] = settings.confidence
     board["pairwise"] = pairwise
 
