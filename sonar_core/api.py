@@ -69,6 +69,8 @@ def run(
     prices: Mapping[str, Mapping[str, Any]] | None = None,
     calibrate: bool | None = None,
     calibration_items: int | None = None,
+    confidence_level: float | None = None,
+    bootstrap_resamples: int | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -105,6 +107,10 @@ def run(
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
             an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
         calibration_items: calibrate on a balanced subset of at most this many items per set.
+        confidence_level: the confidence of every interval (default 0.95); the paired tests between
+            models call a difference significant below 1 - it (docs/intervals.md).
+        bootstrap_resamples: bootstrap replicates per score interval and sign patterns per paired
+            permutation test (default 2000).
         progress: show a progress bar on the terminal.
 
     Returns:

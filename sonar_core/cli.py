@@ -66,10 +66,14 @@ def cli() -> None:
                    "--no-calibrate skips it, and the report says the judges are uncalibrated.")
 @click.option("--calibration-items", type=int, default=None, metavar="N",
               help="Calibrate on a balanced subset of at most N items per set (default: every item).")
+@click.option("--confidence-level", type=float, default=None, metavar="C",
+              help="Confidence of every interval, between 0 and 1 (default: 0.95); tests use 1 - C as significance level.")
+@click.option("--bootstrap-resamples", type=int, default=None, metavar="N",
+              help="Bootstrap replicates per score interval and sign patterns per paired test (default: 2000).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
-                calibration_items) -> None:
+                calibration_items, confidence_level, bootstrap_resamples) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -99,6 +103,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
                 "test_suite": test_suite, "hosts": parse_hosts(hosts),
                 "calibrate": calibrate, "calibration_items": calibration_items,
+                "confidence_level": confidence_level, "bootstrap_resamples": bootstrap_resamples,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)

@@ -117,6 +117,10 @@ class RunConfig(BaseModel):
     calibrate: bool = True
     #: Calibrate on a balanced subset of at most this many items per set (None: every item).
     calibration_items: int | None = Field(default=None, ge=2)
+    #: The confidence of every interval (and 1 - it the significance level of the paired tests).
+    confidence_level: float = Field(default=0.95, gt=0, lt=1)
+    #: Bootstrap replicates per score interval, and random sign patterns per paired permutation test.
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod

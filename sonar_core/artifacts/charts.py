@@ -161,9 +161,18 @@ def _axis(bottom: float, lo: float, hi: float, threshold_x: float | None, thresh
     return parts
 
 
+def _error_bar(x1: float, x2: float, y: float, label: str) -> str:
+    """An interval as a horizontal whisker with end caps, centred on a bar (``y`` its middle)."""
+    return (f'<g class="ci"><title>{escape(label)}</title>'
+            f'<line x1="{number(x1)}" y1="{number(y)}" x2="{number(x2)}" y2="{number(y)}" stroke="{_INK}" stroke-width="1.5"/>'
+            f'<line x1="{number(x1)}" y1="{number(y - 4)}" x2="{number(x1)}" y2="{number(y + 4)}" stroke="{_INK}" stroke-width="1.5"/>'
+            f'<line x1="{number(x2)}" y1="{number(y - 4)}" x2="{number(x2)}" y2="{number(y + 4)}" stroke="{_INK}" stroke-width="1.5"/></g>')
+
+
 def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | None], *,
                     threshold: float | None, value_range: Sequence[float], higher_is_better: bool = True,
-                    leader: str | None = None) -> Markup:
+                    leader: str | None = None,
+                    intervals: Sequence[tuple[float, float] | None] | None = None) -> Markup:
     """Horizontal bars of one metric per model, coloured by the side of the threshold.
 
     Args:
@@ -174,19 +183,23 @@ def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | 
         value_range: the metric's declared [lo, hi]; bars are drawn on it.
         higher_is_better: which side of the threshold is green.
         leader: a model to mark with a star.
+        intervals: per model, the (low, high) interval of its value, drawn as an error bar across
+            the bar's middle from ``x(low)`` to ``x(high)``; None (or a None entry) for none.
     """
+    intervals = list(intervals) if intervals is not None else [None] * len(values)
     lo, hi = _range(values, threshold, value_range)
     bars, threshold_x, height = bar_layout(values, value_range, threshold)
     width = LABEL_W + PLOT_W + VALUE_W
     better = "higher" if higher_is_better else "lower"
     words = []
-    for model, value in zip(models, values):
+    for model, value, interval in zip(models, values, intervals):
         if value is None:
             words.append(f"{model}: no value")
             continue
         fails = threshold is not None and (value < threshold if higher_is_better else value > threshold)
         side = "" if threshold is None else (" (fails the threshold)" if fails else " (meets the threshold)")
-        words.append(f"{model}: {value:.4f}{side}")
+        between = "" if interval is None else f", interval {interval[0]:.4f} to {interval[1]:.4f}"
+        words.append(f"{model}: {value:.4f}{between}{side}")
     desc = (f"{better.capitalize()} is better" + (f"; threshold {threshold:g}" if threshold is not None else "")
             + ". " + "; ".join(words) + ".")
     parts = [_root(width, height, title, desc, "bars")]
@@ -201,6 +214,10 @@ def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | 
                          f'width="{number(bar.width)}" height="{number(bar.height)}" fill="{colour}">'
                          f"<title>{escape(f'{model}: {value:.4f}')}</title></rect>")
         parts.append(_text(LABEL_W + PLOT_W + 6, bar.y + BAR_H / 2 + 4, _fmt(value), cls="value"))
+    for model, value, interval, bar in zip(models, values, intervals, bars):
+        if value is not None and interval is not None:
+            parts.append(_error_bar(_x(interval[0], lo, hi), _x(interval[1], lo, hi), bar.y + BAR_H / 2,
+                                    f"{model}: interval {interval[0]:.4f} to {interval[1]:.4f}"))
     parts += _axis(plot_bottom, lo, hi, threshold_x, f"threshold {threshold:g}" if threshold is not None else "")
     if threshold_x is not None:
         parts.append(f'<line class="threshold" x1="{number(threshold_x)}" y1="{TOP - 4}" x2="{number(threshold_x)}" '
@@ -210,13 +227,16 @@ def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | 
 
 
 def pass_fail_svg(title: str, models: Sequence[str], counts: Sequence[Mapping[str, int]], *,
-                  threshold_share: float | None = None, leader: str | None = None) -> Markup:
+                  threshold_share: float | None = None, leader: str | None = None,
+                  intervals: Sequence[tuple[float, float] | None] | None = None) -> Markup:
     """Stacked bars of pass / fail / not-checked row counts per model.
 
     Args:
         counts: per model, ``pass``, ``fail`` and ``parse_failure`` row counts (missing = 0).
         threshold_share: the share of passing rows a model must reach (the threshold of a
             pass metric), drawn as a dashed line; None for none.
+        intervals: per model, the (low, high) interval of its pass rate, drawn as an error bar
+            across the bar from ``LABEL_W + PLOT_W * low`` to ``LABEL_W + PLOT_W * high``.
 
     Each bar spans the plot; its green part is the passing share, then red (failing) and
     grey (could not be checked).
@@ -226,12 +246,18 @@ def pass_fail_svg(title: str, models: Sequence[str], counts: Sequence[Mapping[st
     plot_bottom = height - AXIS_H
     words = []
     parts: list[str] = []
-    for i, (model, count) in enumerate(zip(models, counts)):
+    whiskers: list[str] = []
+    intervals = list(intervals) if intervals is not None else [None] * len(models)
+    for i, (model, count, interval) in enumerate(zip(models, counts, intervals)):
         y = TOP + i * (BAR_H + BAR_GAP)
         passed, failed, other = (int(count.get(k) or 0) for k in ("pass", "fail", "parse_failure"))
         total = passed + failed + other
         words.append(f"{model}: {passed} of {total} rows pass, {failed} fail"
-                     + (f", {other} could not be checked" if other else ""))
+                     + (f", {other} could not be checked" if other else "")
+                     + (f" (pass rate interval {interval[0]:.4f} to {interval[1]:.4f})" if interval else ""))
+        if interval is not None:
+            whiskers.append(_error_bar(LABEL_W + PLOT_W * interval[0], LABEL_W + PLOT_W * interval[1], y + BAR_H / 2,
+                                       f"{model}: pass rate interval {interval[0]:.4f} to {interval[1]:.4f}"))
         label = short_label(model) + (" ★" if model == leader else "")
         parts.append(_text(LABEL_W - 6, y + BAR_H / 2 + 4, label, anchor="end", cls="label"))
         x = float(LABEL_W)
@@ -254,7 +280,7 @@ def pass_fail_svg(title: str, models: Sequence[str], counts: Sequence[Mapping[st
     if threshold_x is not None:
         line.append(f'<line class="threshold" x1="{number(threshold_x)}" y1="{TOP - 4}" x2="{number(threshold_x)}" '
                     f'y2="{number(plot_bottom + 4)}" stroke="{_INK}" stroke-width="1.5" stroke-dasharray="4 3"/>')
-    return Markup(head + "".join(parts + axis + line) + "</svg>")
+    return Markup(head + "".join(parts + whiskers + axis + line) + "</svg>")
 
 
 def pareto_front(points: Mapping[str, Sequence[float]], minimise: Sequence[bool]) -> list[str]:

@@ -32,8 +32,10 @@ __all__ = ["write_evaluator_dir", "write_failed_marker"]
 def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:
     """The JSON index plus one file for all metrics and one per metric."""
     data = {row["model"]: row["metrics"] for row in board["rows"]}
-    extra = {row["model"]: {k: row.get(k) for k in ("rank", "rows", "total_time", "total_cost", "counts") if k in row}
+    extra = {row["model"]: {k: row.get(k) for k in ("rank", "rows", "total_time", "total_cost", "counts",
+                                                    "tied_with_best") if k in row}
              for row in board["rows"]}
+    intervals = {row["model"]: row["intervals"] for row in board["rows"] if "intervals" in row}
     meta = {m["key"]: m for m in board["metrics_meta"]}
     files: dict[str, Any] = {}
     index: dict[str, str] = {}
@@ -48,8 +50,12 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
             "metric": key,
             "ranking": board["ranking"],
             "data": {model: {k: values[k] for k in selected} for model, values in data.items()},
+            # Beside each value of ``data``: its interval and sample size (findings.confidence).
+            **({"intervals": {model: {k: values[k] for k in selected} for model, values in intervals.items()},
+                "confidence_level": board["confidence_level"]} if intervals else {}),
             "models": extra,
             "metadata": {k: meta[k] for k in selected},
+            **({"pairwise": board["pairwise"]} if "pairwise" in board else {}),
             **({"judge_trust": board["judge_trust"]} if "judge_trust" in board else {}),
         }
     files[f"{names.EXPLANATION_STEM}.json"] = {
@@ -58,6 +64,7 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
         "primary_metric": board["primary_metric"],
         "files": index,
         "metrics": [m.key for m in ev.cls.metrics],
+        **({"pairwise": board["pairwise"]} if "pairwise" in board else {}),
         **({"judge_trust": board["judge_trust"]} if "judge_trust" in board else {}),
     }
     return files

@@ -22,6 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from .. import names
+from ..findings.confidence import p_text
 from ..findings.scored import ScoredEvaluator
 from ..contract import finite_or_none
 from ..contract import RowResult
@@ -90,6 +91,7 @@ def _environment() -> jinja2.Environment:
     )
     env.globals["format_number"] = lambda v, spec: format(v, spec)
     env.globals["evaluator_chart"] = evaluator_chart
+    env.globals["p_text"] = p_text
     return env
 
 
@@ -199,6 +201,11 @@ def evaluator_view(
         # calibration, so the verdicts are shown, marked, and counted nowhere.
         **({"untrusted": untrusted} if "judge_trust" in board else {}),
         "leader": leader,
+        # With paired tests (findings.confidence): each model's test against the leader, and the
+        # models it cannot tell from the leader (marked as ties in the reports).
+        **({"versus_best": {e["model_b"]: e for e in board["pairwise"] if e["model_a"] == ranking[0]},
+            "ties": [row["model"] for row in board["rows"] if row.get("tied_with_best")]}
+           if board.get("pairwise") else {}),
         "metrics": metrics,
         "primary": primary,
         "primary_by_model": {model: values.get(ev.primary.key) for model, values in aggregates.items()},
@@ -226,14 +233,18 @@ def evaluator_chart(view: dict[str, Any]) -> Markup:
     models = board["ranking"] or board.get("unranked_models", [])
     untrusted = " (untrusted judge: not counted)" if view.get("untrusted") else ""
     rows = {row["model"]: row for row in board["rows"]}
+    # Error bars: each model's interval of the primary metric, where the findings gave one.
+    entries = [(rows[m].get("intervals") or {}).get(primary["key"]) or {} for m in models]
+    intervals = [(e["ci_low"], e["ci_high"]) if e.get("ci_low") is not None else None for e in entries]
     if board["kind"] == "bool" and all("counts" in rows[m] for m in models):
         share = primary["threshold"] if primary.get("role") == "pass" else None
         return pass_fail_svg(f"{view['display_name']}: passing and failing rows per model{untrusted}", models,
-                             [rows[m]["counts"] for m in models], threshold_share=share, leader=view.get("leader"))
+                             [rows[m]["counts"] for m in models], threshold_share=share, leader=view.get("leader"),
+                             intervals=intervals if primary.get("role") == "pass" else None)
     return metric_bars_svg(f"{view['display_name']}: {primary['display_name']} per model{untrusted}", models,
                            [view["primary_by_model"].get(m) for m in models], threshold=primary["threshold"],
                            value_range=primary["value_range"], higher_is_better=primary["higher_is_better"],
-                           leader=view.get("leader"))
+                           leader=view.get("leader"), intervals=intervals)
 
 
 def tradeoff_view(views: list[dict[str, Any]], stats: dict[str, dict[str, Any]]) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ import html
 from typing import Any
 
 from ..contract import MetricRole
+from ..findings.confidence import p_text
 from ..findings.scored import ScoredEvaluator
 
 __all__ = ["leaderboard_markdown", "md_cell", "report_markdown"]
@@ -16,6 +17,22 @@ __all__ = ["leaderboard_markdown", "md_cell", "report_markdown"]
 
 def _fmt(value: float | None, spec: str = ".4f") -> str:
     return "" if value is None else format(value, spec)
+
+
+def _interval(entry: dict[str, Any] | None) -> str:
+    """`` [low, high]`` after a value, or nothing where there is no interval."""
+    if not entry or entry.get("ci_low") is None:
+        return ""
+    return f" [{entry['ci_low']:.4f}, {entry['ci_high']:.4f}]"
+
+
+def _versus(entry: dict[str, Any] | None) -> str:
+    """How a model stands against the leader: ``tie (p = 0.21)``, ``behind (p = 0.003)``; empty for the leader."""
+    if entry is None:
+        return ""
+    if entry["n"] == 0:
+        return "no shared test case"
+    return f"{'behind' if entry['significant'] else 'tie'} ({p_text(entry['p_adjusted'])})"
 
 
 def md_cell(text: str) -> str:
@@ -33,16 +50,30 @@ def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
     others = [m for m in ev.cls.metrics if m.key != primary.key
               and (not boolean or m.role in (MetricRole.RETRIEVAL_FAILURE, MetricRole.PARSE_FAILURE))]
     shown = [primary, *others]
+    # With intervals (findings.confidence), each value is followed by its interval and a column
+    # says how each model stands against the leader in the paired test.
+    tests = {entry["model_b"]: entry for entry in board.get("pairwise", [])
+             if board["ranking"] and entry["model_a"] == board["ranking"][0]}
     header = ["Rank", "LLM", *(["Pass", "Fail"] if boolean else []), *(m.display_name for m in shown),
-              "Time (s)", "Cost (USD)"]
+              *(["Vs. best"] if "pairwise" in board else []), "Time (s)", "Cost (USD)"]
     lines = [f"# {ev.cls.display_name} leaderboard", "",
              "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in board["rows"]:
         counts = [str(row["counts"]["pass"]), str(row["counts"]["fail"])] if boolean else []
-        cells = ["–" if row["rank"] is None else str(row["rank"]), md_cell(row["model"]), *counts, *(_fmt(row["metrics"][m.key]) for m in shown),
+        values = [_fmt(row["metrics"][m.key]) + _interval(row.get("intervals", {}).get(m.key)) for m in shown]
+        versus = [_versus(tests.get(row["model"]))] if "pairwise" in board else []
+        cells = ["–" if row["rank"] is None else str(row["rank"]), md_cell(row["model"]), *counts, *values, *versus,
                  _fmt(row["total_time"], ".2f"), _fmt(row["total_cost"], ".4f")]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    if "confidence_level" in board:
+        lines.append(f"Values are means with their {board['confidence_level']:.0%} interval in brackets "
+                     f"(Wilson for pass rates, bootstrap over test cases for scores).")
+        ties = [row["model"] for row in board["rows"] if row.get("tied_with_best")]
+        if ties:
+            lines.append(f"Not significantly different from {md_cell(board['ranking'][0])} "
+                         f"(paired test, Holm-adjusted): {', '.join(md_cell(m) for m in ties)}.")
+        lines.append("")
     trust = board.get("judge_trust")
     if trust and trust["status"] == "untrusted":
         # The values stay for the record; a ranking would claim what the judge has not earned.

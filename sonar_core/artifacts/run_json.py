@@ -115,6 +115,8 @@ class RunRecord(_Record):
     """The judges: configuration keys, endpoints and models (never a key's value), cache and counters."""
     judge_calibration: dict[str, Any]
     """Judge evaluator label -> its judge's calibration: status (trusted, untrusted, uncalibrated), figures."""
+    statistics: dict[str, Any]
+    """How intervals and paired tests were computed: confidence level, bootstrap resamples, the fixed seed, methods."""
     pipeline: dict[str, Any] | None = None
     """Runs with a test suite and hosts: the suite, its fingerprint, what the hosts were asked and answered."""
     fallbacks: dict[str, list[str]] | None = None

@@ -17,12 +17,18 @@ from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.stored import items_value, severities
 from ..contract import finite_or_none
-from ..findings import model_stats
+from ..config import RunConfig
+from ..findings import StatsSettings, model_stats
 from ..findings.run_findings import best_model, count_severities, problem_counts
 from ..hosts.registry import summary as host_summary
 from .state import RunState
 
-__all__ = ["run_record", "write_run_json", "prepare_index", "write_index"]
+__all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stats_settings"]
+
+
+def stats_settings(config: RunConfig) -> StatsSettings:
+    """The run's interval and test settings, from its configuration (the seed is fixed)."""
+    return StatsSettings(confidence=config.confidence_level, resamples=config.bootstrap_resamples)
 
 
 def _rankings(state: RunState) -> list[list[str]]:
@@ -61,6 +67,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         plugin_failures=[{"plugin": f.name, "stage": f.stage, "error": f.error} for f in state.plugins.failures],
         llm=services.llm.summary(),
         judge_calibration=state.judge_calibration,
+        statistics=stats_settings(config).as_dict(),
         pipeline=pipeline,
         fallbacks={s["view"]["label"]: s["view"]["fallbacks"] for s in state.summaries
                    if s["view"].get("fallbacks")} or None,

@@ -34,7 +34,7 @@ from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
 from .progress import ProgressSink
-from .record import prepare_index, write_index, write_run_json
+from .record import prepare_index, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
 from .services import host_service, llm_service
 from .state import RunResult, RunServices, RunState
@@ -210,7 +210,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, state.dataset, state.services, journal, batch_size=config.batch_size,
                                    progress=lambda total: sink.task(label, total=total), logger=logger)
-                findings = derive_findings(scored, state.judge_trust.get(job.label))
+                findings = derive_findings(scored, state.judge_trust.get(job.label), stats_settings(config))
                 if config.strict and findings.fallbacks:
                     # Before the folder is written: a resumed run scores the evaluator again.
                     raise PluginError(f"evaluator '{job.label}' scored with a fallback model (--strict): "

@@ -6,8 +6,9 @@ values) into :class:`EvaluatorFindings`: leaderboard, problems and insights. Per
 (:mod:`sonar_core.artifacts`) serialise findings and compute nothing.
 """
 
+from .confidence import StatsSettings
 from .evaluator import EvaluatorFindings, collect_problems, derive_findings
 from .scored import ScoredEvaluator, SkippedRow, mean, model_stats
 
-__all__ = ["EvaluatorFindings", "ScoredEvaluator", "SkippedRow", "collect_problems", "derive_findings", "mean",
+__all__ = ["EvaluatorFindings", "ScoredEvaluator", "SkippedRow", "StatsSettings", "collect_problems", "derive_findings", "mean",
            "model_stats"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .confidence import StatsSettings, annotate_board, lead_insight
 from .fallbacks import fallback_notes, fallback_problems
 from .insights import evaluator_insights, standard_insights
 from .judge_reliability import judge_reliability_problems
@@ -72,24 +73,34 @@ def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
 _VERDICT_FREE_INSIGHTS = ("performance", "cost")
 
 
-def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None) -> EvaluatorFindings:
+def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
+                    stats: StatsSettings | None = None) -> EvaluatorFindings:
     """The findings of ``ev``, computed once; writers read them and compute nothing.
 
     ``judge_trust``: the calibration of a judge evaluator's judge. An untrusted judge's verdicts
     give one problem about the judge, no problem or verdict insight about the models, and a
     leaderboard that ranks no model (:mod:`.judge_trust`).
+    ``stats``: the run's interval and test settings; the leaderboard then carries an interval per
+    model and metric and the paired tests between models (:mod:`.confidence`), and the best-model
+    insight says whether the lead is significant. None: no intervals, no tests.
     """
     board = build_leaderboard(ev)
     if judge_trust is not None:
         board["judge_trust"] = judge_trust.as_dict()
     if judge_trust is None or judge_trust.counts:
+        insights = standard_insights(ev)
+        if stats is not None:
+            annotate_board(board, ev, stats)
+            lead_insight(insights, board)
         return EvaluatorFindings(scored=ev, leaderboard=board, problems=collect_problems(ev),
-                                 insights=standard_insights(ev) + evaluator_insights(ev), judge_trust=judge_trust,
+                                 insights=insights + evaluator_insights(ev), judge_trust=judge_trust,
                                  fallbacks=fallback_notes(ev))
     # Models keep their values, in name order, but no rank: the judge's verdicts are not evidence.
     board["unranked_models"] = sorted(board["ranking"])
     board["ranking"] = []
     board["rows"] = sorted(({**row, "rank": None} for row in board["rows"]), key=lambda row: row["model"])
+    if stats is not None:
+        annotate_board(board, ev, stats)  # intervals on the values kept; no ranking, so no tests
     problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev) + fallback_problems(ev)
     insights = [i for i in standard_insights(ev) if i["insight_type"] in _VERDICT_FREE_INSIGHTS]
     return EvaluatorFindings(scored=ev, leaderboard=board, problems=problems, insights=insights,

@@ -118,6 +118,18 @@ class ScoredEvaluator:
         # A copy: callers (leaderboard rows) hand the dicts on into documents.
         return {model: dict(values) for model, values in self._cached("aggregates", compute).items()}
 
+    def value_columns(self) -> dict[str, tuple[list[str], dict[str, Any]]]:
+        """model -> (its test case keys in row order, metric key -> numpy float array of its values,
+        NaN where missing): the intervals and paired tests read these (one pass over the rows)."""
+        def compute():
+            import numpy as np  # here: only the statistics need it
+
+            keys = [m.key for m in self.cls.metrics]
+            return {model: ([row.test_case_key for row, _ in pairs],
+                            {key: np.array([r.values.get(key) for _, r in pairs], dtype=float) for key in keys})
+                    for model, pairs in self.by_model().items()}
+        return self._cached("value_columns", compute)
+
     def model_stats(self) -> dict[str, dict[str, float | int | None]]:
         """:func:`model_stats` of the scored rows, computed once."""
         return self._cached("model_stats", lambda: model_stats([row for row, _ in self.scored]))

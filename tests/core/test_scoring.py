@@ -51,6 +51,15 @@ def _rows(kind: str) -> list[dict]:
     return rows
 
 
+def _bootstrap(values: list[float]) -> tuple[float, float]:
+    """The 95% percentile bootstrap of the mean, seed 0, 2000 replicates, recomputed with numpy."""
+    import numpy as np
+
+    idx = np.random.default_rng(0).integers(0, len(values), size=(2000, len(values)))
+    low, high = np.quantile(np.array(values)[idx].mean(axis=1), [0.025, 0.975])
+    return float(low), float(high)
+
+
 def _run(tmp_path: Path, plugins, kind: str, evaluator: str):
     dataset = tmp_path / f"{kind}.json"
     dataset.write_text(json.dumps(_rows(kind)), encoding="utf-8")
@@ -136,8 +145,16 @@ def test_score_evaluator_aggregates_problems_flips_insights(tmp_path, toy_plugin
     assert costs == [("C", 0.02), ("B", 0.08)]  # 4 x 0.005 and 4 x 0.02
 
     markdown = (folder / names.HEATMAP_LEADERBOARD / "text_markdown" / "explanation.md").read_text()
-    assert "| 1 | A | 0.5000 | 0.1000 | 4.00 | 0.0400 |" in markdown
-    assert "| 3 | C | 0.1000 | 0.9000 | 2.00 | 0.0200 |" in markdown
+    # Each value is followed by its interval: the score's bootstrap (seed 0, 2000 replicates, the
+    # documented draws), each model's constant error rate a zero-width one. Vs. best: the paired
+    # permutation tests enumerate 16 sign patterns: A-B (0.5, 0.5, -0.1, -0.5) every pattern
+    # reaches |0.4|: p = 1; A-C (0.8, 0.6, 0.1, 0.1) and B-C (0.3, 0.1, 0.2, 0.6) only all-plus and
+    # all-minus: p = 2/16; Holm: A-C 3 x 0.125 = 0.375, B-C max(0.375, 0.25), A-B 1.
+    a_low, a_high = _bootstrap([0.9, 0.8, 0.1, 0.2])
+    c_low, c_high = _bootstrap([0.1, 0.2, 0.0, 0.1])
+    assert f"| 1 | A | 0.5000 [{a_low:.4f}, {a_high:.4f}] | 0.1000 [0.1000, 0.1000] |  | 4.00 | 0.0400 |" in markdown
+    assert f"| 3 | C | 0.1000 [{c_low:.4f}, {c_high:.4f}] | 0.9000 [0.9000, 0.9000] | tie (p = 0.38) | 2.00 | 0.0200 |" \
+        in markdown
 
 
 def test_bool_evaluator_leaderboard_counts_and_problems(tmp_path, toy_plugins):
@@ -164,8 +181,13 @@ def test_bool_evaluator_leaderboard_counts_and_problems(tmp_path, toy_plugins):
     assert [(a["model_name"], a["rank"]) for a in retrieval] == [("B", "best"), ("A", "worst")]
     markdown = (folder / names.BOOL_LEADERBOARD / "text_markdown" / "explanation.md").read_text()
     assert markdown.splitlines()[2] == ("| Rank | LLM | Pass | Fail | Passes | Retrieval failures | Parse failures "
-                                        "| Time (s) | Cost (USD) |")
-    assert "| 2 | A | 2 | 1 | 0.5000 | 0.2500 | 0.2500 | 4.00 | 0.0400 |" in markdown
+                                        "| Vs. best | Time (s) | Cost (USD) |")
+    # Wilson 95%: 2 of 4 -> [0.1500, 0.8500], 1 of 4 -> [0.0456, 0.6994]. McNemar against C (4 of 4):
+    # A fails t2, t3 where C passes (2 vs 0): p = 2 x 1/4 = 0.5; B 4 vs 0: p = 2/16; A-B 2 vs 0: 0.5.
+    # Holm: C-B 3 x 0.125 = 0.375, C-A max(0.375, 2 x 0.5) = 1, A-B 1.
+    assert ("| 2 | A | 2 | 1 | 0.5000 [0.1500, 0.8500] | 0.2500 [0.0456, 0.6994] | 0.2500 [0.0456, 0.6994] "
+            "| tie (p = 1) | 4.00 | 0.0400 |") in markdown
+    assert "| 3 | B | 0 | 4 | 0.0000 [0.0000, 0.4899] |" in markdown and "| tie (p = 0.38) | 8.00 | 0.0800 |" in markdown
     results = _load(folder, names.EVAL_RESULTS, "application_json", "explanation.json")["results"]
     t2a = next(r for r in results if r["test_case_key"] == "t2" and r["model_key"] == "A")
     assert t2a["result_error_message"] == "no 'ok' in the answer"

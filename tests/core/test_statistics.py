@@ -8,6 +8,7 @@ import pytest
 from sonar_core.findings.statistics import (
     binomial_cdf,
     bootstrap_mean_interval,
+    bootstrap_mean_intervals,
     clopper_pearson_interval,
     holm_adjust,
     is_binary,
@@ -127,3 +128,28 @@ def test_mean_interval_and_paired_test_pick_the_method_by_the_values():
     assert test.p_value == pytest.approx(14 / 64)
     assert test.delta == pytest.approx(4 / 7)
     assert paired_test([0.5, 0.7], [0.1, 0.2]).test == "paired-permutation"
+
+
+def test_shared_bootstrap_draws_give_each_column_its_own_interval():
+    rng = np.random.default_rng(5)
+    columns = [rng.random(30) for _ in range(6)]
+    alone = [bootstrap_mean_interval(c, resamples=300, seed=2) for c in columns]
+    # Two columns: the same gathered means, so exactly the same bounds.
+    assert bootstrap_mean_intervals(columns[:2], resamples=300, seed=2) == alone[:2]
+    # Six columns: counts x values, the same draws; equal up to float rounding.
+    together = bootstrap_mean_intervals(columns, resamples=300, seed=2)
+    for got, want in zip(together, alone):
+        assert (got.low, got.high, got.n) == (pytest.approx(want.low, abs=1e-12), pytest.approx(want.high, abs=1e-12), 30)
+    with pytest.raises(ValueError, match="same length"):
+        bootstrap_mean_intervals([[1.0, 2.0], [1.0]])
+
+
+def test_paired_permutation_normal_approximation_above_ten_thousand_differences():
+    # 10,001 differences: 5,050 of +2 and 4,951 of -2: sum 198, sum of squares 40,004, so
+    # z = 198 / sqrt(40004) = 0.98995 and p = erfc(z / sqrt(2)) = 0.3222, by the closed form.
+    a = [2.0] * 5050 + [0.0] * 4951
+    b = [0.0] * 5050 + [2.0] * 4951
+    result = paired_permutation_test(a, b)
+    assert result.p_value == pytest.approx(math.erfc(198 / math.sqrt(2 * 40004)), rel=1e-12)
+    assert round(result.p_value, 4) == 0.3222
+    assert result.n == 10001 and result.delta == pytest.approx(198 / 10001)
