@@ -104,3 +104,10 @@ def case_page_name(test_case_key: str) -> str:
     clash with another key by sanitising alike.
     """
     return f"tc-{hashlib.sha256(test_case_key.encode('utf-8')).hexdigest()[:16]}.html"
+
+#: ``sonar compare``'s folder: the page, the JSON (with ``COMPARISON_SCHEMA_VERSION``) and the summary.
+COMPARISON_HTML = "comparison.html"
+COMPARISON_JSON = "comparison.json"
+COMPARISON_MD = "comparison.md"
+#: Schema version of comparison.json (``sonar compare``, also its ``--json`` output).
+COMPARISON_SCHEMA_VERSION = "1.0"
