@@ -111,3 +111,10 @@ COMPARISON_JSON = "comparison.json"
 COMPARISON_MD = "comparison.md"
 #: Schema version of comparison.json (``sonar compare``, also its ``--json`` output).
 COMPARISON_SCHEMA_VERSION = "1.0"
+
+#: The response-cache keys a run used (``sonar pack`` copies only those entries); runs that opened the cache.
+CACHE_KEYS = "cache_keys.json"
+CACHE_KEYS_SCHEMA_VERSION = "1.0"
+#: ``sonar pack``'s archive: its manifest, and the folders of what it holds.
+PACK_MANIFEST = "pack.json"
+PACK_SCHEMA_VERSION = "1.0"
