@@ -61,13 +61,23 @@ def safe_member(name: str) -> PurePosixPath:
 
 
 def _calibration_entries(folder: Path, record: dict[str, Any]) -> dict[str, Any]:
-    """The calibration cache's results (beside the response cache) for the run's judge evaluators."""
-    ids = {entry.get("evaluator_id") for entry in record["result"]["executed_explainers"]}
+    """The calibration cache's results (beside the response cache) that the run took from it.
+
+    A judge whose calibration the run read from that cache asked nothing to calibrate: the answers
+    behind it are not among the run's keys, so the result itself must travel. A judge the run
+    measured afresh is measured again by the replay, from the packed answers.
+    """
+    reused = [(c.get("evaluator_id"), c.get("judge"), c.get("set_sha256"), c.get("items"))
+              for c in ((entry or {}).get("calibration") for entry in (record.get("judge_calibration") or {}).values())
+              if isinstance(c, dict) and c.get("cached")]
+    if not reused:
+        return {}
     try:
         data = json.loads((folder / CALIBRATION_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {key: value for key, value in data.items() if isinstance(value, dict) and value.get("evaluator_id") in ids}
+    return {key: value for key, value in data.items() if isinstance(value, dict) and (
+        value.get("evaluator_id"), value.get("judge"), value.get("set_sha256"), value.get("items")) in reused}
 
 
 def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
@@ -116,7 +126,7 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
                 # A judge measured from this cache file's results asked nothing this run: its answers
                 # are not among the keys, so its result travels (replay finds it beside the cache).
                 calibration_copy = Path(tmp) / CALIBRATION_FILE
-                calibration_copy.write_text(json.dumps(calibrations, indent=2, sort_keys=True), encoding="utf-8")
+                calibration_copy.write_text(json.dumps(calibrations, indent=1), encoding="utf-8")
                 files.append((calibration_copy, f"{_INPUTS}/{CALIBRATION_FILE}"))
         for path in sorted(run_dir.rglob("*")):
             if path.is_file() and not path.is_symlink() and not path.name.endswith(".tmp"):
