@@ -9,7 +9,8 @@ Replay extracts nothing but regular files under those names, each checked to sta
 output folder (no absolute path, no ``..``, no link: zip-slip safe), runs the packed configuration
 again on the packed inputs with the cache in cache-only mode (a miss stops the replay: no model under
 test, judge or network is asked), and lists the files of the new run folder that differ from the
-packed ones beyond timestamps, durations, the machine's paths and the cache's own counters
+packed ones beyond timestamps, durations, the machine's paths (SONAR_HOME's included: a model's
+folder) and the cache's own counters
 (:mod:`sonar_core.artifacts.folder_diff`). Runs with hosts or extra plugin modules are refused:
 replaying them would run code or reach endpoints the pack names.
 """
@@ -28,6 +29,7 @@ from typing import Any
 from . import names
 from .errors import ConfigError, SonarError
 from .llm.calibration import CACHE_FILE as CALIBRATION_FILE
+from .models.locations import sonar_home
 
 __all__ = ["make_pack", "replay_pack", "safe_member", "PackError"]
 
@@ -136,7 +138,7 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
                         "dataset": str(config.resolve_path(source)) if inputs["dataset"] else None,
                         "llm_configs": str(config.resolve_path(config.llm_configs)) if config.llm_configs else None,
                         "cache": (record.get("llm") or {}).get("cache", {}).get("path"),
-                        "run_dir": str(run_dir)},
+                        "run_dir": str(run_dir), "sonar_home": str(sonar_home())},
                     "inputs": inputs, "cache_entries": {"responses": len(keys), "row_results": len(rows)},
                     "files": {name: _sha(path) for path, name in files}}
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -224,6 +226,7 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
     aliases = [(value, new) for value, new in ((original.get("dataset"), params.get("dataset")),
                                                (original.get("llm_configs"), params.get("llm_configs")),
                                                (original.get("cache"), params["llm_cache"]),
-                                               (original.get("run_dir"), str(result.run_dir)))
+                                               (original.get("run_dir"), str(result.run_dir)),
+                                               (original.get("sonar_home"), str(sonar_home())))
                if value and new]
     return result.run_dir, compare_folders(packed / _RUN, result.run_dir, aliases)

@@ -2,10 +2,12 @@
 server stopped and SONAR_HOME pointing at an empty folder, rebuilds every artifact.
 
 The run is the quickstart's dataset (the bundled demo) through a subset of its evaluators, to stay
-fast: text matching, PII leakage, BLEU and classification (no model), and one judge evaluator,
-contact information, calibrated on 4 items and scoring 3 rows against tests/judge_server.py. The
-embedding and local-model evaluators are left out: their models are not in an empty SONAR_HOME
-and a pack carries no embeddings (docs/cli.md says so).
+fast: text matching, PII leakage, BLEU and classification (no model), one judge evaluator, contact
+information, calibrated on 4 items and scoring 3 rows against tests/judge_server.py, and one
+embedding evaluator, answer semantic similarity. A pack carries no vectors: the replay encodes
+again with the embedded MiniLM model, which ships with Sonar and so is found with an empty
+SONAR_HOME. The local-model evaluators (perplexity, GPTScore, toxicity) are left out: SmolLM2 must be
+prepared into SONAR_HOME (`sonar models prepare smollm2`), which an empty one is not.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from judge_server import JudgeServer, write_llm_configs
 
 EVALUATORS = [{"id": "text_matching", "categories": ["rag"]}, "pii_leakage",
               {"id": "bleu", "categories": ["summarization"]}, {"id": "classification", "categories": ["classification"]},
-              {"id": "contact_information", "categories": ["privacy"], "max_rows": 3}]
+              {"id": "contact_information", "categories": ["privacy"], "max_rows": 3},
+              {"id": "answer_semantic_similarity", "categories": ["rag"]}]
 #: The files whose bytes a replay changes, each only in timestamps and durations (checked below).
 TIMED_FILES = {"run.json", "journal.jsonl", "index.html"}
 
