@@ -144,3 +144,24 @@ def test_the_page_escapes_and_links_each_flip_to_both_case_pages(runs, tmp_path)
         assert (out / href).is_file()
     assert page.count('class="flip pass-to-fail"') == 3 * 8 and page.count('class="flip fail-to-pass"') == 3
     assert "default-src &#x27;none&#x27;" in page and "<script" not in page
+
+
+def test_every_text_of_the_runs_is_escaped_on_the_page(tmp_path):
+    from sonar_core.artifacts.comparison_dir import comparison_html
+
+    hostile = '<script>window.__pwned=1</script>"><img src=x onerror=alert(1)>'
+    side = {"value": 1.0, "ci_low": 0.5, "ci_high": 1.0, "n": 3, "method": "wilson"}
+    entry = {"metric": hostile, "metric_name": hostile, "model": hostile, "higher_is_better": True, "primary": True,
+             "threshold_a": 0.5, "threshold_b": 0.5, "a": side, "b": {**side, "value": 0.0}, "delta": -1.0,
+             "test": None, "flips": {"pass_to_fail": [hostile], "fail_to_pass": []}, "significant": False,
+             "regression": False}
+    data = {"run_a": {"run_id": hostile, "path": str(tmp_path)}, "run_b": {"run_id": hostile, "path": str(tmp_path)},
+            "regressions": 0, "confidence_level": 0.95, "problems": [], "models_only_a": [hostile],
+            "models_only_b": [], "test_cases_only_a": [hostile], "test_cases_only_b": [],
+            "evaluators_only_a": [{"label": hostile, "reason": "not run in the other run"}], "evaluators_only_b": [],
+            "evaluators": [{"label_b": hostile, "shared_rows": 1, "rows_only_a": 0, "rows_only_b": 0,
+                            "metrics": [entry]}]}
+    page = comparison_html(data, tmp_path)
+    assert "<script" not in page and "<img" not in page and "onerror=alert" in page  # as text only
+    assert page.count("&lt;script&gt;window.__pwned=1&lt;/script&gt;&quot;&gt;&lt;img") == page.count("__pwned")
+    assert "href" not in page  # no case page exists under tmp_path: no link is written
