@@ -197,6 +197,11 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
     params = dict(manifest["parameters"])
     if params.get("hosts") or params.get("plugins") or params.get("test_suite"):
         raise PackError(f"{pack}: the run asked models under test or loaded plugin modules; replay runs neither")
+    for spec in params.get("evaluators") or []:
+        if isinstance(spec, dict) and "calibration_set" in (spec.get("params") or {}):
+            # A file the evaluator would read from the replaying machine, outside the output folder.
+            raise PackError(f"{pack}: evaluator '{spec.get('name') or spec.get('id')}' names a calibration_set file; "
+                            "replay reads no file outside the pack")
     run_id = str(manifest["run_id"])
     if safe_member(f"{_RUN}/{run_id}").parts != (_RUN, run_id):
         raise PackError(f"{pack}: run id {run_id!r} is not a folder name")
