@@ -82,6 +82,14 @@ def _calibration_entries(folder: Path, record: dict[str, Any]) -> dict[str, Any]
         value.get("evaluator_id"), value.get("judge"), value.get("set_sha256"), value.get("items")) in reused}
 
 
+def _installed_folders() -> list[Path]:
+    """Where Sonar's core and built-in plugins are installed: the bundled demo dataset and calibration
+    sets are named by these paths in run.json, and differ from machine to machine."""
+    import sonar_plugins
+
+    return [Path(__file__).resolve().parent, Path(sonar_plugins.__file__).resolve().parent]
+
+
 def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
     """Write the evidence pack of the finished run in ``run_dir`` to ``target``; returns the manifest."""
     from .config import DEMO_DATASET, RunConfig
@@ -110,6 +118,17 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
         path = config.resolve_path(config.llm_configs)
         inputs["llm_configs"] = f"{_INPUTS}/llm-configs.yaml"
         files.append((path, inputs["llm_configs"]))
+    calibration_sets: dict[str, dict[str, str]] = {}
+    for position, spec in enumerate(config.evaluators):
+        raw = spec.get("params", {}).get("calibration_set") if isinstance(spec, dict) else (
+            getattr(spec, "params", {}).get("calibration_set") if not isinstance(spec, str) else None)
+        if raw:
+            path = config.resolve_path(str(raw))
+            if not path.is_file():
+                raise PackError(f"{path}: a calibration set the run used is gone")
+            member = f"{_INPUTS}/calibration/{position}-{path.name}"
+            calibration_sets[str(position)] = {"value": str(raw), "path": str(path), "member": member}
+            files.append((path, member))
     keys, rows = read_cache_keys(run_dir)
     with tempfile.TemporaryDirectory() as tmp:
         if keys or rows:
@@ -138,8 +157,9 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
                         "dataset": str(config.resolve_path(source)) if inputs["dataset"] else None,
                         "llm_configs": str(config.resolve_path(config.llm_configs)) if config.llm_configs else None,
                         "cache": (record.get("llm") or {}).get("cache", {}).get("path"),
-                        "run_dir": str(run_dir), "sonar_home": str(sonar_home())},
-                    "inputs": inputs, "cache_entries": {"responses": len(keys), "row_results": len(rows)},
+                        "run_dir": str(run_dir), "sonar_home": str(sonar_home()),
+                        "installed": [str(p) for p in _installed_folders()]},
+                    "inputs": inputs, "calibration_sets": calibration_sets, "cache_entries": {"responses": len(keys), "row_results": len(rows)},
                     "files": {name: _sha(path) for path, name in files}}
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".tmp")
@@ -197,15 +217,23 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
     params = dict(manifest["parameters"])
     if params.get("hosts") or params.get("plugins") or params.get("test_suite"):
         raise PackError(f"{pack}: the run asked models under test or loaded plugin modules; replay runs neither")
-    for spec in params.get("evaluators") or []:
+    packed = out_dir.resolve() / ".pack"
+    aliases: list[tuple[str, str]] = []
+    sets = manifest.get("calibration_sets") or {}
+    evaluators = list(params.get("evaluators") or [])
+    for position, spec in enumerate(evaluators):
         if isinstance(spec, dict) and "calibration_set" in (spec.get("params") or {}):
-            # A file the evaluator would read from the replaying machine, outside the output folder.
-            raise PackError(f"{pack}: evaluator '{spec.get('name') or spec.get('id')}' names a calibration_set file; "
-                            "replay reads no file outside the pack")
+            packed_set = sets.get(str(position))
+            if not packed_set:
+                raise PackError(f"{pack}: evaluator '{spec.get('name') or spec.get('id')}' names a calibration_set "
+                                "file the pack does not hold")
+            new_path = str(packed / safe_member(packed_set["member"]))
+            evaluators[position] = {**spec, "params": {**spec["params"], "calibration_set": new_path}}
+            aliases += [(packed_set["path"], new_path), (packed_set["value"], new_path)]
+    params["evaluators"] = evaluators
     run_id = str(manifest["run_id"])
     if safe_member(f"{_RUN}/{run_id}").parts != (_RUN, run_id):
         raise PackError(f"{pack}: run id {run_id!r} is not a folder name")
-    packed = out_dir.resolve() / ".pack"
     inputs = manifest["inputs"]
     params.update(output_dir=str(out_dir.resolve()), run_id=run_id, base_dir=str(packed / _INPUTS),
                   no_cache=False, refresh_cache=False,
@@ -228,10 +256,11 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
             raise PackError(f"the pack does not hold an answer the run needs ({entry['name']}: "
                             f"{entry['error'].splitlines()[0]})")
     original = manifest["original"]
-    aliases = [(value, new) for value, new in ((original.get("dataset"), params.get("dataset")),
+    installed = list(zip(original.get("installed") or [], (str(p) for p in _installed_folders())))
+    aliases += [(value, new) for value, new in ((original.get("dataset"), params.get("dataset")),
                                                (original.get("llm_configs"), params.get("llm_configs")),
                                                (original.get("cache"), params["llm_cache"]),
                                                (original.get("run_dir"), str(result.run_dir)),
-                                               (original.get("sonar_home"), str(sonar_home())))
-               if value and new]
+                                               (original.get("sonar_home"), str(sonar_home())), *installed)
+                if value and new]
     return result.run_dir, compare_folders(packed / _RUN, result.run_dir, aliases)
