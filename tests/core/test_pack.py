@@ -23,13 +23,18 @@ from click.testing import CliRunner
 import sonar_core
 from sonar_core import names
 from sonar_core.cli import cli
+from conftest import REPO
 from judge_server import JudgeServer, write_llm_configs
 
 EVALUATORS = [{"id": "text_matching", "categories": ["rag"]}, "pii_leakage",
               {"id": "bleu", "categories": ["summarization"]}, {"id": "classification", "categories": ["classification"]},
               {"id": "contact_information", "categories": ["privacy"], "max_rows": 3},
-              {"id": "answer_semantic_similarity", "categories": ["rag"]}]
-#: The files whose bytes a replay changes, each only in timestamps and durations (checked below).
+              {"id": "answer_semantic_similarity", "categories": ["rag"]},
+              # BYOP names its calibration set by a parameter: the file travels in the pack.
+              {"id": "byop", "categories": ["rag"], "max_rows": 3,
+               "params": {"calibration_set": str(REPO / "examples" / "byop_calibration.jsonl")}}]
+#: The files whose bytes a replay changes, only in timestamps, durations and paths (checked below), besides
+#: each evaluator's log (every line starts with its time) and BYOP's descriptor (its calibration set's path).
 TIMED_FILES = {"run.json", "journal.jsonl", "index.html"}
 
 
@@ -44,7 +49,7 @@ def packed(tmp_path_factory):
                                 run_id="qs")
         assert result.status == "success", result.message
         calls = server.calls
-    assert calls == 4 + 3  # 4 calibration items, 3 rows
+    assert calls == 2 * (4 + 3)  # two judge evaluators: 4 calibration items and 3 rows each
     # An entry the run did not use: the pack must leave it out.
     with sqlite3.connect(cache) as db:
         db.execute("INSERT INTO responses VALUES ('unrelated', 'x', '{}', 'secret answer', 0)")
@@ -52,6 +57,11 @@ def packed(tmp_path_factory):
     outcome = CliRunner().invoke(cli, ["pack", str(result.run_dir), "-o", str(target)])
     assert outcome.exit_code == 0, outcome.output
     return result.run_dir, target, calls
+
+
+def archive_bytes(pack: Path, member: str) -> bytes:
+    with zipfile.ZipFile(pack) as archive:
+        return archive.read(member)
 
 
 def _replay(monkeypatch, tmp_path, pack: Path):
@@ -69,9 +79,12 @@ def test_the_pack_holds_the_run_its_inputs_and_only_the_answers_it_used(packed, 
         archive.extract("inputs/cache.sqlite", tmp_path)
     run_files = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
     assert members == {names.PACK_MANIFEST, "inputs/cache.sqlite", "inputs/llm-configs.yaml",
+                       "inputs/calibration/6-byop_calibration.jsonl",
                        *(f"run/{name}" for name in run_files)}
     assert {"run/run.json", "run/journal.jsonl", "run/index.html", f"run/{names.CACHE_KEYS}"} <= members
     assert manifest["run_id"] == "qs" and manifest["inputs"]["dataset"] is None  # the bundled demo
+    assert archive_bytes(pack, "inputs/calibration/6-byop_calibration.jsonl") == (
+        REPO / "examples" / "byop_calibration.jsonl").read_bytes()
     used = json.loads((run_dir / names.CACHE_KEYS).read_text(encoding="utf-8"))["responses"]
     with sqlite3.connect(tmp_path / "inputs" / "cache.sqlite") as db:
         keys = sorted(k for (k,) in db.execute("SELECT key FROM responses"))
@@ -90,7 +103,14 @@ def test_replay_rebuilds_every_artifact_without_any_call(packed, monkeypatch, tm
     assert before == after
     changed = {name for name in before if (run_dir / name).read_bytes() != (rebuilt / name).read_bytes()}
     logs = {name for name in before if name.endswith(".log")}  # each line starts with its time
-    assert changed == TIMED_FILES | logs
+    # BYOP's descriptor names its calibration set, which the replay reads from the pack: a path only.
+    (byop,) = [name for name in before if name.startswith("explainer_sonar_plugins_judge_byop_")
+               and name.endswith(names.RESULT_DESCRIPTOR)]
+    assert changed == TIMED_FILES | logs | {byop}
+    packed_set = tmp_path / "replay" / ".pack" / "inputs" / "calibration" / "6-byop_calibration.jsonl"
+    original_set = str(REPO / "examples" / "byop_calibration.jsonl")
+    assert (run_dir / byop).read_text(encoding="utf-8").replace(original_set, str(packed_set)) == (
+        rebuilt / byop).read_text(encoding="utf-8")
     # index.html: the run's start time is the only difference.
     old, new = ((d / "index.html").read_text(encoding="utf-8") for d in (run_dir, rebuilt))
     created = [json.loads((d / names.RUN_JSON).read_text(encoding="utf-8"))["created"] for d in (run_dir, rebuilt)]
