@@ -159,7 +159,8 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
                         "cache": (record.get("llm") or {}).get("cache", {}).get("path"),
                         "run_dir": str(run_dir), "sonar_home": str(sonar_home()),
                         "installed": [str(p) for p in _installed_folders()]},
-                    "inputs": inputs, "calibration_sets": calibration_sets, "cache_entries": {"responses": len(keys), "row_results": len(rows)},
+                    "inputs": inputs, "calibration_sets": calibration_sets,
+                    "cache_entries": {"responses": len(keys), "row_results": len(rows)},
                     "files": {name: _sha(path) for path, name in files}}
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".tmp")
@@ -214,6 +215,10 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
                         f"{names.PACK_SCHEMA_VERSION!r}")
     if manifest.get("sonar_version") != __version__:
         raise PackError(f"{pack}: packed by Sonar {manifest.get('sonar_version')}, this is {__version__}")
+    for name, digest in (manifest.get("files") or {}).items():
+        path = out_dir.resolve() / ".pack" / Path(*safe_member(name).parts)
+        if not path.is_file() or _sha(path) != digest:
+            raise PackError(f"{pack}: member {name!r} is missing or damaged (its SHA-256 differs from pack.json's)")
     params = dict(manifest["parameters"])
     if params.get("hosts") or params.get("plugins") or params.get("test_suite"):
         raise PackError(f"{pack}: the run asked models under test or loaded plugin modules; replay runs neither")

@@ -12,6 +12,7 @@ prepared into SONAR_HOME (`sonar models prepare smollm2`), which an empty one is
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import zipfile
@@ -117,21 +118,38 @@ def test_replay_rebuilds_every_artifact_without_any_call(packed, monkeypatch, tm
     assert old.replace(created[0], created[1]) == new
 
 
+def _without_one_answer(pack: Path, tmp_path: Path, reseal: bool) -> Path:
+    """``pack`` less one cached answer; ``reseal``: pack.json's SHA-256 of the cache updated to match."""
+    damaged = tmp_path / f"damaged-{reseal}.zip"
+    cache = tmp_path / "cache.sqlite"
+    with zipfile.ZipFile(pack) as source:
+        cache.write_bytes(source.read("inputs/cache.sqlite"))
+        db = sqlite3.connect(cache)
+        db.execute("DELETE FROM responses WHERE key = (SELECT MIN(key) FROM responses)")
+        db.commit()
+        db.close()
+        manifest = json.loads(source.read(names.PACK_MANIFEST))
+        if reseal:
+            manifest["files"]["inputs/cache.sqlite"] = hashlib.sha256(cache.read_bytes()).hexdigest()
+        with zipfile.ZipFile(damaged, "w") as target:
+            for info in source.infolist():
+                data = {"inputs/cache.sqlite": cache.read_bytes(),
+                        names.PACK_MANIFEST: json.dumps(manifest).encode()}.get(info.filename) or source.read(info)
+                target.writestr(info, data)
+    return damaged
+
+
+def test_a_damaged_pack_is_refused_in_one_line(packed, monkeypatch, tmp_path):
+    _, pack, _ = packed
+    outcome = _replay(monkeypatch, tmp_path, _without_one_answer(pack, tmp_path, reseal=False))
+    assert outcome.exit_code == 3
+    assert outcome.stderr == (f"error: {tmp_path / 'damaged-False.zip'}: member 'inputs/cache.sqlite' is missing or "
+                              "damaged (its SHA-256 differs from pack.json's)\n")
+
+
 def test_a_pack_missing_an_answer_stops_the_replay_in_one_line(packed, monkeypatch, tmp_path):
     _, pack, _ = packed
-    damaged = tmp_path / "damaged.zip"
-    with zipfile.ZipFile(pack) as source, zipfile.ZipFile(damaged, "w") as target:
-        for info in source.infolist():
-            data = source.read(info)
-            if info.filename == "inputs/cache.sqlite":
-                path = tmp_path / "cache.sqlite"
-                path.write_bytes(data)
-                with sqlite3.connect(path) as db:
-                    db.execute("DELETE FROM responses WHERE key = (SELECT MIN(key) FROM responses)")
-                db.close()
-                data = path.read_bytes()
-            target.writestr(info, data)
-    outcome = _replay(monkeypatch, tmp_path, damaged)
+    outcome = _replay(monkeypatch, tmp_path, _without_one_answer(pack, tmp_path, reseal=True))
     assert outcome.exit_code == 3
     (line,) = outcome.stderr.splitlines()
     assert line.startswith("error: ") and "no cached answer for request" in line
