@@ -72,22 +72,25 @@ def main() -> None:
     from sonar_core.artifacts.run_reader import read_run
     from sonar_core.findings.comparison import compare_runs
 
-    started = time.perf_counter()
+    timings = []
+    started, cpu = time.perf_counter(), time.process_time()
     a, b = read_run(runs[0]), read_run(runs[1])
-    read_s = time.perf_counter() - started
-    started = time.perf_counter()
+    timings.append((time.perf_counter() - started, time.process_time() - cpu))
+    started, cpu = time.perf_counter(), time.process_time()
     data = compare_runs(a, b)
-    compare_s = time.perf_counter() - started
-    started = time.perf_counter()
+    timings.append((time.perf_counter() - started, time.process_time() - cpu))
+    started, cpu = time.perf_counter(), time.process_time()
     write_comparison(data, work / "comparison")
-    write_s = time.perf_counter() - started
+    timings.append((time.perf_counter() - started, time.process_time() - cpu))
     tests = sum(1 for ev in data["evaluators"] for e in ev["metrics"] if e["test"])
     flips = sum(len(e["flips"]["pass_to_fail"]) + len(e["flips"]["fail_to_pass"])
                 for ev in data["evaluators"] for e in ev["metrics"])
     print(f"{args.rows} rows per run, {len(data['evaluators'])} evaluators, {tests} paired tests, {flips} flips, "
           f"{data['regressions']} regressions")
-    print(f"read both runs: {read_s:.2f} s; compare: {compare_s:.2f} s; write folder: {write_s:.2f} s; "
-          f"total {read_s + compare_s + write_s:.2f} s")
+    # CPU seconds beside wall seconds: on a shared machine CPU time is the steadier of the two.
+    for label, (wall, cpu) in zip(("read both runs", "compare", "write folder"), timings):
+        print(f"{label}: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    print(f"total: {sum(w for w, _ in timings):.2f} s wall, {sum(c for _, c in timings):.2f} s CPU")
     sonar = Path(sys.executable).parent / "sonar"
     started = time.perf_counter()
     subprocess.run([str(sonar), "compare", str(runs[0]), str(runs[1]), "-o", str(work / "comparison-cli")],
