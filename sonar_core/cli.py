@@ -14,7 +14,9 @@ from typing import Any
 import click
 
 from .cli_common import JSON_OPTION, fail, out, parse_hosts, parse_params, parse_thresholds, plugin_manager
+from .cli_compare import compare_command
 from .cli_judges import judges_command
+from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
@@ -320,6 +322,9 @@ def hosts_command(plugins, as_json: bool) -> None:
 
 cli.add_command(models_command)
 cli.add_command(judges_command)
+cli.add_command(compare_command)
+cli.add_command(pack_command)
+cli.add_command(replay_command)
 
 
 @cli.command("catalogue")

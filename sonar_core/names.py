@@ -104,3 +104,17 @@ def case_page_name(test_case_key: str) -> str:
     clash with another key by sanitising alike.
     """
     return f"tc-{hashlib.sha256(test_case_key.encode('utf-8')).hexdigest()[:16]}.html"
+
+#: ``sonar compare``'s folder: the page, the JSON (with ``COMPARISON_SCHEMA_VERSION``) and the summary.
+COMPARISON_HTML = "comparison.html"
+COMPARISON_JSON = "comparison.json"
+COMPARISON_MD = "comparison.md"
+#: Schema version of comparison.json (``sonar compare``, also its ``--json`` output).
+COMPARISON_SCHEMA_VERSION = "1.0"
+
+#: The response-cache keys a run used (``sonar pack`` copies only those entries); runs that opened the cache.
+CACHE_KEYS = "cache_keys.json"
+CACHE_KEYS_SCHEMA_VERSION = "1.0"
+#: ``sonar pack``'s archive: its manifest, and the folders of what it holds.
+PACK_MANIFEST = "pack.json"
+PACK_SCHEMA_VERSION = "1.0"

@@ -37,6 +37,7 @@ from .progress import ProgressSink
 from .record import prepare_index, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
 from .services import host_service, llm_service
+from .cache_keys import record_cache_keys
 from .state import RunResult, RunServices, RunState
 
 __all__ = ["execute_run", "demo_dataset_path"]
@@ -114,6 +115,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
                                plugins=plugins, hosts=hosts)
         closing.callback(journal.close)
         closing.callback(_close_services, services)  # before the journal closes: they journal their counters
+        closing.callback(record_cache_keys, llm, run_dir)  # before the cache closes (sonar pack reads it)
         llm.attach(journal)
         if hosts is not None:
             hosts.attach(journal)
@@ -140,6 +142,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=len(state.summaries))
             raise RunInterrupted(run_dir) from None
+        record_cache_keys(llm, run_dir)
         _close_services(services)
         # The rows are no longer needed once index.html's drill-down is taken from them (run.json and
         # index.html use the dataset summary): let them go before the problems of every evaluator are

@@ -20,18 +20,33 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT"]
+from ..errors import EXIT_DATA, SonarError
+
+__all__ = ["ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT", "CacheMissError", "copy_entries",
+           "CACHE_ONLY_ENV"]
 
 CacheMode = Literal["use", "refresh", "off"]
 #: Part of every key: a change in how requests are keyed starts a fresh set of entries.
 CACHE_FORMAT = 1
 _BUSY_TIMEOUT_MS = 60_000
+
+
+#: Set to 1 (``sonar replay`` does) and a cache miss raises :class:`CacheMissError` instead of letting
+#: the caller ask the LLM: a replay answers everything from its pack or stops.
+CACHE_ONLY_ENV = "SONAR_CACHE_ONLY"
+
+
+class CacheMissError(SonarError):
+    """A cache-only cache was asked for an answer it does not hold (the key is in the message)."""
+
+    exit_code = EXIT_DATA
 
 
 def default_cache_path() -> Path:
@@ -67,6 +82,12 @@ class ResponseCache:
         #: Answers read and written, per kind of asker (``annotator``: judges, ``sut``: models under test).
         self.hits: dict[str, int] = {}
         self.writes: dict[str, int] = {}
+        #: Keys of the answers and row results this process used (read or wrote): ``sonar pack`` keeps only those.
+        self.used: set[str] = set()
+        self.used_rows: set[str] = set()
+        #: Keys asked for and missing while cache-only (see CACHE_ONLY_ENV).
+        self.missed: set[str] = set()
+        self.cache_only = os.environ.get(CACHE_ONLY_ENV) == "1"
         if mode != "off":
             self._open()
 
@@ -98,9 +119,13 @@ class ResponseCache:
                 return None
             row = self._db.execute("SELECT response, created FROM responses WHERE key = ?", (key,)).fetchone()
             if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
+                if count and self.cache_only:
+                    self.missed.add(key)
+                    raise CacheMissError(f"no cached answer for request {key} (cache-only: nothing may be asked)")
                 return None
             if count:
                 self.hits[kind] = self.hits.get(kind, 0) + 1
+                self.used.add(key)
         return row[0]
 
     def put(self, key: str, llm: str, request: dict[str, Any], response: str, kind: str = "annotator") -> None:
@@ -112,6 +137,7 @@ class ResponseCache:
             self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
                              "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
             self.writes[kind] = self.writes.get(kind, 0) + 1
+            self.used.add(key)
 
     def get_row(self, key: str) -> str | None:
         """A cached row result (JSON text) for ``key``, or None; the mode applies as to answers."""
@@ -121,6 +147,8 @@ class ResponseCache:
             row = self._db.execute("SELECT result, created FROM row_results WHERE key = ?", (key,)).fetchone()
         if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
             return None
+        with self._lock:
+            self.used_rows.add(key)
         return row[0]
 
     def put_row(self, key: str, evaluator: str, result: str) -> None:
@@ -130,6 +158,7 @@ class ResponseCache:
                 return
             self._db.execute("INSERT OR REPLACE INTO row_results (key, evaluator, result, created) "
                              "VALUES (?, ?, ?, ?)", (key, evaluator, result, time.time()))
+            self.used_rows.add(key)
 
     def count(self) -> int:
         with self._lock:
@@ -154,3 +183,29 @@ class ResponseCache:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def copy_entries(source: Path, target: Path, keys: set[str], row_keys: set[str]) -> tuple[list[str], list[str]]:
+    """Copy the answers ``keys`` and row results ``row_keys`` of the cache file ``source`` into a new cache
+    file ``target``; returns the keys of each kind that ``source`` does not hold."""
+    out = ResponseCache(target)  # creates both tables
+    out.close()
+    db = sqlite3.connect(target, isolation_level=None)
+    try:
+        db.execute("ATTACH DATABASE ? AS src", (str(source),))
+        missing = []
+        for table, wanted, columns in (("responses", keys, "key, llm, request, response, created"),
+                                       ("row_results", row_keys, "key, evaluator, result, created")):
+            found = set()
+            for key in sorted(wanted):
+                row = db.execute(f"SELECT {columns} FROM src.{table} WHERE key = ?", (key,)).fetchone()
+                if row is None:
+                    continue
+                found.add(key)
+                db.execute(f"INSERT OR REPLACE INTO main.{table} ({columns}) VALUES "
+                           f"({', '.join('?' * len(row))})", row)
+            missing.append(sorted(wanted - found))
+        db.execute("DETACH DATABASE src")
+    finally:
+        db.close()
+    return missing[0], missing[1]

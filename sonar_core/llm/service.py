@@ -119,6 +119,13 @@ class LLMService:
                      for key, client in sorted(self._clients.items())},
         }
 
+    def used_cache_keys(self) -> tuple[set[str], set[str]] | None:
+        """The response and row-result keys this run read or wrote; None when it never opened the cache."""
+        with self._lock:
+            if self._cache is None:
+                return None
+            return set(self._cache.used), set(self._cache.used_rows)
+
     def close(self) -> None:
         """Journal ``cache info`` (when the cache was opened) and release clients and cache."""
         with self._lock:

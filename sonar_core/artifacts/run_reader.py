@@ -1,0 +1,134 @@
+"""Read a finished result folder back as :class:`~sonar_core.findings.run_data.RunData`.
+
+``sonar compare`` reads two runs this way. The per-row values come from each evaluator's
+llm-eval-results ``.jay`` file (datatable reads only the columns asked for, which keeps a
+200,000-row run to a fraction of a second), the metric descriptions from the tail of its JSON
+twin (``metrics_meta`` is written last); a folder without the ``.jay`` is read from the JSON.
+
+Anything unreadable or of another schema is a one-line :class:`~sonar_core.errors.DatasetError`
+naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import names
+from ..errors import DatasetError
+from ..findings.run_data import EvaluatorData, MetricInfo, RunData
+
+__all__ = ["read_run", "results_file"]
+
+#: The tail of explanation.json read for ``metrics_meta``; a longer list falls back to the whole file.
+_TAIL_BYTES = 1 << 20
+_META_MARK = '],"metrics_meta":'
+
+
+def results_file(run_dir: Path, folder: str, mime: str = names.MIME_JSON) -> Path:
+    ext = {names.MIME_JSON: "json", names.MIME_JAY: "jay"}[mime]
+    return run_dir / folder / names.EVAL_RESULTS / names.mime_dir(mime) / f"{names.EXPLANATION_STEM}.{ext}"
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: not found (is this a Sonar result folder?)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot be read as JSON ({str(exc).splitlines()[0]})") from None
+
+
+def _metrics_meta(path: Path) -> list[dict[str, Any]]:
+    """``metrics_meta`` of an explanation.json, from its tail when it can be found there."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - _TAIL_BYTES))
+            tail = handle.read().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc.strerror})") from None
+    at = tail.rfind(_META_MARK)
+    if at >= 0:
+        try:
+            return json.loads("{" + tail[at + 2:])["metrics_meta"]
+        except (json.JSONDecodeError, KeyError):
+            pass
+    data = _load_json(path)
+    if not isinstance(data, dict) or "metrics_meta" not in data:
+        raise DatasetError(f"{path}: no metrics_meta (not an llm-eval-results file)")
+    return data["metrics_meta"]
+
+
+def _metric(meta: dict[str, Any]) -> MetricInfo:
+    return MetricInfo(key=meta["key"], display_name=meta.get("display_name") or meta["key"],
+                      higher_is_better=bool(meta.get("higher_is_better", True)), threshold=meta.get("threshold"),
+                      is_primary=bool(meta.get("is_primary_metric")), model_level=bool(meta.get("model_level")))
+
+
+def _columns(run_dir: Path, folder: str, keys: list[str]) -> dict[str, list]:
+    """The columns ``test_case_key``, ``model_key`` and ``keys`` of an evaluator's results."""
+    jay = results_file(run_dir, folder, names.MIME_JAY)
+    wanted = ["test_case_key", "model_key", *keys]
+    if jay.is_file():
+        import datatable as dt
+
+        try:
+            frame = dt.fread(str(jay))
+            present = set(frame.names)
+            return {c: (frame[:, c].to_list()[0] if c in present else [None] * frame.nrows) for c in wanted}
+        except Exception as exc:  # datatable raises its own types for damaged files
+            raise DatasetError(f"{jay}: cannot be read ({str(exc).splitlines()[0]})") from None
+    path = results_file(run_dir, folder)
+    data = _load_json(path)
+    rows = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise DatasetError(f"{path}: no results list")
+    return {c: [row.get(c) for row in rows] for c in wanted}
+
+
+def _evaluator(run_dir: Path, entry: dict[str, Any], parameters: dict[str, Any]) -> EvaluatorData:
+    folder = entry["job_location"]
+    metrics = [_metric(m) for m in _metrics_meta(results_file(run_dir, folder))]
+    columns = _columns(run_dir, folder, [m.key for m in metrics])
+    values = {m.key: np.array([np.nan if v is None else v for v in columns[m.key]], dtype=float) for m in metrics}
+    return EvaluatorData(label=entry["name"], evaluator_id=entry["evaluator_id"],
+                         parameters=parameters.get(entry["name"], {}), folder=folder, metrics=metrics,
+                         test_case_keys=[str(k) for k in columns["test_case_key"]],
+                         model_keys=[str(k) for k in columns["model_key"]], values=values)
+
+
+def read_run(run_dir: Path, schema_version: str = names.SCHEMA_VERSION) -> RunData:
+    """The scores of the finished run in ``run_dir``.
+
+    Raises DatasetError when run.json is missing or unreadable, or its ``schema_version`` is
+    not ``schema_version``.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise DatasetError(f"{run_dir}: not a folder")
+    path = run_dir / names.RUN_JSON
+    record = _load_json(path)
+    try:
+        found = record["schema_version"]
+        if found != schema_version:
+            raise DatasetError(f"{path}: schema_version {found!r}, this Sonar reads {schema_version!r}")
+        outcome = record["result"]
+        executed = outcome["executed_explainers"]
+        parameters = outcome.get("explainers_parameters") or {}
+        evaluators, unfinished = [], {}
+        for entry in executed:
+            if entry.get("status") == "success":
+                evaluators.append(_evaluator(run_dir, entry, parameters))
+            else:
+                unfinished[entry["name"]] = entry.get("status") or "unknown"
+        cases = list(dict.fromkeys(k for ev in evaluators for k in ev.test_case_keys))
+        return RunData(path=str(run_dir), run_id=record["run_id"], schema_version=found,
+                       sonar_version=str(record["versions"]["sonar"]), models=list(outcome["models"]),
+                       test_cases=cases, evaluators=evaluators, unfinished=unfinished)
+    except (KeyError, TypeError) as exc:
+        raise DatasetError(f"{path}: missing field {exc} (not a finished Sonar run?)") from None

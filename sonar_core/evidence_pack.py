@@ -1,0 +1,271 @@
+"""Evidence packs: ``sonar pack`` writes one zip a reviewer can replay; ``sonar replay`` rebuilds the run.
+
+A pack holds ``pack.json`` (the manifest), ``run/`` (the whole result folder: run.json, the journal,
+the report and every evaluator folder) and ``inputs/``: the dataset file, the LLM configuration file
+when the run had one, and ``cache.sqlite``, a response cache holding only the entries the run used
+(named by the run's cache_keys.json).
+
+Replay extracts nothing but regular files under those names, each checked to stay inside the
+output folder (no absolute path, no ``..``, no link: zip-slip safe), runs the packed configuration
+again on the packed inputs with the cache in cache-only mode (a miss stops the replay: no model under
+test, judge or network is asked), and lists the files of the new run folder that differ from the
+packed ones beyond timestamps, durations, the machine's paths (SONAR_HOME's included: a model's
+folder) and the cache's own counters
+(:mod:`sonar_core.artifacts.folder_diff`). Runs with hosts or extra plugin modules are refused:
+replaying them would run code or reach endpoints the pack names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from . import names
+from .errors import ConfigError, SonarError
+from .llm.calibration import CACHE_FILE as CALIBRATION_FILE
+from .models.locations import sonar_home
+
+__all__ = ["make_pack", "replay_pack", "safe_member", "PackError"]
+
+_RUN, _INPUTS = "run", "inputs"
+_CACHE = "inputs/cache.sqlite"
+
+
+
+class PackError(SonarError):
+    """A pack cannot be written or replayed; one line."""
+
+    exit_code = 3
+
+
+def _sha(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def safe_member(name: str) -> PurePosixPath:
+    """``name`` as a relative path that stays inside the folder it is extracted to, or PackError."""
+    path = PurePosixPath(name)
+    if (not name or "\\" in name or "\x00" in name or path.is_absolute() or ":" in path.parts[0]
+            or any(part in ("", ".", "..") for part in path.parts)
+            or path.parts[0] not in (_RUN, _INPUTS, names.PACK_MANIFEST)):
+        raise PackError(f"pack member {name!r} would be written outside the output folder; refusing the pack")
+    return path
+
+
+def _calibration_entries(folder: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """The calibration cache's results (beside the response cache) that the run took from it.
+
+    A judge whose calibration the run read from that cache asked nothing to calibrate: the answers
+    behind it are not among the run's keys, so the result itself must travel. A judge the run
+    measured afresh is measured again by the replay, from the packed answers.
+    """
+    reused = [(c.get("evaluator_id"), c.get("judge"), c.get("set_sha256"), c.get("items"))
+              for c in ((entry or {}).get("calibration") for entry in (record.get("judge_calibration") or {}).values())
+              if isinstance(c, dict) and c.get("cached")]
+    if not reused:
+        return {}
+    try:
+        data = json.loads((folder / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: value for key, value in data.items() if isinstance(value, dict) and (
+        value.get("evaluator_id"), value.get("judge"), value.get("set_sha256"), value.get("items")) in reused}
+
+
+def _installed_folders() -> list[Path]:
+    """Where Sonar's core and built-in plugins are installed: the bundled demo dataset and calibration
+    sets are named by these paths in run.json, and differ from machine to machine."""
+    import sonar_plugins
+
+    return [Path(__file__).resolve().parent, Path(sonar_plugins.__file__).resolve().parent]
+
+
+def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
+    """Write the evidence pack of the finished run in ``run_dir`` to ``target``; returns the manifest."""
+    from .config import DEMO_DATASET, RunConfig
+    from .execution.cache_keys import read_cache_keys
+    from .llm.cache import copy_entries
+
+    run_dir = Path(run_dir).resolve()
+    try:
+        record = json.loads((run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
+        params = dict(record["interpretation_parameters"])
+        config = RunConfig(**params)
+    except (OSError, ValueError, KeyError) as exc:
+        raise PackError(f"{run_dir / names.RUN_JSON}: not a readable run record ({str(exc).splitlines()[0]})") from None
+    if record.get("status") == "running":
+        raise PackError(f"{run_dir}: the run has not finished (resume it first)")
+    inputs: dict[str, Any] = {"dataset": None, "llm_configs": None, "cache": None}
+    files: list[tuple[Path, str]] = []
+    source = config.test_suite or config.dataset
+    if source and source != DEMO_DATASET:
+        path = config.resolve_path(source)
+        if not path.is_file():
+            raise PackError(f"{path}: the run's {'test suite' if config.test_suite else 'dataset'} is gone")
+        inputs["dataset"] = f"{_INPUTS}/{'suite' if config.test_suite else 'dataset'}{''.join(path.suffixes)}"
+        files.append((path, inputs["dataset"]))
+    if config.llm_configs:
+        path = config.resolve_path(config.llm_configs)
+        inputs["llm_configs"] = f"{_INPUTS}/llm-configs.yaml"
+        files.append((path, inputs["llm_configs"]))
+    calibration_sets: dict[str, dict[str, str]] = {}
+    for position, spec in enumerate(config.evaluators):
+        raw = spec.get("params", {}).get("calibration_set") if isinstance(spec, dict) else (
+            getattr(spec, "params", {}).get("calibration_set") if not isinstance(spec, str) else None)
+        if raw:
+            path = config.resolve_path(str(raw))
+            if not path.is_file():
+                raise PackError(f"{path}: a calibration set the run used is gone")
+            member = f"{_INPUTS}/calibration/{position}-{path.name}"
+            calibration_sets[str(position)] = {"value": str(raw), "path": str(path), "member": member}
+            files.append((path, member))
+    keys, rows = read_cache_keys(run_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        if keys or rows:
+            cache_source = Path((record.get("llm") or {}).get("cache", {}).get("path") or "")
+            if not cache_source.is_file():
+                raise PackError(f"{cache_source}: the response cache the run used is gone")
+            cache_copy = Path(tmp) / "cache.sqlite"
+            missing, missing_rows = copy_entries(cache_source, cache_copy, keys, rows)
+            if missing or missing_rows:
+                raise PackError(f"{cache_source}: {len(missing) + len(missing_rows)} entries the run used are no "
+                                "longer in the response cache")
+            inputs["cache"] = _CACHE
+            files.append((cache_copy, _CACHE))
+            calibrations = _calibration_entries(cache_source.parent, record)
+            if calibrations:
+                # A judge measured from this cache file's results asked nothing this run: its answers
+                # are not among the keys, so its result travels (replay finds it beside the cache).
+                calibration_copy = Path(tmp) / CALIBRATION_FILE
+                calibration_copy.write_text(json.dumps(calibrations, indent=1), encoding="utf-8")
+                files.append((calibration_copy, f"{_INPUTS}/{CALIBRATION_FILE}"))
+        for path in sorted(run_dir.rglob("*")):
+            if path.is_file() and not path.is_symlink() and not path.name.endswith(".tmp"):
+                files.append((path, f"{_RUN}/{path.relative_to(run_dir).as_posix()}"))
+        manifest = {"schema_version": names.PACK_SCHEMA_VERSION, "sonar_version": record["versions"]["sonar"],
+                    "run_id": record["run_id"], "parameters": params, "original": {
+                        "dataset": str(config.resolve_path(source)) if inputs["dataset"] else None,
+                        "llm_configs": str(config.resolve_path(config.llm_configs)) if config.llm_configs else None,
+                        "cache": (record.get("llm") or {}).get("cache", {}).get("path"),
+                        "run_dir": str(run_dir), "sonar_home": str(sonar_home()),
+                        "installed": [str(p) for p in _installed_folders()]},
+                    "inputs": inputs, "calibration_sets": calibration_sets,
+                    "cache_entries": {"responses": len(keys), "row_results": len(rows)},
+                    "files": {name: _sha(path) for path, name in files}}
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".tmp")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(names.PACK_MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False))
+            for path, name in files:
+                archive.write(path, name)
+        os.replace(partial, target)
+    return manifest
+
+
+def _extract(archive: zipfile.ZipFile, out_dir: Path) -> dict[str, Any]:
+    root = out_dir.resolve()
+    for info in archive.infolist():
+        member = safe_member(info.filename)
+        if info.is_dir():
+            continue
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise PackError(f"pack member {info.filename!r} is a link; refusing the pack")
+        target = (root / ".pack" / Path(*member.parts)).resolve()
+        if not target.is_relative_to(root):
+            raise PackError(f"pack member {info.filename!r} would be written outside the output folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with archive.open(info) as source, open(target, "wb") as sink:
+            for block in iter(lambda: source.read(1 << 20), b""):
+                sink.write(block)
+    try:
+        return json.loads((root / ".pack" / names.PACK_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PackError(f"the pack has no readable {names.PACK_MANIFEST} ({exc})") from None
+
+
+def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
+    """Rebuild the packed run under ``out_dir``; returns the new run folder and the differing files."""
+    from .artifacts.folder_diff import compare_folders
+    from .config import RunConfig
+    from .execution import execute_run
+    from .llm.cache import CACHE_ONLY_ENV
+    from .version import __version__
+
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise ConfigError(f"{out_dir}: the output folder is not empty")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with zipfile.ZipFile(pack) as archive:
+            manifest = _extract(archive, out_dir)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise PackError(f"{pack}: not a readable zip file ({exc})") from None
+    if manifest.get("schema_version") != names.PACK_SCHEMA_VERSION:
+        raise PackError(f"{pack}: pack schema {manifest.get('schema_version')!r}, this Sonar reads "
+                        f"{names.PACK_SCHEMA_VERSION!r}")
+    if manifest.get("sonar_version") != __version__:
+        raise PackError(f"{pack}: packed by Sonar {manifest.get('sonar_version')}, this is {__version__}")
+    for name, digest in (manifest.get("files") or {}).items():
+        path = out_dir.resolve() / ".pack" / Path(*safe_member(name).parts)
+        if not path.is_file() or _sha(path) != digest:
+            raise PackError(f"{pack}: member {name!r} is missing or damaged (its SHA-256 differs from pack.json's)")
+    params = dict(manifest["parameters"])
+    if params.get("hosts") or params.get("plugins") or params.get("test_suite"):
+        raise PackError(f"{pack}: the run asked models under test or loaded plugin modules; replay runs neither")
+    packed = out_dir.resolve() / ".pack"
+    aliases: list[tuple[str, str]] = []
+    sets = manifest.get("calibration_sets") or {}
+    evaluators = list(params.get("evaluators") or [])
+    for position, spec in enumerate(evaluators):
+        if isinstance(spec, dict) and "calibration_set" in (spec.get("params") or {}):
+            packed_set = sets.get(str(position))
+            if not packed_set:
+                raise PackError(f"{pack}: evaluator '{spec.get('name') or spec.get('id')}' names a calibration_set "
+                                "file the pack does not hold")
+            new_path = str(packed / safe_member(packed_set["member"]))
+            evaluators[position] = {**spec, "params": {**spec["params"], "calibration_set": new_path}}
+            aliases += [(packed_set["path"], new_path), (packed_set["value"], new_path)]
+    params["evaluators"] = evaluators
+    run_id = str(manifest["run_id"])
+    if safe_member(f"{_RUN}/{run_id}").parts != (_RUN, run_id):
+        raise PackError(f"{pack}: run id {run_id!r} is not a folder name")
+    inputs = manifest["inputs"]
+    params.update(output_dir=str(out_dir.resolve()), run_id=run_id, base_dir=str(packed / _INPUTS),
+                  no_cache=False, refresh_cache=False,
+                  llm_cache=str(packed / _CACHE) if inputs.get("cache") else str(packed / _INPUTS / "empty-cache.sqlite"))
+    if inputs.get("dataset"):
+        params["dataset"] = str(packed / safe_member(inputs["dataset"]))
+    if inputs.get("llm_configs"):
+        params["llm_configs"] = str(packed / safe_member(inputs["llm_configs"]))
+    previous = os.environ.get(CACHE_ONLY_ENV)
+    os.environ[CACHE_ONLY_ENV] = "1"
+    try:
+        result = execute_run(RunConfig(**params))
+    finally:
+        if previous is None:
+            os.environ.pop(CACHE_ONLY_ENV, None)
+        else:
+            os.environ[CACHE_ONLY_ENV] = previous
+    for entry in result.executed:
+        if "no cached answer for request" in (entry.get("error") or ""):
+            raise PackError(f"the pack does not hold an answer the run needs ({entry['name']}: "
+                            f"{entry['error'].splitlines()[0]})")
+    original = manifest["original"]
+    installed = list(zip(original.get("installed") or [], (str(p) for p in _installed_folders())))
+    aliases += [(value, new) for value, new in ((original.get("dataset"), params.get("dataset")),
+                                               (original.get("llm_configs"), params.get("llm_configs")),
+                                               (original.get("cache"), params["llm_cache"]),
+                                               (original.get("run_dir"), str(result.run_dir)),
+                                               (original.get("sonar_home"), str(sonar_home())), *installed)
+                if value and new]
+    return result.run_dir, compare_folders(packed / _RUN, result.run_dir, aliases)

@@ -1,0 +1,236 @@
+"""Run A against run B: matched evaluators, models and test cases, deltas, paired tests, flips.
+
+``sonar compare A B`` asks whether B (the newer run) is better or worse than A beyond noise.
+Evaluators match on id AND validated parameters (two instances with the same both pair up in
+run order), models on their key, rows on (test case, model). For every matched evaluator,
+metric and model:
+
+- each run's mean with its interval (:func:`~.statistics.mean_interval`: Wilson for 0/1 values,
+  the seeded percentile bootstrap otherwise) and the delta B - A;
+- the paired test over the test cases both runs scored (:func:`~.statistics.paired_test`: exact
+  McNemar for 0/1 values, paired permutation otherwise), its p-value Holm-adjusted over every
+  test of that evaluator that could reject at all (:func:`~.statistics.holm_adjust`; a test whose
+  pairs all agree has p = 1 and stays out of the family);
+- the rows that flipped: passing in A and failing in B at each run's threshold in force, or the
+  reverse.
+
+A change for the worse whose adjusted p-value is below 1 - confidence is a problem of type
+``regression``. Whatever is in one run only (evaluators, models, test cases) is listed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import names
+from .run_data import EvaluatorData, MetricInfo, RunData
+from .statistics import holm_adjust, mean_interval, paired_test
+
+__all__ = ["compare_runs", "IncompatibleRuns", "DEFAULT_CONFIDENCE"]
+
+DEFAULT_CONFIDENCE = 0.95
+_AVID_REGRESSION = ("P0204", "Accuracy: model performance is below the acceptable level")
+
+
+class IncompatibleRuns(ValueError):
+    """The two runs cannot be compared (different Sonar versions or schemas); one line."""
+
+
+def _key(ev: EvaluatorData) -> str:
+    return ev.evaluator_id + "\x00" + json.dumps(ev.parameters, sort_keys=True, default=str)
+
+
+def _match(a: RunData, b: RunData) -> tuple[list[tuple[EvaluatorData, EvaluatorData]], list[dict], list[dict]]:
+    """Pairs of matching evaluators, and those of A only and of B only (each with why)."""
+    pool: dict[str, list[EvaluatorData]] = {}
+    for ev in b.evaluators:
+        pool.setdefault(_key(ev), []).append(ev)
+    pairs, only_a = [], []
+    for ev in a.evaluators:
+        candidates = pool.get(_key(ev))
+        if candidates:
+            pairs.append((ev, candidates.pop(0)))
+        else:
+            only_a.append(ev)
+    only_b = [ev for evs in pool.values() for ev in evs]
+    ids_b = {ev.evaluator_id for ev in only_b}
+    ids_a = {ev.evaluator_id for ev in only_a}
+
+    def listed(ev: EvaluatorData, other_ids: set[str]) -> dict[str, Any]:
+        why = "parameters differ" if ev.evaluator_id in other_ids else "not run in the other run"
+        return {"label": ev.label, "evaluator_id": ev.evaluator_id, "parameters": ev.parameters, "reason": why}
+
+    missing_a = [{"label": label, "evaluator_id": None, "parameters": None, "reason": f"did not finish ({status})"}
+                 for label, status in a.unfinished.items()]
+    missing_b = [{"label": label, "evaluator_id": None, "parameters": None, "reason": f"did not finish ({status})"}
+                 for label, status in b.unfinished.items()]
+    return pairs, [listed(ev, ids_b) for ev in only_a] + missing_a, [listed(ev, ids_a) for ev in only_b] + missing_b
+
+
+def _interval(values: np.ndarray, confidence: float, resamples: int) -> dict[str, Any]:
+    present = values[~np.isnan(values)]
+    if present.size == 0:
+        return {"value": None, "ci_low": None, "ci_high": None, "n": 0, "method": None}
+    interval = mean_interval(present.tolist(), confidence, resamples)
+    return {"value": float(present.mean()), "ci_low": interval.low, "ci_high": interval.high, "n": interval.n,
+            "method": interval.method}
+
+
+def _worse(metric: MetricInfo, delta: float) -> bool:
+    return delta < 0 if metric.higher_is_better else delta > 0
+
+
+def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], confidence: float,
+                       resamples: int) -> dict[str, Any]:
+    rows_b = {key: i for i, key in enumerate(zip(eb.test_case_keys, eb.model_keys))}
+    keys_a = list(zip(ea.test_case_keys, ea.model_keys))
+    shared = [(i, rows_b[key]) for i, key in enumerate(keys_a) if key in rows_b]
+    ia = np.array([i for i, _ in shared], dtype=np.int64)
+    ib = np.array([j for _, j in shared], dtype=np.int64)
+    shared_models = np.array([ea.model_keys[i] for i in ia.tolist()], dtype=object)
+    shared_cases = [ea.test_case_keys[i] for i in ia.tolist()]
+    model_a, model_b = np.array(ea.model_keys, dtype=object), np.array(eb.model_keys, dtype=object)
+    metrics_b = {m.key: m for m in eb.metrics}
+    entries: list[dict[str, Any]] = []
+    for metric in ea.metrics:
+        other = metrics_b.get(metric.key)
+        if other is None:
+            continue
+        va, vb = ea.values[metric.key], eb.values[metric.key]
+        for model in models:
+            a_side = _interval(va[model_a == model], confidence, resamples)
+            b_side = _interval(vb[model_b == model], confidence, resamples)
+            if a_side["n"] == 0 and b_side["n"] == 0:
+                continue
+            delta = None if a_side["value"] is None or b_side["value"] is None else b_side["value"] - a_side["value"]
+            entry: dict[str, Any] = {"metric": metric.key, "metric_name": metric.display_name, "model": model,
+                                     "higher_is_better": metric.higher_is_better, "primary": metric.is_primary,
+                                     "threshold_a": metric.threshold, "threshold_b": other.threshold,
+                                     "a": a_side, "b": b_side, "delta": delta, "test": None,
+                                     "flips": {"pass_to_fail": [], "fail_to_pass": []}}
+            mine = shared_models == model
+            pa, pb = va[ia[mine]], vb[ib[mine]]
+            cases = [c for c, keep in zip(shared_cases, mine.tolist()) if keep]
+            both = ~np.isnan(pa) & ~np.isnan(pb)
+            if not metric.model_level and both.any():
+                # B against A: the test's delta is mean(B) - mean(A) over the pairs.
+                test = paired_test(pb[both].tolist(), pa[both].tolist(), seed=0)
+                entry["test"] = {"test": test.test, "n": test.n, "delta": test.delta, "p_value": test.p_value,
+                                 "p_adjusted": None, "b": test.b, "c": test.c,
+                                 "pairs_differing": int(np.count_nonzero(pb[both] != pa[both]))}
+                fail_a, fail_b = metric.failing(pa), other.failing(pb)
+                present = both.tolist()
+                entry["flips"] = {
+                    "pass_to_fail": [c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
+                                     if p and not x and y],
+                    "fail_to_pass": [c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
+                                     if p and x and not y],
+                }
+            entries.append(entry)
+    # Holm's family: the tests that could reject at all. A test whose pairs all agree has p = 1
+    # whatever happens (its smallest attainable p-value is 1), so, as in Tarone's correction for
+    # discrete tests, it is left out rather than counted; its adjusted p-value is its own, 1.
+    tested = [e for e in entries if e["test"] is not None and e["test"]["pairs_differing"] > 0]
+    for entry in entries:
+        if entry["test"] is not None and entry["test"]["pairs_differing"] == 0:
+            entry["test"]["p_adjusted"] = entry["test"]["p_value"]
+    for entry, adjusted in zip(tested, holm_adjust([e["test"]["p_value"] for e in tested])):
+        entry["test"]["p_adjusted"] = adjusted
+        entry["significant"] = adjusted < 1.0 - confidence
+        entry["regression"] = entry["significant"] and _worse(_metric_of(ea, entry["metric"]), entry["test"]["delta"])
+    for entry in entries:
+        entry.setdefault("significant", False)
+        entry.setdefault("regression", False)
+    cases_a, cases_b = set(ea.test_case_keys), set(eb.test_case_keys)
+    return {"label_a": ea.label, "label_b": eb.label, "evaluator_id": ea.evaluator_id, "parameters": ea.parameters,
+            "folder_a": ea.folder, "folder_b": eb.folder, "shared_rows": len(shared),
+            "rows_only_a": len(keys_a) - len(shared), "rows_only_b": len(rows_b) - len(shared),
+            "test_cases_only_a": [c for c in dict.fromkeys(ea.test_case_keys) if c not in cases_b],
+            "test_cases_only_b": [c for c in dict.fromkeys(eb.test_case_keys) if c not in cases_a],
+            "metrics": entries}
+
+
+def _metric_of(ev: EvaluatorData, key: str) -> MetricInfo:
+    return next(m for m in ev.metrics if m.key == key)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confidence: float) -> dict[str, Any]:
+    """A ``regression`` problem (problems_and_actions.json's shape) for a significant change for the worse."""
+    test, model, metric = entry["test"], entry["model"], entry["metric_name"]
+    threshold = entry["threshold_b"]
+    crossed = threshold is not None and entry["b"]["value"] is not None and (
+        entry["b"]["value"] < threshold if entry["higher_is_better"] else entry["b"]["value"] > threshold)
+    description = (f"{metric} of {model} went from {_fmt(entry['a']['value'])} to {_fmt(entry['b']['value'])} "
+                   f"({evaluator['label_b']}): {test['test']} p = {test['p_value']:.4g} over {test['n']} shared "
+                   f"test cases (Holm-adjusted {test['p_adjusted']:.4g}, below {1 - confidence:.2g}); "
+                   f"{len(entry['flips']['pass_to_fail'])} row(s) went from pass to fail.")
+    return {
+        "schema_version": names.PROBLEMS_SCHEMA_VERSION,
+        "description": description,
+        "description_html": html.escape(description),
+        "actions_description": "Look at the rows that went from pass to fail (their case pages in both runs) and "
+                               "at what changed between the runs before releasing B.",
+        "actions_codes": [],
+        "evaluator_id": evaluator["evaluator_id"],
+        "evaluator_label": evaluator["label_b"],
+        "resources": [],
+        "severity": "HIGH" if crossed else "MEDIUM",
+        "problem_type": "regression",
+        "problem_attrs": {
+            "avid_problem_code": _AVID_REGRESSION[0], "avid_problem_code_description": _AVID_REGRESSION[1],
+            "model_name": model, "metric": entry["metric"], "value_a": entry["a"]["value"],
+            "value_b": entry["b"]["value"], "delta": entry["delta"], "test": test["test"],
+            "p_value": test["p_value"], "p_adjusted": test["p_adjusted"], "n": test["n"],
+            "test_case_keys": list(entry["flips"]["pass_to_fail"]),
+        },
+    }
+
+
+def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
+                 resamples: int = 2000) -> dict[str, Any]:
+    """The comparison of run A (before) and run B (after), as the comparison JSON holds it.
+
+    Raises IncompatibleRuns when the runs come from different Sonar versions or schemas.
+    """
+    if a.schema_version != b.schema_version:
+        raise IncompatibleRuns(f"the runs have different result schemas ({a.schema_version} and {b.schema_version})")
+    if a.sonar_version != b.sonar_version:
+        raise IncompatibleRuns(f"the runs come from different Sonar versions ({a.sonar_version} and "
+                               f"{b.sonar_version}); compare runs of one version")
+    if not math.isfinite(confidence) or not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    pairs, only_a, only_b = _match(a, b)
+    models = [m for m in a.models if m in set(b.models)]
+    evaluators = [_compare_evaluator(ea, eb, models, confidence, resamples) for ea, eb in pairs]
+    problems = [regression_problem(ev, entry, confidence) for ev in evaluators for entry in ev["metrics"]
+                if entry["regression"]]
+    cases_b = set(b.test_cases)
+    cases_a = set(a.test_cases)
+    return {
+        "schema_version": names.COMPARISON_SCHEMA_VERSION,
+        "sonar_version": a.sonar_version,
+        "confidence_level": confidence,
+        "bootstrap_resamples": resamples,
+        "run_a": {"run_id": a.run_id, "path": a.path},
+        "run_b": {"run_id": b.run_id, "path": b.path},
+        "models": models,
+        "models_only_a": [m for m in a.models if m not in set(b.models)],
+        "models_only_b": [m for m in b.models if m not in set(a.models)],
+        "test_cases_shared": sum(1 for c in a.test_cases if c in cases_b),
+        "test_cases_only_a": [c for c in a.test_cases if c not in cases_b],
+        "test_cases_only_b": [c for c in b.test_cases if c not in cases_a],
+        "evaluators_only_a": only_a,
+        "evaluators_only_b": only_b,
+        "evaluators": evaluators,
+        "problems": problems,
+        "regressions": len(problems),
+    }
