@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from .cli_common import JSON_OPTION, fail, out, parse_hosts, parse_params, parse_thresholds, plugin_manager
+from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
 from .cli_judges import judges_command
 from .cli_models import models_command
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
@@ -65,10 +66,14 @@ def cli() -> None:
                    "--no-calibrate skips it, and the report says the judges are uncalibrated.")
 @click.option("--calibration-items", type=int, default=None, metavar="N",
               help="Calibrate on a balanced subset of at most N items per set (default: every item).")
+@click.option("--benchmark", "-b", metavar="UID", help="Score and grade a benchmark (sonar benchmarks; docs/benchmarks.md).")
+@click.option("--standards", metavar="FILE", help="Standards file to grade against (default: the benchmark's own).")
+@click.option("--min-grade", type=click.IntRange(1, 5), default=None, metavar="N",
+              help="A grade below N (1 Poor .. 5 Excellent) is a HIGH problem: with --fail-on-problems, exit 5.")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
-                calibration_items) -> None:
+                calibration_items, benchmark=None, standards=None, min_grade=None) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -98,6 +103,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
                 "test_suite": test_suite, "hosts": parse_hosts(hosts),
                 "calibrate": calibrate, "calibration_items": calibration_items,
+                "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -123,6 +129,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
         f"problems: {counts['HIGH']} high, {counts['MEDIUM']} medium, {counts['LOW']} low")
     for skipped in result.skipped:
         say(f"  skipped {skipped['evaluator']}: {skipped['reason']}")
+    if (result.run_dir / "benchmark" / "report.md").is_file():
+        say(f"  grades: {result.run_dir / 'benchmark' / 'report.md'}")
     say(f"  open {result.run_dir / 'index.html'}")
     if result.exit_code != EXIT_OK:
         click.echo(f"error: {result.message}", err=True)
@@ -301,6 +309,9 @@ def hosts_command(plugins, as_json: bool) -> None:
 
 cli.add_command(models_command)
 cli.add_command(judges_command)
+cli.add_command(benchmarks_command)
+cli.add_command(describe_benchmark_command)
+cli.add_command(calibrate_command)
 
 
 @cli.command("catalogue")

@@ -104,3 +104,14 @@ def case_page_name(test_case_key: str) -> str:
     clash with another key by sanitising alike.
     """
     return f"tc-{hashlib.sha256(test_case_key.encode('utf-8')).hexdigest()[:16]}.html"
+
+
+#: A benchmark run's grades (docs/benchmarks.md): ``benchmark/`` with the findings as JSON, the
+#: grades and the unsafe items as CSV, a markdown report, and a calibration run's standards.
+BENCHMARK_DIR = "benchmark"
+BENCHMARK_JSON = "benchmark.json"
+BENCHMARK_GRADES_CSV = "grades.csv"
+BENCHMARK_FAILING_CSV = "unsafe_items.csv"
+BENCHMARK_REPORT_MD = "report.md"
+BENCHMARK_STANDARDS_JSON = "standards.json"
+BENCHMARK_SCHEMA_VERSION = "1.0"

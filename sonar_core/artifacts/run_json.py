@@ -117,12 +117,15 @@ class RunRecord(_Record):
     """Judge evaluator label -> its judge's calibration: status (trusted, untrusted, uncalibrated), figures."""
     pipeline: dict[str, Any] | None = None
     """Runs with a test suite and hosts: the suite, its fingerprint, what the hosts were asked and answered."""
+    benchmark: dict[str, Any] | None = None
+    """Benchmark runs (``--benchmark``): the benchmark, its standards, and per model each test's safe items,
+    each hazard's score, interval, reference and grade, and the benchmark's (``benchmark/benchmark.json``)."""
     result: RunOutcome
     """What the run scored and found."""
 
     @classmethod
     def _optional_sections(cls) -> tuple[str, ...]:
-        return ("pipeline",)
+        return ("pipeline", "benchmark")
 
 
 def write_run_record(run_dir: Path, record: RunRecord) -> None:
