@@ -3,9 +3,9 @@
 Each event has ``timestamp`` (ISO 8601, UTC), ``message``, ``class`` and ``method`` (where in
 Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` and
 ``evaluator``. Messages follow ModelBench's journal where the meaning is the same:
-``starting journal``, ``starting run``, ``queuing item``, ``evaluator scored``,
+``starting journal``, ``starting run``, ``evaluator scored``,
 ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``, ``plugin failed``,
-``loaded dataset``, ``resuming run``, ``skipping finished evaluator``, ``evaluator skipped``,
+``loaded dataset``, ``resuming run``, ``queuing evaluator``, ``skipping finished evaluator``, ``evaluator skipped``,
 ``evaluator failed``, ``rows skipped``, ``rows limited``, ``measured batch quality``,
 ``wrote artifacts``, ``run interrupted``, ``embedding cache info`` (texts requested and encoded
 per embedding model, models loaded). LLM judges add ``fetched annotator response``, ``using cached

@@ -211,7 +211,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 continue
             job_started = time.time()
             logger, handler = job_logger(job)
-            journal.event("queuing item", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
+            journal.event("queuing evaluator", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
             scored = None  # the previous evaluator's rows and results must not outlive its folder
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
