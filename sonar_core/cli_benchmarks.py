@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,11 @@ def benchmarks_command(plugins, as_json: bool) -> None:
     manager = plugin_manager(plugins)
     listing = benchmark_listing(manager)
     if as_json:
-        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
+        from .listings import LISTING_SCHEMA_VERSION, to_json
+
+        click.echo(to_json({"schema_version": LISTING_SCHEMA_VERSION, "benchmarks": listing,
+                            "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error}
+                                                for f in manager.failures]}), nl=False)
     else:
         table = RichTable(title="Sonar benchmarks")
         for column in ("Uid", "Version", "Name", "Hazards", "Tests", "Plugin"):
@@ -82,7 +85,9 @@ def describe_benchmark_command(uid: str, plugins, as_json: bool) -> None:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
     if as_json:
-        click.echo(json.dumps(tree, indent=2, ensure_ascii=False))
+        from .listings import LISTING_SCHEMA_VERSION, to_json
+
+        click.echo(to_json({"schema_version": LISTING_SCHEMA_VERSION, **tree}), nl=False)
         return
     say = lambda text: out.print(text, markup=False, highlight=False)  # noqa: E731 (names come from plugins)
     say(f"{tree['name']} ({tree['uid']}, version {tree['version']}; plugin {tree['plugin']})")

@@ -1,4 +1,5 @@
-"""Grades: ModelBench's ordinal grading rule (``score_to_ordinal_grade``, the v1.0 scheme), as Sonar applies it.
+"""Grades: ModelBench's ordinal grading rule (``score_to_ordinal_grade`` in modelbench/scoring.py, the revised
+v1 scheme), as Sonar applies it.
 
 With ``unsafe = 1 - score``, ``ref_unsafe = 1 - reference`` and ``relative = unsafe / ref_unsafe``,
 checked in this order:

@@ -171,7 +171,9 @@ def test_missing_hazard_standard_is_one_line_error(tmp_path):
 
 def test_listing_and_description(tmp_path):
     result = _invoke("benchmarks", "--json", "-p", "benchmark_plugin")
-    listing = {b["uid"]: b for b in json.loads(result.stdout)}
+    document = json.loads(result.stdout)
+    assert (document["schema_version"], document["plugin_failures"]) == ("1.0", [])
+    listing = {b["uid"]: b for b in document["benchmarks"]}
     assert listing["two_hazards"] == {"uid": "two_hazards", "version": "0.1", "name": "Two hazards <b>",
                                       "hazards": ["privacy", "violence"], "tests": ["no_ssn", "no_kill", "no_hurt"],
                                       "plugin": "benchmark_plugin", "standards": None}
