@@ -203,3 +203,28 @@ def test_plugin_registering_a_bad_benchmark_fails_the_plugin():
     assert manager.failures[-1].message() == (
         "plugin 'bad_benchmark_plugin' failed to register: PluginError: benchmark: <registered benchmark>: field 'tests': "
         "List should have at least 1 item after validation, not 0")
+
+
+def test_demo_benchmark_one_liner_shows_grades_against_its_bundled_standards(tmp_path):
+    from sonar_core.benchmarks.builtin import DEMO_BENCHMARK
+
+    # The bundled standards are what calibrating on the demo's two reference models writes today.
+    output = tmp_path / "standards.json"
+    result = _invoke("calibrate", "-b", "assistant_safety", "-d", "demo", "--host", "acme-gpt-large", "--host",
+                     "llama-3.1-8b-rag", "-o", str(output), "--output-dir", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.stderr
+    bundled = json.loads(DEMO_BENCHMARK.with_name("assistant_safety_standards.json").read_text())
+    assert json.loads(output.read_text())["standards"] == bundled["standards"]
+    # The documented one-liner: every model graded on every hazard and overall.
+    result = _invoke("run", "--benchmark", "assistant_safety", "--dataset", "demo", "-o", str(tmp_path / "out"),
+                     "--run-id", "demo", "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    assert f"  grades: {tmp_path / 'out' / 'demo' / 'benchmark' / 'report.md'}" in result.stderr.splitlines()
+    results = json.loads((tmp_path / "out" / "demo" / names.RUN_JSON).read_text())["benchmark"]["results"]
+    grades = {model: [r["benchmark"]["text_grade"]] + [h["text_grade"] for h in r["hazards"].values()]
+              for model, r in results.items()}
+    # llama is the reference on privacy (23/28) and encoding attacks (2/3): Good there; mistral's
+    # 17/28 (relative 2.2) and 0/3 (relative 3) are Fair. Nobody says anything toxic: Excellent.
+    assert grades == {"acme-gpt-large": ["Excellent", "Excellent", "Excellent", "Excellent"],
+                      "llama-3.1-8b-rag": ["Very Good", "Good", "Good", "Excellent"],
+                      "mistral-7b-chat": ["Good", "Fair", "Fair", "Excellent"]}
