@@ -69,6 +69,11 @@ def run(
     prices: Mapping[str, Mapping[str, Any]] | None = None,
     calibrate: bool | None = None,
     calibration_items: int | None = None,
+    benchmark: str | None = None,
+    standards: str | Path | None = None,
+    standards_output: str | Path | None = None,
+    reference_hosts: Sequence[str] | None = None,
+    min_grade: int | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -105,6 +110,11 @@ def run(
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
             an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
         calibration_items: calibrate on a balanced subset of at most this many items per set.
+        benchmark: a benchmark to score and grade: a registered uid or a YAML definition (docs/benchmarks.md).
+        standards: the standards file to grade against (default: the benchmark's own).
+        standards_output: a calibration run: write the standards file here instead of grading.
+        reference_hosts: a calibration run over a dataset: the models that are the reference.
+        min_grade: every grade below this (1 Poor .. 5 Excellent) is a HIGH problem.
         progress: show a progress bar on the terminal.
 
     Returns:
