@@ -23,6 +23,7 @@ from ..benchmarks.definitions import BenchmarkDefinition, load_benchmark
 from ..benchmarks.registry import get_benchmark
 from ..benchmarks.standards import Standards, calibrated_standards, read_standards, write_standards
 from ..config import EvaluatorSpec, RunConfig
+from ..contract import finite_or_none
 from ..dataset import LLMDataset
 from ..errors import ConfigError
 from ..findings.benchmark_scores import BenchmarkFindings, TestTally, grade_problems, score_benchmark
@@ -156,7 +157,7 @@ def journal_plan(state: RunState, journal: Journal) -> None:
                       sut_options={}, dependencies={
                           "evaluator": test.evaluator, "plugin": state.plugins.owner_of(test.evaluator),
                           "items": str(source), "benchmark_definition": definition.source},
-                      thresholds=job.thresholds if job else None)
+                      thresholds={k: finite_or_none(v) for k, v in job.thresholds.items()} if job else None)
 
 
 def _job(state: RunState, uid: str) -> Job | None:
