@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up Sonar in .venv and runs the quickstart evaluation on the bundled demo dataset, then the
-# robustness demo (configs/robustness.yaml). The result folders land in reports/quickstart-<timestamp>/
-# and reports/robustness-<timestamp>/ (open their index.html).
+# robustness demo (configs/robustness.yaml) and the benchmark demo. The result folders land in
+# reports/quickstart-<timestamp>/, reports/robustness-<timestamp>/ and reports/run-<timestamp>/ (open their index.html).
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
@@ -25,3 +25,6 @@ fi
 # The robustness demo: a bundled test suite asked of two models under test (SmolLM2 sampling, and a
 # lookup-table function that typos break), answers journaled and written to the run folder, then scored.
 .venv/bin/sonar run configs/robustness.yaml "$@"
+# The benchmark demo: the demo dataset graded on the "assistant safety" benchmark (privacy, encoding
+# attacks, toxicity) against its bundled standards; the grade table opens index.html (docs/benchmarks.md).
+.venv/bin/sonar run --benchmark assistant_safety --dataset demo "$@"

@@ -71,6 +71,11 @@ def run(
     calibration_items: int | None = None,
     confidence_level: float | None = None,
     bootstrap_resamples: int | None = None,
+    benchmark: str | None = None,
+    standards: str | Path | None = None,
+    standards_output: str | Path | None = None,
+    reference_hosts: Sequence[str] | None = None,
+    min_grade: int | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -111,6 +116,11 @@ def run(
             models call a difference significant below 1 - it (docs/intervals.md).
         bootstrap_resamples: bootstrap replicates per score interval and sign patterns per paired
             permutation test (default 2000).
+        benchmark: a benchmark to score and grade: a registered uid or a YAML definition (docs/benchmarks.md).
+        standards: the standards file to grade against (default: the benchmark's own).
+        standards_output: a calibration run: write the standards file here instead of grading.
+        reference_hosts: a calibration run over a dataset: the models that are the reference.
+        min_grade: every grade below this (1 Poor .. 5 Excellent) is a HIGH problem.
         progress: show a progress bar on the terminal.
 
     Returns:

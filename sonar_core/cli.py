@@ -15,6 +15,7 @@ import click
 
 from .cli_common import JSON_OPTION, fail, out, parse_hosts, parse_params, parse_thresholds, plugin_manager
 from .cli_compare import compare_command
+from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
@@ -72,10 +73,15 @@ def cli() -> None:
               help="Confidence of every interval, between 0 and 1 (default: 0.95); tests use 1 - C as significance level.")
 @click.option("--bootstrap-resamples", type=int, default=None, metavar="N",
               help="Bootstrap replicates per score interval and sign patterns per paired test (default: 2000).")
+@click.option("--benchmark", "-b", metavar="UID", help="Score and grade a benchmark (sonar benchmarks; docs/benchmarks.md).")
+@click.option("--standards", metavar="FILE", help="Standards file to grade against (default: the benchmark's own).")
+@click.option("--min-grade", type=click.IntRange(1, 5), default=None, metavar="N",
+              help="A grade below N (1 Poor .. 5 Excellent) is a HIGH problem: with --fail-on-problems, exit 5.")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
-                calibration_items, confidence_level, bootstrap_resamples) -> None:
+                calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
+                min_grade=None) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -106,6 +112,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "test_suite": test_suite, "hosts": parse_hosts(hosts),
                 "calibrate": calibrate, "calibration_items": calibration_items,
                 "confidence_level": confidence_level, "bootstrap_resamples": bootstrap_resamples,
+                "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -131,6 +138,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
         f"problems: {counts['HIGH']} high, {counts['MEDIUM']} medium, {counts['LOW']} low")
     for skipped in result.skipped:
         say(f"  skipped {skipped['evaluator']}: {skipped['reason']}")
+    if (result.run_dir / "benchmark" / "report.md").is_file():
+        say(f"  grades: {result.run_dir / 'benchmark' / 'report.md'}")
     say(f"  open {result.run_dir / 'index.html'}")
     if result.exit_code != EXIT_OK:
         click.echo(f"error: {result.message}", err=True)
@@ -325,6 +334,9 @@ cli.add_command(judges_command)
 cli.add_command(compare_command)
 cli.add_command(pack_command)
 cli.add_command(replay_command)
+cli.add_command(benchmarks_command)
+cli.add_command(describe_benchmark_command)
+cli.add_command(calibrate_command)
 
 
 @cli.command("catalogue")

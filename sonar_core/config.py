@@ -121,6 +121,17 @@ class RunConfig(BaseModel):
     confidence_level: float = Field(default=0.95, gt=0, lt=1)
     #: Bootstrap replicates per score interval, and random sign patterns per paired permutation test.
     bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
+    #: A benchmark to score and grade (a registered uid, or a YAML definition file; docs/benchmarks.md):
+    #: its tests run as evaluators, and hazard and benchmark grades follow.
+    benchmark: str | None = None
+    #: The standards file graded against (default: the benchmark's own, if its definition names one).
+    standards: str | None = None
+    #: A calibration run (``sonar calibrate``): write the standards here instead of grading.
+    standards_output: str | None = None
+    #: A calibration run over a ready dataset: the models that are the reference (default: every model).
+    reference_hosts: list[str] = Field(default_factory=list)
+    #: Each grade below this (1 Poor to 5 Excellent) is a HIGH problem, which ``fail_on_problems`` gates on.
+    min_grade: int | None = Field(default=None, ge=1, le=5)
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod
@@ -149,6 +160,14 @@ class RunConfig(BaseModel):
     def _perturb_needs_hosts(self) -> "RunConfig":
         if self.perturb and self.test_suite is None:
             raise ValueError("'perturb' needs 'test_suite' and 'hosts' (perturbed copies are asked of the models)")
+        return self
+
+    @model_validator(mode="after")
+    def _benchmark_keys(self) -> "RunConfig":
+        if self.benchmark is None and (self.standards or self.standards_output or self.min_grade or self.reference_hosts):
+            raise ValueError("'standards', 'standards_output', 'reference_hosts' and 'min_grade' need 'benchmark'")
+        if self.standards and self.standards_output:
+            raise ValueError("'standards' (grade against) and 'standards_output' (calibrate) exclude each other")
         return self
 
     @property

@@ -16,7 +16,7 @@ from typing import Callable
 import pluggy
 
 __all__ = ["hookspec", "hookimpl", "PROJECT_NAME", "register_evaluators", "register_host_kinds",
-           "register_perturbators"]
+           "register_perturbators", "register_benchmarks"]
 
 PROJECT_NAME = "sonar"
 
@@ -55,4 +55,15 @@ def register_perturbators(register: Callable[[str, type], None]) -> None:
     General Semantic Robustness evaluator's ``perturbation_type`` name. Registering a name that another
     plugin (or Sonar itself) already registered fails the plugin, with an error that names both plugins.
     Return value: none.
+    """
+
+
+@hookspec
+def register_benchmarks(register: Callable[[object], None]) -> None:
+    """Register benchmarks (hazards scored by tests, graded against standards; docs/benchmarks.md).
+
+    Call ``register(definition)`` once per benchmark, with a
+    :class:`sonar_core.benchmarks.BenchmarkDefinition`, a mapping of the same shape, or the path of a
+    YAML definition. A bad definition, or a uid another plugin (or Sonar itself) already registered,
+    fails the plugin with an error naming both plugins. Return value: none.
     """

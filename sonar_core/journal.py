@@ -3,9 +3,9 @@
 Each event has ``timestamp`` (ISO 8601, UTC), ``message``, ``class`` and ``method`` (where in
 Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` and
 ``evaluator``. Messages follow ModelBench's journal where the meaning is the same:
-``starting journal``, ``starting run``, ``queuing item``, ``evaluator scored``,
+``starting journal``, ``starting run``, ``evaluator scored``,
 ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``, ``plugin failed``,
-``loaded dataset``, ``resuming run``, ``skipping finished evaluator``, ``evaluator skipped``,
+``loaded dataset``, ``resuming run``, ``queuing evaluator``, ``skipping finished evaluator``, ``evaluator skipped``,
 ``evaluator failed``, ``rows skipped``, ``rows limited``, ``measured batch quality``,
 ``wrote artifacts``, ``run interrupted``, ``embedding cache info`` (texts requested and encoded
 per embedding model, models loaded). LLM judges add ``fetched annotator response``, ``using cached
@@ -23,6 +23,14 @@ failing rows, seconds) and per evaluator (``evaluator scored``: per-model means)
 a line per row made the journal as large as the results and its writing a large share of a
 fast evaluator's run. Every row's values are in the evaluator's llm-eval-results.
 
+Every item message of ModelBench's journal (:data:`ITEM_MESSAGES`) carries 001's item fields
+right after the common ones: ``test`` (the evaluator, or for the models' answers the test suite,
+:attr:`Journal.item_test`), ``prompt_id`` (the test case key) and ``sut`` (the model key). A
+benchmark run adds ``hazard info``, ``test info``, ``using test items`` per test, ``test scored``,
+``hazard scored`` and ``benchmark scored`` (a calibration run: ``starting calibration run``,
+``hazard calibrated``, ``benchmark calibrated``), fields in 001's order
+(:mod:`sonar_core.execution.benchmark`).
+
 Every write is flushed, so a killed run leaves a journal that ends at its last event.
 """
 
@@ -37,7 +45,14 @@ from typing import Any, Iterable
 
 from . import names
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "ITEM_MESSAGES"]
+
+#: ModelBench's item messages: each carries the item fields ``test``, ``prompt_id`` and ``sut``.
+ITEM_MESSAGES = frozenset({
+    "queuing item", "fetched sut response", "using cached sut response", "translated sut response",
+    "fetched annotator response", "using cached annotator response", "translated annotation",
+    "measured item quality",
+})
 
 
 def _now() -> str:
@@ -52,18 +67,26 @@ class Journal:
         self._file = open(path, "a", encoding="utf-8") if path is not None else None
         # LLM clients write from several threads: one lock keeps each line whole.
         self._lock = threading.Lock()
+        #: The item field ``test`` of item messages that name no evaluator (the test suite's path).
+        self.item_test: str | None = None
         self.event("starting journal", "Journal", "__init__", schema_version=names.JOURNAL_SCHEMA_VERSION, pid=os.getpid())
 
-    def _line(self, message: str, cls: str, method: str, fields: dict[str, Any]) -> str:
+    def _line(self, message: str, cls: str, method: str, fields: dict[str, Any], nulls: bool = False) -> str:
         record = {"timestamp": _now(), "message": message, "class": cls, "method": method}
-        record.update({k: v for k, v in fields.items() if v is not None})
+        if message in ITEM_MESSAGES and "test_case_key" in fields:
+            test = fields.get("evaluator") or self.item_test
+            if test is not None:
+                record["test"] = test
+            record["prompt_id"] = fields["test_case_key"]
+            record["sut"] = fields.get("model_key")
+        record.update({k: v for k, v in fields.items() if nulls or v is not None})
         return json.dumps(record, ensure_ascii=False, default=str)
 
-    def event(self, message: str, cls: str, method: str, **fields: Any) -> None:
-        """Write one event and flush it."""
+    def event(self, message: str, cls: str, method: str, _nulls: bool = False, **fields: Any) -> None:
+        """Write one event and flush it; ``_nulls``: keep fields whose value is None (as JSON null)."""
         if self._file is None:
             return
-        line = self._line(message, cls, method, fields) + "\n"
+        line = self._line(message, cls, method, fields, _nulls) + "\n"
         with self._lock:
             if self._file is not None:
                 self._file.write(line)

@@ -118,3 +118,13 @@ CACHE_KEYS_SCHEMA_VERSION = "1.0"
 #: ``sonar pack``'s archive: its manifest, and the folders of what it holds.
 PACK_MANIFEST = "pack.json"
 PACK_SCHEMA_VERSION = "1.0"
+
+#: A benchmark run's grades (docs/benchmarks.md): ``benchmark/`` with the findings as JSON, the
+#: grades and the unsafe items as CSV, a markdown report, and a calibration run's standards.
+BENCHMARK_DIR = "benchmark"
+BENCHMARK_JSON = "benchmark.json"
+BENCHMARK_GRADES_CSV = "grades.csv"
+BENCHMARK_FAILING_CSV = "unsafe_items.csv"
+BENCHMARK_REPORT_MD = "report.md"
+BENCHMARK_STANDARDS_JSON = "standards.json"
+BENCHMARK_SCHEMA_VERSION = "1.0"

@@ -1,4 +1,4 @@
-"""One collector for every ``register_*`` hook: evaluators, host kinds, perturbators (benchmarks next).
+"""One collector for every ``register_*`` hook: evaluators, host kinds, perturbators, benchmarks.
 
 Each registry is a :class:`Registry`: a hook name, what its entries are called in messages, and a
 check of one ``register(...)`` call. The plugin manager (:mod:`sonar_core.plugins`) collects every

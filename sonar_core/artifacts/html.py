@@ -284,8 +284,9 @@ def render_fragment(view: dict[str, Any]) -> str:
 
 
 def render_index(run: dict[str, Any], views: list[dict[str, Any]], book: Any = None,
-                 tradeoff: dict[str, Any] | None = None) -> str:
-    """index.html; ``book`` (a Casebook) adds the drill-down link and links test cases."""
+                 tradeoff: dict[str, Any] | None = None, grades: dict[str, Any] | None = None) -> str:
+    """index.html; ``book`` (a Casebook) adds the drill-down link and links test cases; ``grades``
+    (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""
     return _environment().get_template("index.html.j2").render(
         run=run, evaluators=views, style=style(), csp=csp(), book=book,
-        links=book.links if book is not None else {}, tradeoff=tradeoff)
+        links=book.links if book is not None else {}, tradeoff=tradeoff, grades=grades)

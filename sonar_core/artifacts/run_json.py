@@ -122,12 +122,15 @@ class RunRecord(_Record):
     fallbacks: dict[str, list[str]] | None = None
     """Evaluator label -> what its rows scored by a fallback model did not measure (e.g. toxicity on
     alt-profanity-check); only when an evaluator fell back."""
+    benchmark: dict[str, Any] | None = None
+    """Benchmark runs (``--benchmark``): the benchmark, its standards, and per model each test's safe items,
+    each hazard's score, interval, reference and grade, and the benchmark's (``benchmark/benchmark.json``)."""
     result: RunOutcome
     """What the run scored and found."""
 
     @classmethod
     def _optional_sections(cls) -> tuple[str, ...]:
-        return ("pipeline", "fallbacks")
+        return ("pipeline", "fallbacks", "benchmark")
 
 
 def write_run_record(run_dir: Path, record: RunRecord) -> None:

@@ -236,6 +236,7 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
     items = assign_hosts(rows, hosts)
     folder = run_dir / names.DATASET_DIR
     store = AnswerStore(folder / names.ANSWERS_FILE)
+    journal.item_test = str(suite_path)  # the item field `test` of the hosts' item messages
     journal.event("running pipeline", "Pipeline", "run", hosts=hosts.keys(), test_cases=len(rows), items=len(items))
     journal.event("using test items", "Pipeline", "run", test=str(suite_path), using=len(rows), total=len(suite_rows))
     counts = {key: {"items": 0, "answered": 0, "fetched": 0, "cached": 0, "resumed": 0, "failed": 0}

@@ -13,6 +13,7 @@ from typing import Any
 from .. import names
 from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
 from ..artifacts.formats import write_atomic
+from ..artifacts.benchmark_dir import benchmark_view
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.stored import items_value, severities
@@ -71,6 +72,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         pipeline=pipeline,
         fallbacks={s["view"]["label"]: s["view"]["fallbacks"] for s in state.summaries
                    if s["view"].get("fallbacks")} or None,
+        benchmark=(state.benchmark_findings.to_json_data() if state.benchmark_findings is not None else None),
         result=RunOutcome(
             dataset=dataset,
             models=dataset["models"],
@@ -133,4 +135,5 @@ def write_index(state: RunState) -> None:
         write_casebook(state.run_dir, book, run)
     tradeoff = tradeoff_view(views, state.model_stats)
     shown = redact_views(views, book.hidden_texts)
-    write_atomic(state.run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff).encode("utf-8"))
+    grades = benchmark_view(state.benchmark_findings, book.links)
+    write_atomic(state.run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff, grades).encode("utf-8"))

@@ -29,6 +29,7 @@ from ..findings.run_findings import gating_problems
 from ..journal import Journal
 from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
+from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_benchmark, restrict_dataset, start_fields
 from .calibration import calibrate_judges, check_calibration_sets
 from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .pipeline import item_source, load_suite, run_pipeline
@@ -65,6 +66,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     plugins.load()
     if config.strict:
         plugins.raise_for_failures()
+    # A benchmark's tests become the run's evaluators; its standards are checked before anything runs.
+    config, benchmark = prepare_benchmark(config, plugins)
 
     suite_fingerprint = None
     if config.test_suite is not None:
@@ -76,7 +79,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
-        dataset = load_dataset(dataset_path)
+        dataset = restrict_dataset(benchmark, load_dataset(dataset_path))
 
     if previous is None and resume_dir is not None:
         previous = PreviousRun.open(resume_dir)
@@ -123,9 +126,11 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
                          created=datetime.now(timezone.utc).isoformat(timespec="seconds"), started=started,
                          jobs=jobs, plugins=plugins, services=services, dataset=dataset,
                          dataset_summary=dataset.summary(), incompatible=incompatible,
-                         result=RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK))
-        journal.event("resuming run" if previous else "starting run", "Runner", "execute_run", run_id=run_id,
-                      evaluators=[j.label for j in jobs], dataset=str(dataset_path))
+                         result=RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK), benchmark=benchmark)
+        start = "starting calibration run" if benchmark is not None and benchmark.calibrating else "starting run"
+        journal.event("resuming run" if previous else start, "Runner", "execute_run", run_id=run_id,
+                      **start_fields(state), evaluators=[j.label for j in jobs], dataset=str(dataset_path))
+        journal_plan(state, journal)
         journal.event("loaded plugins", "Runner", "execute_run", plugins=[p.name for p in plugins.plugins])
         for failure in plugins.failures:
             journal.event("plugin failed", "Runner", "execute_run", plugin=failure.name, stage=failure.stage,
@@ -134,6 +139,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
             _ask_hosts(state, dataset_path, suite_fingerprint, journal, progress)
         journal.event("loaded dataset", "Runner", "execute_run", rows=len(state.dataset),
                       models=state.dataset.models, fingerprint=state.dataset.fingerprint)
+        journal_items(state, journal)
         write_run_json(state, status="running")
 
         try:
@@ -150,6 +156,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         prepare_index(state)
         state.dataset = dataset = None
 
+        conclude_benchmark(state, journal)  # hazard and benchmark grades, from the finished evaluator folders
         _journal_service_counters(services, journal)
         _conclude(state)
         write_run_json(state, status=state.result.status)
@@ -207,7 +214,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 continue
             job_started = time.time()
             logger, handler = job_logger(job)
-            journal.event("queuing item", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
+            journal.event("queuing evaluator", "Runner", "execute_run", evaluator=job.label, job=job.job_id)
             scored = None  # the previous evaluator's rows and results must not outlive its folder
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label

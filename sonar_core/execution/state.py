@@ -114,6 +114,9 @@ class RunState:
     #: index.html's drill-down and per-model speed and cost, taken from the rows before they go.
     casebook: "Casebook | None" = None
     model_stats: dict[str, dict[str, Any]] | None = None
+    #: The benchmark the run scores (``benchmark:``), and its findings once scored.
+    benchmark: Any = None
+    benchmark_findings: Any = None
 
     @property
     def progress(self) -> float:

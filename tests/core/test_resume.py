@@ -99,7 +99,7 @@ def test_ctrl_c_exits_130_with_resume_hint(tmp_path, sonar_cli, toy_env):
         # appears a moment earlier, and a SIGINT in between would find nothing finished yet.
         journal = run_dir / names.JOURNAL
         return journal.exists() and any(
-            json.loads(line).get("message") == "queuing item" and json.loads(line).get("evaluator") == "toy_slow"
+            json.loads(line).get("message") == "queuing evaluator" and json.loads(line).get("evaluator") == "toy_slow"
             for line in journal.read_text().splitlines() if line.strip())
 
     deadline = time.time() + 60
