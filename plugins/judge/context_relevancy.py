@@ -154,7 +154,16 @@ class ContextRelevancyJudgeEvaluator(JudgeEvaluator):
                              "model_key": row.model_key, "sentence": n}, labels=self.labels)
             for row, sentences in zip(rows, splits) for n in range(1, len(sentences) + 1) for i in range(repeats)
         ]
-        completions = client.complete_many(requests) if requests else []
+        # Every model's row of a test case asks the same prompts (the answer is not in them): each distinct
+        # prompt is asked once and its completion shared, instead of racing the cache concurrently.
+        index: dict[str, int] = {}
+        unique = []
+        for request in requests:
+            if repr((request.messages, request.repeat)) not in index:
+                index[repr((request.messages, request.repeat))] = len(unique)
+                unique.append(request)
+        asked = client.complete_many(unique) if unique else []
+        completions = [asked[index[repr((r.messages, r.repeat))]] for r in requests]
         start = 0
         for sentences in splits:
             size = len(sentences) * repeats

@@ -58,6 +58,8 @@ def judged(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("context_relevancy")
     rows = [{"test_case_key": case, "model_key": "rag", "input": question, "context": context,
              "actual_output": "an answer"} for case, (question, context, _) in CASES.items()]
+    # a second model answering the first case: the same prompts, asked once and shared
+    rows.append({**rows[0], "model_key": "other", "actual_output": "another answer"})
     dataset = tmp / "d.json"
     dataset.write_text(json.dumps(rows), encoding="utf-8")
     with JudgeServer(default=_reply) as server:
@@ -68,7 +70,10 @@ def judged(tmp_path_factory):
     assert result.status == "success", result.message
     (folder,) = result.run_dir.glob("explainer_*")
     data = json.loads((folder / names.EVAL_RESULTS / "application_json" / "explanation.json").read_text())
-    return {r["test_case_key"]: r for r in data["results"]}, calls
+    other = next(r for r in data["results"] if r["model_key"] == "other")
+    first = next(r for r in data["results"] if r["model_key"] == "rag" and r["test_case_key"] == other["test_case_key"])
+    assert other["context_relevancy"] == first["context_relevancy"] == 0.5
+    return {r["test_case_key"]: r for r in data["results"] if r["model_key"] == "rag"}, calls
 
 
 def test_the_catalogue_id_is_the_judge_and_ragas_keeps_its_own():
@@ -83,7 +88,8 @@ def test_the_catalogue_id_is_the_judge_and_ragas_keeps_its_own():
 
 def test_one_labelled_question_per_sentence_with_the_context_numbered(judged):
     _, calls = judged
-    # 4 + 3 + 3 + 3 + 4 + 4 sentences, each asked once, each asking for log-probabilities (a labelled verdict)
+    # 4 + 3 + 3 + 3 + 4 + 4 sentences, each asked once (the second model's row of the first case shares its
+    # prompts), each asking for log-probabilities (a labelled verdict)
     assert len(calls) == 21 and all(call.logprobs for call in calls)
     second = next(c.prompt for c in calls if _asked(c.prompt) == (CASES["two_of_four"][0], "It opened in 1889."))
     assert ("[Context]:\n[1] The Eiffel Tower is in Paris.\n[2] It opened in 1889.\n[3] The Louvre is a museum.\n"
