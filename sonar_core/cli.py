@@ -72,8 +72,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
-    Exit codes: 0 ok, 1 an evaluator failed, 2 bad usage or configuration, 3 bad dataset,
-    4 strict-mode failure, 5 --fail-on-problems gate, 130 interrupted (resume with --resume).
+    Exit codes: 0 ok, 1 an evaluator failed or nothing could be scored, 2 bad usage or configuration,
+    3 bad dataset, 4 strict-mode failure, 5 --fail-on-problems gate, 6 output folder not writable,
+    130 interrupted (resume with --resume).
     """
     from .api import resume
     from .config import load_config

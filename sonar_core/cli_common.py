@@ -6,6 +6,7 @@ from :mod:`sonar_core.errors` (documented in docs/cli.md).
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -35,6 +36,8 @@ def parse_thresholds(values: tuple[str, ...]) -> dict[str, float]:
             thresholds[key.strip()] = float(value)
         except ValueError:
             fail(f"--threshold expects METRIC=NUMBER, got '{item}'", EXIT_USAGE)
+        if not math.isfinite(thresholds[key.strip()]):
+            fail(f"--threshold {key.strip()}: expected a finite number, got '{value}'", EXIT_USAGE)
     return thresholds
 
 

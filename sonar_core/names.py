@@ -104,3 +104,17 @@ def case_page_name(test_case_key: str) -> str:
     clash with another key by sanitising alike.
     """
     return f"tc-{hashlib.sha256(test_case_key.encode('utf-8')).hexdigest()[:16]}.html"
+
+
+#: A name that becomes a file or folder name (a run id, a run's name, an evaluator's name): letters,
+#: digits, '.', '_' and '-', not starting with '.' or '-' (no hidden file, no option, no '..'), at most 128.
+SAFE_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"
+SAFE_NAME_RULE = ("use 1 to 128 letters, digits, '.', '_' and '-', starting with a letter, digit or '_' "
+                  "(it names a folder)")
+
+
+def is_safe_name(value: str) -> bool:
+    """Whether ``value`` may name a file or folder of the result directory (:data:`SAFE_NAME_PATTERN`)."""
+    import re
+
+    return isinstance(value, str) and re.fullmatch(SAFE_NAME_PATTERN, value) is not None

@@ -41,6 +41,7 @@ from .configs import LLMConfig
 from .rate_limit import RateLimiter, RetryPolicy
 from .requests import ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest
 from .secrets import Redactor
+from ..text_clean import clean_value
 
 __all__ = ["LLMRequest", "Completion", "LLMClient", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS",
            "SUT_EVENTS"]
@@ -309,7 +310,12 @@ class LLMClient:
         in the statistics (the first of several choices carries the call); ``choices``: how many
         answers its call brought."""
         record = self._record(request, params)
-        text = self.redact(answer.text) or ""
+        # Cleaned before it is cached, journalled or returned: no UTF-8 file can hold a lone surrogate.
+        text, cleaned = clean_value(self.redact(answer.text) or "")
+        meta, meta_cleaned = clean_value(answer.meta)
+        if meta_cleaned:
+            answer = replace(answer, meta=meta)
+        cleaned = cleaned or meta_cleaned
         response: Any = text
         if self.envelope:
             response = {"text": text, "meta": answer.meta}
@@ -318,11 +324,15 @@ class LLMClient:
             stored = json.dumps({"text": text, "meta": answer.meta, "seconds": seconds}, ensure_ascii=False,
                                 default=str) if self.envelope or request.labels else text
             self.cache.put(key, self.config.key, record, stored, self.events.cache_kind)
-        self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds)
+        self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds,
+                    cleaned=int(cleaned))
         extra = {"choices": choices} if choices > 1 else {}
+        if cleaned:
+            extra["cleaned_text"] = True
         self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,
                     attempts=attempts, **extra, **self._label_fields(request, answer.meta), **request.tags)
-        return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta))
+        return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta),
+                          cleaned=cleaned)
 
     def _failed(self, request: LLMRequest, params: dict[str, Any], key: str, error: str, attempts: int,
                 seconds: float, *, counted_seconds: float | None = None) -> Completion:
