@@ -23,15 +23,17 @@ class ClientEvents:
     cached: str
     retrying: str
     failed: str
+    #: A request answered by an identical request's call already in flight (single-flight).
+    shared: str = ""
 
 
 #: Judges (ModelBench's annotators).
 ANNOTATOR_EVENTS = ClientEvents("LLMClient", "annotator", "annotator", "fetched annotator response",
                                 "using cached annotator response", "retrying annotator request",
-                                "annotator request failed")
+                                "annotator request failed", "using in-flight annotator response")
 #: Models under test (ModelBench's SUTs); the item fields (test case, model key) come with the tags.
 SUT_EVENTS = ClientEvents("HostWorker", "", "sut", "fetched sut response", "using cached sut response",
-                          "retrying sut request", "sut request failed")
+                          "retrying sut request", "sut request failed", "using in-flight sut response")
 
 
 @dataclass
