@@ -100,8 +100,10 @@ class OutputError(SonarError):
     exit_code = EXIT_OUTPUT
 
     @classmethod
-    def from_os_error(cls, exc: OSError) -> "OutputError":
-        """One line naming the file an ``OSError`` was about, and why."""
-        where = exc.filename if exc.filename is not None else "output folder"
-        return cls(f"{where}: {exc.strerror or type(exc).__name__}; finished evaluators are kept "
-                   f"(continue with --resume once it can be written)")
+    def from_os_error(cls, exc: OSError, kept: bool = True) -> "OutputError":
+        """One line naming the file an ``OSError`` was about (the artifact, not its temporary copy), and
+        why; ``kept``: whether the run folder is kept for ``--resume`` (else nothing was kept)."""
+        where = str(exc.filename).removesuffix(".tmp") if exc.filename is not None else "output folder"
+        then = ("finished evaluators are kept (continue with --resume once it can be written)" if kept
+                else "nothing was kept (run it again once it can be written)")
+        return cls(f"{where}: {exc.strerror or type(exc).__name__}; {then}")

@@ -62,14 +62,22 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
     A write that fails raises :class:`OutputError` naming the file (docs/reliability.md).
     """
+    made: dict[str, Path] = {}
     try:
-        return _execute_run(config, resume_dir=resume_dir, progress=progress, plugins=plugins, previous=previous)
+        return _execute_run(config, resume_dir=resume_dir, progress=progress, plugins=plugins, previous=previous,
+                            made=made)
     except OSError as exc:
+        new = made.get("run_dir")
+        if new is not None and not (new / names.RUN_JSON).exists():
+            # A new run that failed before its run.json: nothing to resume, and a folder left behind
+            # would stop the same command from running again.
+            shutil.rmtree(new, ignore_errors=True)
+            raise OutputError.from_os_error(exc, kept=False) from None
         raise OutputError.from_os_error(exc) from None
 
 
 def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, plugins: PluginManager | None,
-                 previous: PreviousRun | None) -> RunResult:
+                 previous: PreviousRun | None, made: dict[str, Path]) -> RunResult:
     started = time.time()
     # Before any work: a run that cannot write its results must not find out after scoring.
     resuming = previous.run_dir if previous is not None else resume_dir
@@ -120,6 +128,8 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         if config.strict and incompatible:
             label, reason = next(iter(incompatible.items()))
             raise PluginError(f"evaluator '{label}' cannot run: {reason}")
+        if previous is None:
+            made["run_dir"] = run_dir  # a new run's folder (empty, or not there yet)
         run_dir.mkdir(parents=True, exist_ok=True)
 
         journal = Journal(run_dir / names.JOURNAL)
