@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from .cli_common import JSON_OPTION, fail, out, parse_hosts, parse_params, parse_thresholds, plugin_manager
+from .cli_common import (JSON_OPTION, OneLineGroup, fail, out, parse_hosts, parse_params, parse_thresholds,
+                         plugin_manager)
 from .cli_judges import judges_command
 from .cli_models import models_command
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
@@ -21,7 +22,7 @@ from .terminal import RichTable, RichText
 
 __all__ = ["main", "cli"]
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sonar-eval", prog_name="sonar")
 def cli() -> None:
     """Sonar: evaluate LLM and RAG systems with pluggable evaluators."""

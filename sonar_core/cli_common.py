@@ -15,7 +15,8 @@ import click
 from .errors import EXIT_USAGE
 from .terminal import LazyConsole, terminal_width
 
-__all__ = ["out", "fail", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION"]
+__all__ = ["out", "fail", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION",
+           "OneLineGroup"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
 out = LazyConsole(highlight=False, width=terminal_width())
@@ -78,3 +79,29 @@ def plugin_manager(plugins: tuple[str, ...] = ()):
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True,
                             help="Print JSON (shape documented in docs/cli.md) instead of a table.")
+
+
+class _OneLineUsageError(click.ClickException):
+    """click's usage error, shown as Sonar shows every error: one ``error:`` line, exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {(self.format_message().splitlines() or [''])[0]} (see --help)", err=True)
+
+
+class OneLineGroup(click.Group):
+    """The ``sonar`` group: a usage error of any command (unknown option, bad choice) is one line on
+    stderr, not click's usage block (found by the fuzz suite; docs/reliability.md)."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            raise _OneLineUsageError(exc.format_message()) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _OneLineUsageError(exc.format_message()) from None

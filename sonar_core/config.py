@@ -228,7 +228,11 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
         if value is None or value == () or value == []:
             continue
         if key == "thresholds":
-            data["thresholds"] = {**data.get("thresholds", {}), **value}
+            if not value:
+                continue
+            # A file's thresholds that are not a mapping are left for validation to name.
+            data["thresholds"] = {**data["thresholds"], **value} if isinstance(data.get("thresholds"), dict) \
+                else data.get("thresholds", value)
         else:
             data[key] = list(value) if isinstance(value, tuple) else value
     return build_config(data, source)

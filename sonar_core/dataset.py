@@ -188,6 +188,8 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
                     value = json.loads(stripped)
                 except json.JSONDecodeError as exc:
                     raise DatasetError(f"{where}, field '{name}': not a valid JSON list ({exc.msg})") from None
+                except RecursionError:
+                    raise DatasetError(f"{where}, field '{name}': JSON nested too deeply") from None
             else:
                 value = [value]
         if not isinstance(value, list):
