@@ -136,7 +136,9 @@ class AnswerStore:
         self._file = open(path, "a", encoding="utf-8")
 
     def _read(self) -> None:
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        # Lines end at "\n" only: str.splitlines would also split an answer holding U+2028 or U+0085
+        # (found by the fuzz suite), and a resumed run would ask that item again.
+        for line in self.path.read_text(encoding="utf-8").split("\n"):
             try:
                 record = json.loads(line)
                 self.answers[(record["test_case_key"], record["model_key"])] = record

@@ -183,3 +183,16 @@ def test_a_read_only_output_folder_fails_before_any_work(tmp_path):
     out.mkdir(mode=0o500)
     code, stderr = sonar("-d", str(_dataset(tmp_path)), "-o", str(out))
     assert (code, errors(stderr)) == (6, [f"error: {out}: cannot write there (Permission denied)"])
+
+
+def test_answers_holding_unicode_line_separators_are_read_back_whole_on_resume(tmp_path):
+    from sonar_core.execution.pipeline import AnswerStore
+
+    # U+2028, U+0085 and U+001E end a line for str.splitlines, not for JSON Lines (found by the fuzz suite).
+    record = {"test_case_key": "t1", "model_key": "m", "actual_output": "a\u2028b\x85c\x1ed"}
+    store = AnswerStore(tmp_path / "answers.jsonl")
+    store.add([record])
+    store.close()
+    again = AnswerStore(tmp_path / "answers.jsonl")
+    assert again.get(("t1", "m")) == record
+    again.close()

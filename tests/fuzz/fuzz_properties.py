@@ -84,14 +84,14 @@ def check(outcome: Outcome, sandbox: Path, output: Path) -> None:
         if path.suffix == ".json" or path.name.endswith(".meta"):
             _strict(path.read_text(encoding="utf-8"), path)
         elif path.suffix == ".jsonl":
-            for line in path.read_text(encoding="utf-8").splitlines():
+            for line in path.read_text(encoding="utf-8").split("\n")[:-1]:  # JSON Lines end at "\n" only
                 _strict(line, path)
     for journal in output.rglob(names.JOURNAL) if output.is_dir() else ():
         _finished_rows_present(journal.parent)
 
 
 def _finished_rows_present(run_dir: Path) -> None:
-    events = [json.loads(line) for line in (run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()]
+    events = [json.loads(line) for line in (run_dir / names.JOURNAL).read_text(encoding="utf-8").split("\n")[:-1]]
     scored = {e["evaluator"]: e["rows"] for e in events if e["message"] == "evaluator scored"}
     for event in events:
         if event["message"] != "wrote artifacts":
