@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from .cli_common import (JSON_OPTION, OneLineGroup, fail, out, parse_hosts, parse_params, parse_thresholds,
-                         plugin_manager)
+from .cli_common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_hosts, parse_params,
+                         parse_thresholds, plugin_manager)
 from .cli_judges import judges_command
 from .cli_models import models_command
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
@@ -118,6 +118,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     except SonarError as exc:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
+    except OSError as exc:  # a path given on the command line that cannot be read (the run's writes are exit 6)
+        fail(f"{exc.filename}: {exc.strerror or type(exc).__name__}", EXIT_USAGE)
+        return
     counts = problem_counts(result.problems)
     say = lambda text: click.echo(text, err=True)  # noqa: E731
     say(f"Run {result.status}: {result.run_dir}")
@@ -127,7 +130,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
         say(f"  skipped {skipped['evaluator']}: {skipped['reason']}")
     say(f"  open {result.run_dir / 'index.html'}")
     if result.exit_code != EXIT_OK:
-        click.echo(f"error: {result.message}", err=True)
+        click.echo(f"error: {one_line(result.message)}", err=True)
     sys.exit(result.exit_code)
 
 

@@ -15,15 +15,25 @@ import click
 from .errors import EXIT_USAGE
 from .terminal import LazyConsole, terminal_width
 
-__all__ = ["out", "fail", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION",
+__all__ = ["out", "fail", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION",
            "OneLineGroup"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
 out = LazyConsole(highlight=False, width=terminal_width())
 
 
+def one_line(message: str) -> str:
+    """``message`` as one printable line: a character that is not printable (a line break, a control
+    character, a lone surrogate that the terminal cannot encode) is written as its escape. Messages quote
+    what users wrote, and a flag's value can hold anything (found by the fuzz suite)."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in message)
+
+
 def fail(message: str, code: int) -> None:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {one_line(message)}", err=True)
     sys.exit(code)
 
 
@@ -87,7 +97,7 @@ class _OneLineUsageError(click.ClickException):
     exit_code = EXIT_USAGE
 
     def show(self, file=None) -> None:
-        click.echo(f"error: {(self.format_message().splitlines() or [''])[0]} (see --help)", err=True)
+        click.echo(f"error: {one_line(self.format_message())} (see --help)", err=True)
 
 
 class OneLineGroup(click.Group):

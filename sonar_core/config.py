@@ -208,7 +208,11 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
 
         path = Path(path)
         source = str(path)
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as exc:  # a name too long for the file system (found by the fuzz suite)
+            raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
+        if not found:
             raise ConfigError(f"{path}: configuration file not found")
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -280,12 +280,12 @@ def load_dataset(path: str | Path) -> LLMDataset:
         DatasetError: one line naming the file, the row and the field at fault.
     """
     path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"{path}: dataset file not found")
     suffix = path.suffix.lower()
     digest = hashlib.sha256()
     cleaned: dict[str, int] = {}
     try:
+        if not path.is_file():
+            raise DatasetError(f"{path}: dataset file not found")
         return _load(path, suffix, digest, cleaned)
     except OSError as exc:  # unreadable (permissions, a folder named like a file, an I/O error)
         raise DatasetError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None

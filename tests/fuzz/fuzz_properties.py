@@ -65,7 +65,12 @@ def check(outcome: Outcome, sandbox: Path, output: Path) -> None:
     """Raise :class:`PromiseBroken` unless ``outcome`` keeps the promise. ``sandbox``: the case's folder
     (inputs and output); ``output``: the output folder."""
     if outcome.exception is not None:
-        raise PromiseBroken(f"uncaught {type(outcome.exception).__name__}: {outcome.exception}"[:500])
+        import traceback
+
+        frames = traceback.extract_tb(outcome.exception.__traceback__)
+        where = " < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(frames[-4:]))
+        raise PromiseBroken(f"uncaught {type(outcome.exception).__name__} at {where}: "
+                            f"{str(outcome.exception)[:300]}")
     if outcome.exit_code not in EXIT_CODES:
         raise PromiseBroken(f"exit code {outcome.exit_code} is not documented")
     lines = outcome.stderr.splitlines()

@@ -49,9 +49,24 @@ def _typed(field: str) -> st.SearchStrategy:
     return text
 
 
+def _valid(field: str) -> st.SearchStrategy:
+    if field in ("actual_duration", "cost"):
+        return st.one_of(st.none(), st.floats(0, 1e9), st.integers(0, 10**6))
+    if field in ("key", "test_case_key", "relationships", "original_test_case_key"):
+        return st.nothing()
+    return _typed(field)
+
+
 @st.composite
 def rows(draw) -> dict[str, Any]:
-    """A dataset row: mostly the right types, sometimes anything."""
+    """A dataset row: usually valid (any text in any text field), sometimes of any type."""
+    if draw(st.integers(0, 9)) < 7:
+        chosen = draw(st.lists(st.sampled_from([f for f in FIELDS if not _valid(f).is_empty]), max_size=8,
+                               unique=True))
+        row = {"input": draw(text), "actual_output": draw(text), "expected_output": draw(text)}
+        row.update({field: draw(_valid(field)) for field in chosen})
+        row.pop("model_key", None)  # keys stay unique: the loader's duplicate check is not the subject here
+        return row
     chosen = draw(st.lists(st.sampled_from(FIELDS), max_size=8, unique=True))
     row = {"input": draw(text), "actual_output": draw(text)} if draw(st.booleans()) else {}
     for field in chosen:
@@ -139,7 +154,7 @@ evaluator_entries = st.one_of(st.sampled_from(FAST), st.fixed_dictionaries(
 
 @st.composite
 def config_cases(draw) -> dict[str, Any]:
-    if draw(st.integers(0, 5)) == 0:  # not a mapping, or not YAML at all
+    if draw(st.integers(0, 9)) == 0:  # not a mapping, or not YAML at all
         return {"text": draw(st.one_of(text, st.sampled_from(
             ["a: &x [1, 2]\nb: *x\n", "- 1\n- 2\n", "a: [\n", "dataset: d.json\ndataset: other.json\n",
              "x: &a [1]\n" + "".join(f"x{i}: &a{i} [*a{i - 1 if i > 1 else ''}, *a{i - 1 if i > 1 else ''}]\n"
@@ -147,14 +162,19 @@ def config_cases(draw) -> dict[str, Any]:
              "!!python/object/apply:os.system ['true']\n"])))}
     config: dict[str, Any] = {"dataset": "d.json", "output_dir": "out", "no_cache": True,
                               "evaluators": draw(st.lists(evaluator_entries, min_size=1, max_size=3))}
-    for key in draw(st.lists(st.sampled_from(CONFIG_KEYS), max_size=4, unique=True)):
+    valid = {"name": text, "run_id": text, "thresholds": st.dictionaries(st.sampled_from(FAST), numbers, max_size=2),
+             "strict": st.booleans(), "fail_on_problems": st.sampled_from(["HIGH", "medium", "low", None]),
+             "batch_size": st.integers(1, 5), "csv_formula_escape": st.booleans(), "calibrate": st.booleans()}
+    for key in draw(st.lists(st.sampled_from(sorted(valid)), max_size=4, unique=True)):
+        config[key] = draw(valid[key])
+    for key in draw(st.lists(st.sampled_from(CONFIG_KEYS), max_size=2, unique=True)):
         if key in ("dataset", "output_dir", "base_dir") and draw(st.booleans()):
             config[key] = draw(st.one_of(st.integers(), st.lists(st.integers(), max_size=1), st.none()))
             continue
         if key in ("dataset", "output_dir", "base_dir"):
             continue  # a path anywhere is the user's to choose, not a fuzz case
         config[key] = draw(evaluator_entries if key == "evaluators" else yaml_values)
-    if draw(st.integers(0, 4)) == 0:
+    if draw(st.integers(0, 9)) == 0:
         config[draw(text)] = draw(yaml_values)
     shared = draw(st.lists(st.sampled_from(FAST), min_size=1, max_size=2))
     if draw(st.booleans()):  # the same object twice: PyYAML writes an anchor and an alias
@@ -191,11 +211,13 @@ def flag_cases(draw) -> dict[str, Any]:
         flag = draw(st.sampled_from(["--param", "--threshold", "--run-id", "-o", "--host", "--fail-on-problems",
                                      "--calibration-items", "--device", "--param"]))
         if flag == "--param":
-            evaluator = draw(st.one_of(st.sampled_from(FAST), text))
+            evaluator = draw(st.one_of(st.sampled_from(FAST), st.sampled_from(FAST), text))
             name = draw(st.one_of(st.sampled_from(PARAMS.get(evaluator, ["x"])), text))
             value = f"{evaluator}.{name}={draw(st.one_of(text, numbers.map(str)))}"
         elif flag == "--threshold":
-            value = f"{draw(st.one_of(st.sampled_from(FAST), text))}={draw(st.one_of(text, numbers.map(str)))}"
+            value = f"{draw(st.one_of(st.sampled_from(FAST), text))}={draw(st.one_of(numbers.map(str), text))}"
+        elif flag == "--run-id":
+            value = draw(st.one_of(text, st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,20}", fullmatch=True)))
         elif flag == "-o":
             value = draw(st.one_of(st.just("out"), st.text("abc/.", min_size=1, max_size=6).map(lambda s: "out/" + s)))
         else:
