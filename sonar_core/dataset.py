@@ -176,6 +176,8 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
             raise DatasetError(f"{where}, field '{name}': expected a number, got {value!r}")
         if value < 0:
             raise DatasetError(f"{where}, field '{name}': must not be negative, got {value!r}")
+        if not value < _LARGEST:  # an infinity, or an integer too large for a float (docs/reliability.md)
+            raise DatasetError(f"{where}, field '{name}': expected a finite number, got {value!r}"[:300])
         return float(value)
     if expected is list:
         if isinstance(value, str):
@@ -206,6 +208,8 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
     return value
 
 
+_LARGEST = 1.7e308  # below the largest float: a larger integer cannot become one
+
 # Text fields whose values recur across the rows of a dataset (one test case, many models):
 # rows share one string object per distinct value instead of one each.
 _SHARED_FIELDS = ("input", "expected_output", "output_condition", "test_case_key", "model_key", "test_key")
@@ -232,7 +236,7 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
                 values[name] = raw
                 continue
         elif kind is float:
-            if (type(raw) is float or type(raw) is int) and raw >= 0:  # NaN fails the test
+            if (type(raw) is float or type(raw) is int) and 0 <= raw < _LARGEST:  # NaN and infinities fail it
                 values[name] = float(raw)
                 continue
         elif type(raw) is list and name != "relationships" and all(type(v) is str for v in raw):

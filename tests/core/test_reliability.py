@@ -196,3 +196,15 @@ def test_answers_holding_unicode_line_separators_are_read_back_whole_on_resume(t
     again = AnswerStore(tmp_path / "answers.jsonl")
     assert again.get(("t1", "m")) == record
     again.close()
+
+
+@pytest.mark.parametrize("raw, shown", [("Infinity", "inf"), ("1e999", "inf"), ("1" + "0" * 400, "1" + "0" * 80)])
+def test_an_infinite_or_huge_number_in_a_dataset_names_the_row_and_field(tmp_path, raw, shown):
+    # Found by the fuzz suite: an infinite duration failed every evaluator ("Out of range float values are not
+    # JSON compliant"), and an integer too large for a float was an OverflowError traceback.
+    path = tmp_path / "d.json"
+    path.write_text(f'[{{"input": "q", "actual_output": "a", "actual_duration": {raw}}}]', encoding="utf-8")
+    code, stderr = sonar("-d", str(path), "-e", "looping_detection", "-o", str(tmp_path / "out"))
+    assert code == 3 and errors(stderr) == [line for line in errors(stderr) if line.startswith(
+        f"error: {path}: row 1, field 'actual_duration': expected a finite number, got {shown}")] != []
+    assert not (tmp_path / "out").exists()

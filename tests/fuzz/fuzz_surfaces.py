@@ -32,7 +32,8 @@ SPECIAL_TEXT = ["", " ", "\x00", "\ud800", "Par\udfffis", "\ufeff", "=1+1", "../
 text = st.one_of(st.sampled_from(SPECIAL_TEXT),
                  st.text(st.characters(blacklist_categories=()), max_size=30),
                  st.text(max_size=8).map(lambda s: s * 2000))  # long values
-numbers = st.one_of(st.integers(-10**30, 10**30), st.floats(allow_nan=True, allow_infinity=True))
+numbers = st.one_of(st.integers(-10**30, 10**30), st.floats(allow_nan=True, allow_infinity=True),
+                    st.sampled_from([10**400, -10**400, 2**1024]))
 scalars = st.one_of(st.none(), st.booleans(), numbers, text)
 json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                             st.dictionaries(text, inner, max_size=4)), max_leaves=12)
