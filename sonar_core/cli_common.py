@@ -100,6 +100,9 @@ class _OneLineUsageError(click.ClickException):
         click.echo(f"error: {one_line(self.format_message())} (see --help)", err=True)
 
 
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class OneLineGroup(click.Group):
     """The ``sonar`` group: a usage error of any command (unknown option, bad choice) is one line on
     stderr, not click's usage block (found by the fuzz suite; docs/reliability.md)."""
@@ -107,11 +110,15 @@ class OneLineGroup(click.Group):
     def make_context(self, *args, **kwargs):
         try:
             return super().make_context(*args, **kwargs)
+        except _NO_ARGS:  # `sonar` alone shows the help, as click does
+            raise
         except click.UsageError as exc:
             raise _OneLineUsageError(exc.format_message()) from None
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except _NO_ARGS:  # `sonar` alone shows the help, as click does
+            raise
         except click.UsageError as exc:
             raise _OneLineUsageError(exc.format_message()) from None

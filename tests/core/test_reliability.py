@@ -208,3 +208,11 @@ def test_an_infinite_or_huge_number_in_a_dataset_names_the_row_and_field(tmp_pat
     assert code == 3 and errors(stderr) == [line for line in errors(stderr) if line.startswith(
         f"error: {path}: row 1, field 'actual_duration': expected a finite number, got {shown}")] != []
     assert not (tmp_path / "out").exists()
+
+
+def test_usage_errors_and_quoted_values_are_one_printable_line(tmp_path):
+    # Found by the fuzz suite: click's usage block was four lines, and a quoted value's line break split the error.
+    assert sonar("--fail-on-problems", "x", "-d", "d.json") == (
+        2, "error: Invalid value for '--fail-on-problems': 'x' is not one of 'high', 'medium', 'low'. (see --help)\n")
+    code, stderr = sonar("-d", str(_dataset(tmp_path)), "-e", "factual_knowledge", "--param", "a\nb\x1b\ud800.x=1")
+    assert (code, stderr) == (2, "error: --param names evaluator 'a\\nb\\x1b\\ud800', which is not listed in this run\n")
