@@ -51,7 +51,7 @@ class Param:
                     raise ValueError(value)
                 value = float(value)
                 if not math.isfinite(value):  # NaN and infinities (docs/reliability.md)
-                    raise ParameterError(f"{where} must be a finite number, got {given!r}")
+                    raise ValueError(value)
             elif self.type is int:
                 if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                     raise ValueError(value)

@@ -89,7 +89,7 @@ def test_a_lone_surrogate_in_a_hosts_answer_is_replaced_and_counted(tmp_path):
     (("--threshold", "factual_knowledge=nan"), "--threshold factual_knowledge: expected a finite number, got 'nan'"),
     (("--threshold", "factual_knowledge=-inf"), "--threshold factual_knowledge: expected a finite number, got '-inf'"),
     (("--param", "factual_knowledge.metric_threshold=inf"),
-     "parameter 'metric_threshold' of evaluator 'factual_knowledge' must be a finite number, got 'inf'"),
+     "parameter 'metric_threshold' of evaluator 'factual_knowledge' must be of type float, got 'inf'"),
 ])
 def test_nan_and_infinities_in_flags_are_one_line_usage_errors(tmp_path, flag, message):
     code, stderr = sonar("-d", str(_dataset(tmp_path)), "-e", "factual_knowledge", "-o", str(tmp_path / "out"), *flag)
