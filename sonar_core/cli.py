@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from .cli_common import JSON_OPTION, fail, out, parse_hosts, parse_params, parse_thresholds, plugin_manager
+from .cli_common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_hosts, parse_params,
+                         parse_thresholds, plugin_manager)
 from .cli_compare import compare_command
 from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
 from .cli_judges import judges_command
@@ -24,7 +25,7 @@ from .terminal import RichTable, RichText
 
 __all__ = ["main", "cli"]
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sonar-eval", prog_name="sonar")
 def cli() -> None:
     """Sonar: evaluate LLM and RAG systems with pluggable evaluators."""
@@ -85,8 +86,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
-    Exit codes: 0 ok, 1 an evaluator failed, 2 bad usage or configuration, 3 bad dataset,
-    4 strict-mode failure, 5 --fail-on-problems gate, 130 interrupted (resume with --resume).
+    Exit codes: 0 ok, 1 an evaluator failed or nothing could be scored, 2 bad usage or configuration,
+    3 bad dataset, 4 strict-mode failure, 5 --fail-on-problems gate, 6 output folder not writable,
+    130 interrupted (resume with --resume).
     """
     from .api import resume
     from .config import load_config
@@ -131,6 +133,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     except SonarError as exc:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
+    except OSError as exc:  # a path given on the command line that cannot be read (the run's writes are exit 6)
+        fail(f"{exc.filename}: {exc.strerror or type(exc).__name__}", EXIT_USAGE)
+        return
     counts = problem_counts(result.problems)
     say = lambda text: click.echo(text, err=True)  # noqa: E731
     say(f"Run {result.status}: {result.run_dir}")
@@ -142,7 +147,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
         say(f"  grades: {result.run_dir / 'benchmark' / 'report.md'}")
     say(f"  open {result.run_dir / 'index.html'}")
     if result.exit_code != EXIT_OK:
-        click.echo(f"error: {result.message}", err=True)
+        click.echo(f"error: {one_line(result.message)}", err=True)
     sys.exit(result.exit_code)
 
 

@@ -6,6 +6,7 @@ from :mod:`sonar_core.errors` (documented in docs/cli.md).
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -14,14 +15,25 @@ import click
 from .errors import EXIT_USAGE
 from .terminal import LazyConsole, terminal_width
 
-__all__ = ["out", "fail", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION"]
+__all__ = ["out", "fail", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION",
+           "OneLineGroup"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
 out = LazyConsole(highlight=False, width=terminal_width())
 
 
+def one_line(message: str) -> str:
+    """``message`` as one printable line: a character that is not printable (a line break, a control
+    character, a lone surrogate that the terminal cannot encode) is written as its escape. Messages quote
+    what users wrote, and a flag's value can hold anything (found by the fuzz suite)."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for c in message)
+
+
 def fail(message: str, code: int) -> None:
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {one_line(message)}", err=True)
     sys.exit(code)
 
 
@@ -35,6 +47,8 @@ def parse_thresholds(values: tuple[str, ...]) -> dict[str, float]:
             thresholds[key.strip()] = float(value)
         except ValueError:
             fail(f"--threshold expects METRIC=NUMBER, got '{item}'", EXIT_USAGE)
+        if not math.isfinite(thresholds[key.strip()]):
+            fail(f"--threshold {key.strip()}: expected a finite number, got '{value}'", EXIT_USAGE)
     return thresholds
 
 
@@ -75,3 +89,36 @@ def plugin_manager(plugins: tuple[str, ...] = ()):
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True,
                             help="Print JSON (shape documented in docs/cli.md) instead of a table.")
+
+
+class _OneLineUsageError(click.ClickException):
+    """click's usage error, shown as Sonar shows every error: one ``error:`` line, exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {one_line(self.format_message())} (see --help)", err=True)
+
+
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+class OneLineGroup(click.Group):
+    """The ``sonar`` group: a usage error of any command (unknown option, bad choice) is one line on
+    stderr, not click's usage block (found by the fuzz suite; docs/reliability.md)."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except _NO_ARGS:  # `sonar` alone shows the help, as click does
+            raise
+        except click.UsageError as exc:
+            raise _OneLineUsageError(exc.format_message()) from None
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except _NO_ARGS:  # `sonar` alone shows the help, as click does
+            raise
+        except click.UsageError as exc:
+            raise _OneLineUsageError(exc.format_message()) from None

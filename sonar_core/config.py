@@ -20,6 +20,9 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from pydantic_core import PydanticCustomError
+
+from . import names
 from .errors import ConfigError, validation_message
 
 __all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
@@ -30,10 +33,18 @@ DEMO_DATASET = "demo"
 ALL_OFFLINE = "offline"
 
 
+def _safe_name(value: Any) -> Any:
+    """A name that becomes (part of) a path must be safe (docs/reliability.md)."""
+    if isinstance(value, str) and not names.is_safe_name(value):
+        raise PydanticCustomError("unsafe_name", names.SAFE_NAME_RULE)
+    return value
+
+
 class EvaluatorSpec(BaseModel):
     """One evaluator of a run, with its parameters and threshold overrides."""
 
-    model_config = ConfigDict(extra="forbid")
+    # NaN and infinities are refused in every number (docs/reliability.md).
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     id: str
     #: Label of this job when the same evaluator runs twice with different parameters.
@@ -51,11 +62,13 @@ class EvaluatorSpec(BaseModel):
     def label(self) -> str:
         return self.name or self.id
 
+    _name_is_safe = field_validator("name")(lambda cls, value: _safe_name(value))
+
 
 class PerturbSpec(BaseModel):
     """One ``perturb:`` entry: a perturbed copy of each (matching) test case of the test suite."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     #: A registered perturbator (``sonar perturbators`` lists them).
     perturbator: str
@@ -71,7 +84,7 @@ class PerturbSpec(BaseModel):
 class RunConfig(BaseModel):
     """Everything a run needs; every field has a CLI flag too (``sonar run --help``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = "run"
     #: The LLM dataset to score; or give ``test_suite`` and ``hosts`` to produce it.
@@ -133,6 +146,8 @@ class RunConfig(BaseModel):
     #: Each grade below this (1 Poor to 5 Excellent) is a HIGH problem, which ``fail_on_problems`` gates on.
     min_grade: int | None = Field(default=None, ge=1, le=5)
 
+    _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
+
     @field_validator("fail_on_problems", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
@@ -188,6 +203,15 @@ def _describe(error: ValidationError, source: str) -> str:
     first = error.errors()[0]
     if not first["loc"] and first["type"] == "value_error":  # a check across keys says it all itself
         return f"{source}: {str(first['msg']).removeprefix('Value error, ')}"
+    # An evaluator entry is a name or a mapping: a mapping's own error says more than "should be a string".
+    spec = next((e for e in error.errors() if "EvaluatorSpec" in e["loc"]), None)
+    if spec is not None and first["type"] == "string_type":
+        location = ".".join(str(part) for part in spec["loc"] if part != "EvaluatorSpec")
+        if spec["type"] == "extra_forbidden":
+            return f"{source}: unknown configuration key '{location}'"
+        if spec["type"] == "missing":
+            return f"{source}: missing required configuration key '{location}'"
+        return f"{source}: configuration key '{location}': {spec['msg']}"
     return f"{source}: {validation_message(error, 'configuration key')}"
 
 
@@ -207,7 +231,11 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
 
         path = Path(path)
         source = str(path)
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as exc:  # a name too long for the file system (found by the fuzz suite)
+            raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
+        if not found:
             raise ConfigError(f"{path}: configuration file not found")
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -227,7 +255,11 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
         if value is None or value == () or value == []:
             continue
         if key == "thresholds":
-            data["thresholds"] = {**data.get("thresholds", {}), **value}
+            if not value:
+                continue
+            # A file's thresholds that are not a mapping are left for validation to name.
+            data["thresholds"] = {**data["thresholds"], **value} if isinstance(data.get("thresholds"), dict) \
+                else data.get("thresholds", value)
         else:
             data[key] = list(value) if isinstance(value, tuple) else value
     return build_config(data, source)

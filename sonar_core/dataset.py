@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
 from .errors import DatasetError
 from .inputs import Input
+from .text_clean import clean_value, count_cleaned
 
 __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 
@@ -108,6 +109,8 @@ class LLMDataset:
     source: str
     columns: list[str]
     fingerprint: str
+    #: Field -> how many values were cleaned when the file was read (lone surrogates; docs/reliability.md).
+    cleaned: dict[str, int] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -147,6 +150,8 @@ class LLMDataset:
             "columns": self.columns,
             "models": self.models,
             "unique_test_cases": len(self.test_case_keys),
+            # Only where text was cleaned: run.json of a clean dataset stays as it was.
+            **({"text_cleaned": dict(self.cleaned)} if self.cleaned else {}),
         }
 
 
@@ -171,6 +176,8 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
             raise DatasetError(f"{where}, field '{name}': expected a number, got {value!r}")
         if value < 0:
             raise DatasetError(f"{where}, field '{name}': must not be negative, got {value!r}")
+        if not value < _LARGEST:  # an infinity, or an integer too large for a float (docs/reliability.md)
+            raise DatasetError(f"{where}, field '{name}': expected a finite number, got {value!r}"[:300])
         return float(value)
     if expected is list:
         if isinstance(value, str):
@@ -183,6 +190,8 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
                     value = json.loads(stripped)
                 except json.JSONDecodeError as exc:
                     raise DatasetError(f"{where}, field '{name}': not a valid JSON list ({exc.msg})") from None
+                except RecursionError:
+                    raise DatasetError(f"{where}, field '{name}': JSON nested too deeply") from None
             else:
                 value = [value]
         if not isinstance(value, list):
@@ -199,16 +208,20 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
     return value
 
 
+_LARGEST = 1.7e308  # below the largest float: a larger integer cannot become one
+
 # Text fields whose values recur across the rows of a dataset (one test case, many models):
 # rows share one string object per distinct value instead of one each.
 _SHARED_FIELDS = ("input", "expected_output", "output_condition", "test_case_key", "model_key", "test_key")
 
 
-def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] | None = None) -> Row:
+def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] | None = None,
+                    cleaned: dict[str, int] | None = None) -> Row:
     """Validate one raw record (dict) into a Row; ``where`` names file and row.
 
     ``shared``: a dict the loader keeps for one dataset, so that equal texts of
-    ``_SHARED_FIELDS`` become one object.
+    ``_SHARED_FIELDS`` become one object. Text no UTF-8 file can hold is cleaned
+    (:mod:`sonar_core.text_clean`); ``cleaned`` counts the values cleaned per field.
     """
     if not isinstance(record, dict):
         raise DatasetError(f"{where}: expected an object, got {type(record).__name__}")
@@ -223,7 +236,7 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
                 values[name] = raw
                 continue
         elif kind is float:
-            if (type(raw) is float or type(raw) is int) and raw >= 0:  # NaN fails the test
+            if (type(raw) is float or type(raw) is int) and 0 <= raw < _LARGEST:  # NaN and infinities fail it
                 values[name] = float(raw)
                 continue
         elif type(raw) is list and name != "relationships" and all(type(v) is str for v in raw):
@@ -234,6 +247,13 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
             values[name] = coerced
     if "input" not in values and "actual_output" not in values:
         raise DatasetError(f"{where}: row has neither 'input' nor 'actual_output'")
+    for name, value in values.items():
+        if type(value) is str and value.isascii():
+            continue
+        value, changed = clean_value(value)
+        if changed:
+            values[name] = value
+            count_cleaned(cleaned if cleaned is not None else {}, name, changed)
     if shared is not None:
         for name in _SHARED_FIELDS:
             value = values.get(name)
@@ -264,26 +284,35 @@ def load_dataset(path: str | Path) -> LLMDataset:
         DatasetError: one line naming the file, the row and the field at fault.
     """
     path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"{path}: dataset file not found")
     suffix = path.suffix.lower()
     digest = hashlib.sha256()
+    cleaned: dict[str, int] = {}
+    try:
+        if not path.is_file():
+            raise DatasetError(f"{path}: dataset file not found")
+        return _load(path, suffix, digest, cleaned)
+    except OSError as exc:  # unreadable (permissions, a folder named like a file, an I/O error)
+        raise DatasetError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
+
+
+def _load(path: Path, suffix: str, digest, cleaned: dict[str, int]) -> LLMDataset:
     if suffix in (".jsonl", ".ndjson"):
         with path.open("rb") as handle:
-            rows, columns = _validate(path, read_jsonl(path, handle, digest))
+            rows, columns = _validate(path, read_jsonl(path, handle, digest), cleaned)
     elif suffix in (".json", ".csv"):
         raw = path.read_bytes()
         digest.update(raw)
         text = check_utf8(path, raw)
         del raw
         records = read_json(path, text) if suffix == ".json" else read_csv(path, text)
-        rows, columns = _validate(path, records)
+        rows, columns = _validate(path, records, cleaned)
     else:
         raise DatasetError(f"{path}: unknown dataset format '{suffix}' (use .json, .jsonl or .csv)")
-    return LLMDataset(rows=rows, source=str(path), columns=columns, fingerprint=digest.hexdigest())
+    return LLMDataset(rows=rows, source=str(path), columns=columns, fingerprint=digest.hexdigest(), cleaned=cleaned)
 
 
-def _validate(path: Path, records: Iterable[tuple[str, Any]]) -> tuple[list[Row], list[str]]:
+def _validate(path: Path, records: Iterable[tuple[str, Any]],
+              cleaned: dict[str, int] | None = None) -> tuple[list[Row], list[str]]:
     """Rows from ``(where, record)`` pairs, the dataset's columns, and the duplicate-key check."""
     rows: list[Row] = []
     columns: list[str] = []
@@ -291,7 +320,7 @@ def _validate(path: Path, records: Iterable[tuple[str, Any]]) -> tuple[list[Row]
     seen: dict[str, str] = {}
     shared: dict[str, str] = {}
     for index, (where, record) in enumerate(records, start=1):
-        row = row_from_record(record, where, index, shared)
+        row = row_from_record(record, where, index, shared, cleaned)
         names = tuple(record)
         if names != last_names:  # the rows of a file nearly always share one set of fields
             last_names = names

@@ -24,6 +24,8 @@ def read_json(path: Path, text: str) -> Iterable[tuple[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:  # found by the fuzz suite: '[' * 100000 took the run down with a traceback
+        raise DatasetError(f"{path}: JSON nested too deeply") from None
     if isinstance(data, dict):
         # H2O Sonar test suites wrap rows as {"inputs": [...]}.
         for wrapper in ("inputs", "rows", "data"):
@@ -59,6 +61,8 @@ def read_jsonl(path: Path, handle: BinaryIO, digest) -> Iterable[tuple[str, Any]
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}: line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}: line {lineno}: JSON nested too deeply") from None
         yield f"{path}: line {lineno}", record
 
 

@@ -7,6 +7,8 @@ Exit codes (docs/cli.md):
   3  bad input data: missing file, malformed JSON line, non-UTF-8 file, bad field
   4  a plugin failed to load, an evaluator's inputs are missing or it fell back on a model, under --strict
   5  --fail-on-problems: a problem at or above the given severity was found
+  6  the output folder cannot be written (not writable, or a write failed mid-run; finished
+     evaluators are kept for --resume)
   130 the run was interrupted (Ctrl-C); finished evaluators are kept for --resume
 """
 
@@ -25,6 +27,8 @@ __all__ = [
     "EXIT_STRICT",
     "EXIT_PROBLEMS",
     "EXIT_INTERRUPTED",
+    "EXIT_OUTPUT",
+    "OutputError",
     "RunInterrupted",
     "validation_message",
 ]
@@ -36,6 +40,7 @@ EXIT_DATA = 3
 EXIT_STRICT = 4
 EXIT_PROBLEMS = 5
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT = 6
 
 
 def validation_message(error, noun: str) -> str:
@@ -87,3 +92,18 @@ class RunInterrupted(SonarError):
     def __init__(self, run_dir) -> None:
         super().__init__(f"run interrupted; finished evaluators are kept: continue with `sonar run --resume {run_dir}`")
         self.run_dir = run_dir
+
+
+class OutputError(SonarError):
+    """The output folder cannot be written; the message names the file or folder (docs/reliability.md)."""
+
+    exit_code = EXIT_OUTPUT
+
+    @classmethod
+    def from_os_error(cls, exc: OSError, kept: bool = True) -> "OutputError":
+        """One line naming the file an ``OSError`` was about (the artifact, not its temporary copy), and
+        why; ``kept``: whether the run folder is kept for ``--resume`` (else nothing was kept)."""
+        where = str(exc.filename).removesuffix(".tmp") if exc.filename is not None else "output folder"
+        then = ("finished evaluators are kept (continue with --resume once it can be written)" if kept
+                else "nothing was kept (run it again once it can be written)")
+        return cls(f"{where}: {exc.strerror or type(exc).__name__}; {then}")

@@ -6,11 +6,11 @@ Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` an
 ``starting journal``, ``starting run``, ``evaluator scored``,
 ``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``, ``plugin failed``,
 ``loaded dataset``, ``resuming run``, ``queuing evaluator``, ``skipping finished evaluator``, ``evaluator skipped``,
-``evaluator failed``, ``rows skipped``, ``rows limited``, ``measured batch quality``,
+``evaluator failed``, ``rows skipped``, ``rows limited``, ``measured batch quality``, ``cleaned text``,
 ``wrote artifacts``, ``run interrupted``, ``embedding cache info`` (texts requested and encoded
 per embedding model, models loaded). LLM judges add ``fetched annotator response``, ``using cached
 annotator response``, ``retrying annotator request``, ``annotator request failed``
-(:mod:`sonar_core.llm.client`) and, once per run that used the response cache, ``cache info``
+and ``using in-flight annotator response`` (:mod:`sonar_core.llm.client`) and, once per run that used the response cache, ``cache info``
 (before ``finished run``; one per kind of asker, ``sut`` and ``annotator``), and ``run memo info``
 when evaluators shared results (:mod:`sonar_core.run_memo`). A run with a test
 suite and hosts first asks the models under test (:mod:`sonar_core.execution.pipeline`): ``running pipeline``,

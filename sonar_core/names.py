@@ -128,3 +128,16 @@ BENCHMARK_FAILING_CSV = "unsafe_items.csv"
 BENCHMARK_REPORT_MD = "report.md"
 BENCHMARK_STANDARDS_JSON = "standards.json"
 BENCHMARK_SCHEMA_VERSION = "1.0"
+
+#: A name that becomes a file or folder name (a run id, a run's name, an evaluator's name): letters,
+#: digits, '.', '_' and '-', not starting with '.' or '-' (no hidden file, no option, no '..'), at most 128.
+SAFE_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}"
+SAFE_NAME_RULE = ("use 1 to 128 letters, digits, '.', '_' and '-', starting with a letter, digit or '_' "
+                  "(it names a folder)")
+
+
+def is_safe_name(value: str) -> bool:
+    """Whether ``value`` may name a file or folder of the result directory (:data:`SAFE_NAME_PATTERN`)."""
+    import re
+
+    return isinstance(value, str) and re.fullmatch(SAFE_NAME_PATTERN, value) is not None

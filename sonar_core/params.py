@@ -50,7 +50,7 @@ class Param:
                 if isinstance(value, bool):
                     raise ValueError(value)
                 value = float(value)
-                if math.isnan(value):
+                if not math.isfinite(value):  # NaN and infinities (docs/reliability.md)
                     raise ValueError(value)
             elif self.type is int:
                 if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
@@ -65,6 +65,8 @@ class Param:
                 elif not isinstance(value, (list, tuple)):
                     raise ValueError(value)
                 value = list(value)
+        except ParameterError:
+            raise
         except (TypeError, ValueError):
             raise ParameterError(f"{where} must be of type {self.type.__name__}, got {given!r}") from None
         if self.min is not None and value < self.min:

@@ -21,6 +21,10 @@ arrival order; a retried request is a new call):
 ``ignore_n``           answer one choice whatever ``n`` the request asks for (as some
                        OpenAI-compatible servers do)
 ``ignore_logprobs``    answer without ``logprobs`` whatever the request asks for
+``raw``                a callable ``Call -> (status, headers, body bytes, truncate)``: every call
+                       not faulted gets exactly that response (any status, content type, body);
+                       with ``truncate`` half the body is sent and the connection closed (the fuzz
+                       suite's arbitrary host and judge responses, tests/fuzz)
 =====================  =====================================================================
 
 A chat call with ``"logprobs": true`` gets, per choice, the first answer token's top alternatives
@@ -111,6 +115,7 @@ class JudgeServer:
         ignore_n: bool = False,
         top_logprobs: Callable[[str], list[tuple[str, float]]] | None = None,
         ignore_logprobs: bool = False,
+        raw: Callable[[Call], tuple[int, dict[str, str], bytes, bool]] | None = None,
     ) -> None:
         self.script: list[tuple[Matcher, Reply]] = list(script)
         self.default = default
@@ -128,6 +133,7 @@ class JudgeServer:
         self.ignore_n = ignore_n
         self.top_logprobs = top_logprobs
         self.ignore_logprobs = ignore_logprobs
+        self.raw = raw
         self.requests: list[Call] = []
         #: Most requests being handled at once (a client's concurrency bound shows here).
         self.max_in_flight = 0
@@ -263,6 +269,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _send_raw(self, status: int, headers: dict[str, str], body: bytes, truncate: bool) -> None:
+        """Exactly this response; ``truncate``: announce the whole body, send half, close the connection."""
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2] if truncate else body)
+        if truncate:
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         if self.owner.echo_authorization:
             message += f" (you sent {self.headers.get('Authorization', '')})"
@@ -316,7 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         server.wait(server.timeout_delay if fault == "timeout" else server.latency)
         try:
-            if fault == "timeout":
+            if fault is None and server.raw is not None:
+                self._send_raw(*server.raw(call))
+            elif fault == "timeout":
                 self._error(504, "answered too late")
             elif fault == "rate_limited":
                 self._error(429, "rate limited", {"Retry-After": server.retry_after})

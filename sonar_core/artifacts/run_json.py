@@ -59,7 +59,8 @@ class RunOutcome(_Record):
     """``result``: what the run scored, ran, skipped and found (H2O Sonar's key names)."""
 
     dataset: dict[str, Any]
-    """The dataset summary: source, fingerprint, shape, columns, models, unique test cases."""
+    """The dataset summary: source, fingerprint, shape, columns, models, unique test cases; and
+    ``text_cleaned`` (field -> values whose lone surrogates became U+FFFD) when any were (docs/reliability.md)."""
     models: list[str]
     """Model keys, sorted."""
     all_explainer_ids: list[str]

@@ -41,6 +41,7 @@ from ..artifacts.formats import write_atomic, write_json
 from ..dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
 from ..perturbations import expand_perturbations
 from ..errors import DatasetError
+from ..text_clean import clean_value, count_cleaned
 from ..hosts.base import Host, HostAnswer, HostPool
 
 __all__ = ["Item", "PipelineResult", "AnswerStore", "load_suite", "item_source", "assign_hosts", "run_pipeline"]
@@ -91,6 +92,12 @@ class PipelineResult:
 
 def load_suite(path: Path) -> tuple[list[Row], list[str], str]:
     """The suite's rows (one per test case), its columns and fingerprint; DatasetError, one line, when bad."""
+    dataset = load_suite_dataset(path)
+    return dataset.rows, dataset.columns, dataset.fingerprint
+
+
+def load_suite_dataset(path: Path) -> LLMDataset:
+    """The test suite as a checked dataset (its ``cleaned`` counts included); see :func:`load_suite`."""
     dataset = load_dataset(path)
     seen: dict[str, int] = {}
     for index, row in enumerate(dataset.rows, start=1):
@@ -102,7 +109,7 @@ def load_suite(path: Path) -> tuple[list[Row], list[str], str]:
         if not row.input.strip():
             raise DatasetError(f"{path}: row {index}, field 'input': empty; a test suite row needs the question "
                                f"to ask")
-    return dataset.rows, dataset.columns, dataset.fingerprint
+    return dataset
 
 
 def item_source(rows: list[Row], config: Any = None, plugins: Any = None) -> list[Row]:
@@ -129,7 +136,9 @@ class AnswerStore:
         self._file = open(path, "a", encoding="utf-8")
 
     def _read(self) -> None:
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        # Lines end at "\n" only: str.splitlines would also split an answer holding U+2028 or U+0085
+        # (found by the fuzz suite), and a resumed run would ask that item again.
+        for line in self.path.read_text(encoding="utf-8").split("\n"):
             try:
                 record = json.loads(line)
                 self.answers[(record["test_case_key"], record["model_key"])] = record
@@ -157,9 +166,18 @@ class AnswerStore:
 
 
 def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
-    return {"test_case_key": item.row.test_case_key, "model_key": item.host, "actual_output": answer.text,
-            "actual_duration": round(answer.duration, 6), "cost": answer.cost, "input_tokens": answer.input_tokens,
-            "output_tokens": answer.output_tokens, "contexts": answer.contexts, "cached": answer.cached}
+    # A host's text is cleaned as it is read (docs/reliability.md); the record names what was cleaned
+    # so that a resumed run counts it too.
+    text, text_cleaned = clean_value(answer.text)
+    contexts, contexts_cleaned = clean_value(answer.contexts)
+    record = {"test_case_key": item.row.test_case_key, "model_key": item.host, "actual_output": text,
+              "actual_duration": round(answer.duration, 6), "cost": answer.cost, "input_tokens": answer.input_tokens,
+              "output_tokens": answer.output_tokens, "contexts": contexts, "cached": answer.cached}
+    if text_cleaned or contexts_cleaned or answer.cleaned:
+        record["cleaned"] = [name for name, did in (("actual_output", text_cleaned or answer.cleaned),
+                                                     ("context", contexts_cleaned))
+                             if did]
+    return record
 
 
 class _Batches:
@@ -231,7 +249,9 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
                  plugins: Any = None) -> PipelineResult:
     """Ask every host every test case (only those not answered yet), write the dataset; see the module docstring."""
     started = time.perf_counter()
-    suite_rows, suite_columns, fingerprint = load_suite(suite_path)
+    suite = load_suite_dataset(suite_path)
+    suite_rows, suite_columns, fingerprint = suite.rows, suite.columns, suite.fingerprint
+    cleaned = dict(suite.cleaned)
     rows = item_source(suite_rows, config, plugins)
     items = assign_hosts(rows, hosts)
     folder = run_dir / names.DATASET_DIR
@@ -279,6 +299,8 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
         record = store.get(item.ident)
         if record is not None:
             answered.append(_row(item, record))
+            for name in record.get("cleaned", ()):
+                count_cleaned(cleaned, name, True)
         else:
             failed.append({"test_case_key": item.row.test_case_key, "model_key": item.host,
                            "error": failures.get(item.ident, "not answered")})
@@ -291,6 +313,7 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
     write_json(folder / names.FAILED_ITEMS, failed)
     journal.event("wrote llm dataset", "Pipeline", "run", path=f"{names.DATASET_DIR}/{names.LLM_DATASET_JSON}",
                   rows=len(answered), failed_items=len(failed))
-    dataset = LLMDataset(rows=answered, source=str(json_path), columns=columns, fingerprint=dataset_fingerprint)
+    dataset = LLMDataset(rows=answered, source=str(json_path), columns=columns, fingerprint=dataset_fingerprint,
+                         cleaned=cleaned)
     return PipelineResult(dataset=dataset, failed=failed, counts=counts, seconds=time.perf_counter() - started,
                           suite=str(suite_path), suite_fingerprint=fingerprint)

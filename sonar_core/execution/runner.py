@@ -22,7 +22,8 @@ from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
 from ..models import EmbeddingService
-from ..errors import EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, ConfigError, PluginError, RunInterrupted
+from ..errors import (EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, ConfigError, OutputError, PluginError,
+                      RunInterrupted)
 from ..findings import derive_findings
 from ..findings.host_problems import host_problems
 from ..findings.run_findings import gating_problems
@@ -32,6 +33,7 @@ from ..run_memo import RunMemo
 from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_benchmark, restrict_dataset, start_fields
 from .calibration import calibrate_judges, check_calibration_sets
 from .jobs import incompatibilities, missing_columns, resolve_jobs
+from .output_dir import check_writable, run_folder
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
 from .progress import ProgressSink
@@ -60,8 +62,28 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     """Execute a run described by ``config``; see the module docstring.
 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
+    A write that fails raises :class:`OutputError` naming the file (docs/reliability.md).
     """
+    made: dict[str, Path] = {}
+    try:
+        return _execute_run(config, resume_dir=resume_dir, progress=progress, plugins=plugins, previous=previous,
+                            made=made)
+    except OSError as exc:
+        new = made.get("run_dir")
+        if new is not None and not (new / names.RUN_JSON).exists():
+            # A new run that failed before its run.json: nothing to resume, and a folder left behind
+            # would stop the same command from running again.
+            shutil.rmtree(new, ignore_errors=True)
+            raise OutputError.from_os_error(exc, kept=False) from None
+        raise OutputError.from_os_error(exc) from None
+
+
+def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, plugins: PluginManager | None,
+                 previous: PreviousRun | None, made: dict[str, Path]) -> RunResult:
     started = time.time()
+    # Before any work: a run that cannot write its results must not find out after scoring.
+    resuming = previous.run_dir if previous is not None else resume_dir
+    check_writable(resuming if resuming is not None else config.resolve_path(config.output_dir).resolve())
     plugins = plugins or get_plugin_manager(config.plugins)
     plugins.load()
     if config.strict:
@@ -90,7 +112,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         previous.check_data(dataset_fingerprint=dataset.fingerprint, suite_fingerprint=suite_fingerprint)
     else:
         run_id = config.run_id or f"{config.name}-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
-        run_dir = config.resolve_path(config.output_dir).resolve() / run_id
+        run_dir = run_folder(config.resolve_path(config.output_dir), run_id)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, plugins, run_id, run_dir)
@@ -110,6 +132,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         if config.strict and incompatible:
             label, reason = next(iter(incompatible.items()))
             raise PluginError(f"evaluator '{label}' cannot run: {reason}")
+        if previous is None:
+            made["run_dir"] = run_dir  # a new run's folder (empty, or not there yet)
         run_dir.mkdir(parents=True, exist_ok=True)
 
         journal = Journal(run_dir / names.JOURNAL)
@@ -140,6 +164,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         journal.event("loaded dataset", "Runner", "execute_run", rows=len(state.dataset),
                       models=state.dataset.models, fingerprint=state.dataset.fingerprint)
         journal_items(state, journal)
+        if state.dataset.cleaned:  # docs/reliability.md: text no UTF-8 file can hold, counted per field
+            journal.event("cleaned text", "Runner", "execute_run", fields=dict(state.dataset.cleaned))
         write_run_json(state, status="running")
 
         try:
@@ -185,6 +211,10 @@ def _ask_hosts(state: RunState, suite_path: Path, suite_fingerprint: str | None,
     state.pipeline = produced.summary()
     state.pipeline_finished = produced.finished_fields()
     state.core_problems = host_problems(produced.counts, produced.failed)
+    if not produced.dataset.rows and produced.failed:
+        first = produced.failed[0]
+        state.unscored = (f"nothing could be scored: all {len(produced.failed)} item(s) failed; the first, test case "
+                          f"{first['test_case_key']!r} on host {first['model_key']!r}: {first['error']}")
     for job in state.jobs:
         if job.label not in state.incompatible and (reason := missing_columns(job, state.dataset)):
             state.incompatible[job.label] = reason
@@ -231,6 +261,8 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
             except PluginError:
                 raise  # --strict: the run stops here
             except Exception as exc:  # one evaluator's failure must not end the run
+                if _is_output_fault(exc, state.run_dir):
+                    raise  # ... but a folder that cannot be written ends it (OutputError; --resume continues)
                 error = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 logger.error("evaluator failed: %s\n%s", error, traceback.format_exc())
                 write_failed_marker(job.folder, error)
@@ -256,6 +288,16 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
         journal.event("finished pipeline", "Runner", "execute_run", **state.pipeline_finished)
 
 
+def _is_output_fault(exc: BaseException, run_dir: Path) -> bool:
+    """Whether ``exc`` is a failed write into the run folder (not an evaluator's own error)."""
+    if not isinstance(exc, OSError) or exc.filename is None:
+        return False
+    try:
+        return Path(exc.filename).resolve().is_relative_to(run_dir)
+    except (TypeError, ValueError, OSError):
+        return False
+
+
 def _journal_service_counters(services: RunServices, journal: Journal) -> None:
     embeddings, memo = services.embeddings, services.memo
     if embeddings.stats:
@@ -272,11 +314,14 @@ def _conclude(state: RunState) -> None:
     result.problems = state.core_problems + [p for s in state.summaries for p in s["problems"]]
     result.insights = [i for s in state.summaries for i in s["insights"]]
     result.executed = state.executed
-    result.status = "failed" if result.failed else "success"
+    result.status = "failed" if result.failed or state.unscored else "success"
     if result.failed:
         result.exit_code = EXIT_EVALUATOR_FAILED
         result.message = f"{len(result.failed)} evaluator(s) failed: " + "; ".join(
             f"{f['evaluator']}: {f['error']}" for f in result.failed)
+    if state.unscored:  # every item failed: a CI job must not pass on a run that scored nothing
+        result.exit_code = EXIT_EVALUATOR_FAILED
+        result.message = state.unscored
     if config.fail_on_problems:
         gating = gating_problems(result.problems, config.fail_on_problems)
         if gating and result.exit_code == EXIT_OK:

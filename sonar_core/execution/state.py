@@ -111,6 +111,8 @@ class RunState:
     judge_trust: dict[str, "JudgeTrust"] = field(default_factory=dict)
     #: Label -> the calibration as run.json records it (trust, figures, confusion matrix).
     judge_calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Why nothing could be scored (every item failed), naming the first failure; the run then exits 1.
+    unscored: str | None = None
     #: index.html's drill-down and per-model speed and cost, taken from the rows before they go.
     casebook: "Casebook | None" = None
     model_stats: dict[str, dict[str, Any]] | None = None

@@ -30,6 +30,8 @@ class HostAnswer:
     cost: float | None = None
     contexts: list[str] | None = None
     cached: bool = False
+    #: True when the answer's text was cleaned as it was read (docs/reliability.md).
+    cleaned: bool = False
 
     @property
     def ok(self) -> bool:

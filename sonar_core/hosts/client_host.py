@@ -23,7 +23,7 @@ __all__ = ["HostSpec", "ClientHost", "Price"]
 class HostSpec(BaseModel):
     """Settings every kind shares (one entry of ``hosts:`` in the run configuration)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     key: str = Field(min_length=1)
     kind: str
@@ -42,7 +42,7 @@ class HostSpec(BaseModel):
 class Price(BaseModel):
     """USD per 1,000 input (prompt) and output (completion) tokens."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     input_per_1k: float = Field(default=0.0, ge=0)
     output_per_1k: float = Field(default=0.0, ge=0)
@@ -115,7 +115,7 @@ class ClientHost(Host):
         return HostAnswer(text=completion.text, duration=completion.seconds, input_tokens=input_tokens,
                           output_tokens=output_tokens, cost=cost,
                           contexts=[str(c) for c in contexts] if isinstance(contexts, list) else None,
-                          cached=completion.cached)
+                          cached=completion.cached, cleaned=completion.cleaned)
 
     def attach(self, journal) -> None:
         self.journal = journal

@@ -129,7 +129,8 @@ def load_calibration_set(path: str | Path, evaluator_id: str | None = None,
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise CalibrationSetError(f"calibration set {path}: not UTF-8 text") from None
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    # Lines end at "\n" only: str.splitlines would also split a JSON string holding U+2028 or U+0085.
+    lines = [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
     if not lines:
         _fail(path, 1, "calibration_set", "the file is empty (line 1 must be the header)")
     header_line, header_text = lines[0]

@@ -41,6 +41,8 @@ from .configs import LLMConfig
 from .rate_limit import RateLimiter, RetryPolicy
 from .requests import ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest
 from .secrets import Redactor
+from .single_flight import SingleFlight
+from ..text_clean import clean_value
 
 __all__ = ["LLMRequest", "Completion", "LLMClient", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS",
            "SUT_EVENTS"]
@@ -97,6 +99,7 @@ class LLMClient:
         self._choices_work = True
         #: False once the endpoint answered a labelled call without log-probabilities.
         self._logprobs_work = True
+        self._flight = SingleFlight()
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -206,23 +209,42 @@ class LLMClient:
             key = request_key(self.identity, request.messages, params, request.repeat)
             cached = self.cache.get(key, self.events.cache_kind) if self.cache is not None else None
             if cached is not None:
-                text, meta, seconds, response = self._decode(cached, bool(request.labels))
-                self._count(requests=1, cached=1)
-                self._event(self.events.cached, request=self._record(request, params),
-                            response=response, **self._label_fields(request, meta), **request.tags)
-                results[index] = Completion(text=text, cached=True, key=key, seconds=seconds, meta=meta)
+                results[index] = self._cached(request, params, key, cached)
             else:
                 pending.append((index, request, params, key))
         return results, pending
+
+    def _cached(self, request: LLMRequest, params: dict[str, Any], key: str, cached: str | None) -> Completion | None:
+        if cached is None:
+            return None
+        text, meta, seconds, response = self._decode(cached, bool(request.labels))
+        self._count(requests=1, cached=1)
+        self._event(self.events.cached, request=self._record(request, params),
+                    response=response, **self._label_fields(request, meta), **request.tags)
+        return Completion(text=text, cached=True, key=key, seconds=seconds, meta=meta)
+
+    def _fetch_once(self, request: LLMRequest, params: dict[str, Any], key: str) -> Completion:
+        """:meth:`_fetch`, single-flight (:mod:`.single_flight`): identical requests share one call and outcome."""
+        again = (lambda: None) if self.cache is None else \
+            (lambda: self._cached(request, params, key, self.cache.get(key, self.events.cache_kind)))
+        outcome, shared = self._flight.run(key, lambda: self._fetch(request, params, key), again)
+        if not shared:
+            return outcome
+        self._count(requests=1, shared=1, failed=int(outcome.error is not None))
+        self._event(self.events.shared, request=self._record(request, params),
+                    **({"error": outcome.error} if outcome.error is not None else {"response": outcome.text}),
+                    **request.tags)
+        return SingleFlight.shared(outcome)
 
     def _fetch_all(self, pending: Sequence[tuple], results: list[Completion | None]) -> None:
         """Ask each pending request, concurrently up to the bound, into ``results``."""
         if len(pending) == 1 or self.config.max_concurrency == 1:
             for index, request, params, key in pending:
-                results[index] = self._fetch(request, params, key)
+                results[index] = self._fetch_once(request, params, key)
         elif pending:
             pool = self._executor()
-            futures = [(index, pool.submit(self._fetch, request, params, key)) for index, request, params, key in pending]
+            futures = [(index, pool.submit(self._fetch_once, request, params, key))
+                       for index, request, params, key in pending]
             for index, future in futures:
                 results[index] = future.result()
 
@@ -309,7 +331,12 @@ class LLMClient:
         in the statistics (the first of several choices carries the call); ``choices``: how many
         answers its call brought."""
         record = self._record(request, params)
-        text = self.redact(answer.text) or ""
+        # Cleaned before it is cached, journalled or returned: no UTF-8 file can hold a lone surrogate.
+        text, cleaned = clean_value(self.redact(answer.text) or "")
+        meta, meta_cleaned = clean_value(answer.meta)
+        if meta_cleaned:
+            answer = replace(answer, meta=meta)
+        cleaned = cleaned or meta_cleaned
         response: Any = text
         if self.envelope:
             response = {"text": text, "meta": answer.meta}
@@ -318,11 +345,15 @@ class LLMClient:
             stored = json.dumps({"text": text, "meta": answer.meta, "seconds": seconds}, ensure_ascii=False,
                                 default=str) if self.envelope or request.labels else text
             self.cache.put(key, self.config.key, record, stored, self.events.cache_kind)
-        self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds)
+        self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds,
+                    cleaned=int(cleaned))
         extra = {"choices": choices} if choices > 1 else {}
+        if cleaned:
+            extra["cleaned_text"] = True
         self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,
                     attempts=attempts, **extra, **self._label_fields(request, answer.meta), **request.tags)
-        return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta))
+        return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta),
+                          cleaned=cleaned)
 
     def _failed(self, request: LLMRequest, params: dict[str, Any], key: str, error: str, attempts: int,
                 seconds: float, *, counted_seconds: float | None = None) -> Completion:

@@ -76,7 +76,7 @@ class LLMConfig(BaseModel):
         description: free text shown by ``sonar judges``.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     key: str
     backend: Literal["openai", "local"] = "openai"

@@ -23,15 +23,17 @@ class ClientEvents:
     cached: str
     retrying: str
     failed: str
+    #: A request answered by an identical request's call already in flight (single-flight).
+    shared: str = ""
 
 
 #: Judges (ModelBench's annotators).
 ANNOTATOR_EVENTS = ClientEvents("LLMClient", "annotator", "annotator", "fetched annotator response",
                                 "using cached annotator response", "retrying annotator request",
-                                "annotator request failed")
+                                "annotator request failed", "using in-flight annotator response")
 #: Models under test (ModelBench's SUTs); the item fields (test case, model key) come with the tags.
 SUT_EVENTS = ClientEvents("HostWorker", "", "sut", "fetched sut response", "using cached sut response",
-                          "retrying sut request", "sut request failed")
+                          "retrying sut request", "sut request failed", "using in-flight sut response")
 
 
 @dataclass
@@ -66,6 +68,10 @@ class Completion:
     #: What the backend said besides the text (token usage, retrieved contexts); from the cache
     #: too when the client keeps envelopes.
     meta: dict[str, Any] = field(default_factory=dict)
+    #: True when the answer held text no UTF-8 file can hold, replaced with U+FFFD (docs/reliability.md).
+    cleaned: bool = False
+    #: True when a call already in flight for the same request answered this one (single-flight).
+    shared: bool = False
 
     @property
     def ok(self) -> bool:
@@ -89,7 +95,15 @@ class ClientStats:
     failed: int = 0
     retries: int = 0
     seconds: float = 0.0
+    #: Answers whose text was cleaned (lone surrogates replaced; docs/reliability.md).
+    cleaned: int = 0
+    #: Requests answered by an identical request's call already in flight (single-flight).
+    shared: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
-                "retries": self.retries, "call_seconds": round(self.seconds, 3)}
+        counts = {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
+                  "retries": self.retries, "call_seconds": round(self.seconds, 3)}
+        # Only when they happened: run.json of a run without them stays as it was.
+        counts.update({name: value for name, value in (("cleaned_text", self.cleaned), ("shared_calls", self.shared))
+                       if value})
+        return counts
