@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
+from .conversation import CONVERSATION_FIELDS, first_user_content, last_assistant_content, parse_field
 from .errors import DatasetError
 from .inputs import Input
 
@@ -48,6 +49,10 @@ class Row:
     original_test_case_key: str = ""
     #: Name of the perturbation that made this case from its original (e.g. "typos").
     perturbation: str = ""
+    #: Turns of a multi-turn case (sonar_core.conversation), the reference tool calls, the goal.
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    expected_tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    expected_outcome: str = ""
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -63,6 +68,11 @@ class Row:
             return True
         if needed is Input.CONDITIONS:
             return bool(self.output_condition.strip()) or bool(self.output_constraints)
+        if needed is Input.CONVERSATION:
+            return bool(self.conversation)
+        if needed is Input.EXPECTED_TOOL_CALLS:
+            # An empty reference list is a reference ("no tool should be called"); the column must exist.
+            return True
         raise ValueError(needed)
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,15 +98,21 @@ DATASET_FIELDS: dict[str, type] = {
     "relationships": list,
     "original_test_case_key": str,
     "perturbation": str,
+    "conversation": list,
+    "expected_tool_calls": list,
+    "expected_outcome": str,
 }
 
-# Columns of the dataset file that carry each catalogue input.
+# Columns of the dataset file that carry each catalogue input (a conversation gives the question
+# and the actual answer their defaults: its first user turn, its last assistant turn).
 _INPUT_COLUMNS: dict[Input, tuple[str, ...]] = {
-    Input.QUESTION: ("input",),
+    Input.QUESTION: ("input", "conversation"),
     Input.EXPECTED_ANSWER: ("expected_output",),
     Input.RETRIEVED_CONTEXT: ("context",),
-    Input.ACTUAL_ANSWER: ("actual_output",),
+    Input.ACTUAL_ANSWER: ("actual_output", "conversation"),
     Input.CONDITIONS: ("output_condition", "output_constraints"),
+    Input.CONVERSATION: ("conversation",),
+    Input.EXPECTED_TOOL_CALLS: ("expected_tool_calls",),
 }
 
 
@@ -217,6 +233,9 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         kind = DATASET_FIELDS.get(name)
         if kind is None:
             continue  # extra columns are kept out of the model but do no harm
+        if name in CONVERSATION_FIELDS:
+            values[name] = parse_field(name, raw, where)
+            continue
         # The common, valid cases need no conversion; everything else goes through _coerce_field.
         if kind is str:
             if type(raw) is str:
@@ -232,6 +251,8 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         coerced = _coerce_field(name, raw, where)
         if coerced is not None:
             values[name] = coerced
+    if values.get("conversation"):
+        _conversation_defaults(values)
     if "input" not in values and "actual_output" not in values:
         raise DatasetError(f"{where}: row has neither 'input' nor 'actual_output'")
     if shared is not None:
@@ -252,6 +273,20 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
             {"type": "perturbation_of", "target": values["original_test_case_key"]}
         )
     return Row(**values)
+
+
+def _conversation_defaults(values: dict[str, Any]) -> None:
+    """A conversation row's ``input`` and ``actual_output`` default to its first user turn and last
+    assistant turn, so every single-turn evaluator scores the final answer."""
+    conversation = values["conversation"]
+    if not values.get("input"):
+        first = first_user_content(conversation)
+        if first is not None:
+            values["input"] = first
+    if not values.get("actual_output"):
+        last = last_assistant_content(conversation)
+        if last is not None:
+            values["actual_output"] = last
 
 
 def load_dataset(path: str | Path) -> LLMDataset:

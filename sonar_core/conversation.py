@@ -1,0 +1,152 @@
+"""Conversations on a row: the turns, the tool calls in them, and their validation.
+
+A ground module beside :mod:`.dataset`: a dataset row or test case may carry ``conversation`` (a
+list of turns), ``expected_tool_calls`` (the reference calls, in order) and ``expected_outcome``
+(what the conversation should achieve, in words). This module checks the first two and normalises
+them to plain dicts, so every later reader (evaluators, the host pipeline, the case pages) can
+trust their shape:
+
+* a turn is ``{"role": "system"|"user"|"assistant"|"tool", "content": str}``; an assistant turn may
+  carry ``"tool_calls": [{"name": str, "arguments": {...}}, ...]`` (its ``content`` may then be
+  empty or absent), a tool turn may carry ``"tool_call_id": str`` and ``"name": str``;
+* a tool call is ``{"name": str, "arguments": {...}}`` (an ``"id"`` string is kept when given).
+
+In a CSV both fields are JSON cells. A malformed value raises :class:`~sonar_core.errors.DatasetError`
+with one line naming the file and row (``where``), the field, the turn index (from 0, as in the
+JSON list) and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import DatasetError
+
+__all__ = ["ROLES", "CONVERSATION_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
+           "first_user_content", "last_assistant_content", "called_tools", "assistant_turns"]
+
+#: The roles a turn may have.
+ROLES = ("system", "user", "assistant", "tool")
+#: Row fields this module validates (``expected_outcome`` is a plain string).
+CONVERSATION_FIELDS = ("conversation", "expected_tool_calls")
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _decode(value: Any, where: str, name: str) -> Any:
+    """A CSV cell's JSON text as its value; other values as they are."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return []
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}, field '{name}': not valid JSON ({exc.msg} at column {exc.colno})") from None
+    return value
+
+
+def _tool_call(call: Any, prefix: str) -> dict[str, Any]:
+    """One tool call, checked; ``prefix`` names where it sits for the message."""
+    if not isinstance(call, dict):
+        raise DatasetError(f"{prefix}: expected an object with 'name' and 'arguments', got {_type(call)}")
+    name = call.get("name")
+    if not isinstance(name, str) or not name:
+        raise DatasetError(f"{prefix}: 'name' must be a non-empty string, got {_type(name)}")
+    arguments = call.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise DatasetError(f"{prefix}: 'arguments' must be an object, got {_type(arguments)}")
+    out = {"name": name, "arguments": arguments}
+    if isinstance(call.get("id"), str):
+        out["id"] = call["id"]
+    return out
+
+
+def parse_tool_calls(value: Any, where: str, name: str = "expected_tool_calls") -> list[dict[str, Any]]:
+    """``expected_tool_calls`` checked and normalised; errors name the call index (from 0)."""
+    value = _decode(value, where, name)
+    if not isinstance(value, list):
+        raise DatasetError(f"{where}, field '{name}': expected a list of tool calls, got {_type(value)}")
+    return [_tool_call(call, f"{where}, field '{name}', call {i}") for i, call in enumerate(value)]
+
+
+def _turn(turn: Any, prefix: str) -> dict[str, Any]:
+    if not isinstance(turn, dict):
+        raise DatasetError(f"{prefix}: expected an object with 'role' and 'content', got {_type(turn)}")
+    role = turn.get("role")
+    if role not in ROLES:
+        what = "missing 'role'" if role is None else f"unknown role {role!r}"
+        raise DatasetError(f"{prefix}: {what} (expected system, user, assistant or tool)")
+    calls = turn.get("tool_calls")
+    if calls is not None and role != "assistant":
+        raise DatasetError(f"{prefix}: a {role} turn cannot carry 'tool_calls' (only an assistant turn can)")
+    if calls is not None and not isinstance(calls, list):
+        raise DatasetError(f"{prefix}: 'tool_calls' must be a list of objects, got {_type(calls)}")
+    content = turn.get("content")
+    if content is None and calls:
+        content = ""  # an assistant turn that only calls tools (OpenAI writes null)
+    if not isinstance(content, str):
+        what = "missing 'content'" if "content" not in turn else f"'content' must be a string, got {_type(content)}"
+        raise DatasetError(f"{prefix}: {what}")
+    out: dict[str, Any] = {"role": role, "content": content}
+    if calls:
+        out["tool_calls"] = [_tool_call(call, f"{prefix}, tool call {j}") for j, call in enumerate(calls)]
+    for key in ("tool_call_id", "name"):
+        if key in turn and role == "tool":
+            if not isinstance(turn[key], str):
+                raise DatasetError(f"{prefix}: '{key}' must be a string, got {_type(turn[key])}")
+            out[key] = turn[key]
+    return out
+
+
+def parse_conversation(value: Any, where: str, name: str = "conversation") -> list[dict[str, Any]]:
+    """``conversation`` checked and normalised (see the module docstring for the shape)."""
+    value = _decode(value, where, name)
+    if not isinstance(value, list):
+        raise DatasetError(f"{where}, field '{name}': expected a list of turns, got {_type(value)}")
+    return [_turn(turn, f"{where}, field '{name}', turn {i}") for i, turn in enumerate(value)]
+
+
+def parse_field(name: str, value: Any, where: str) -> list[dict[str, Any]]:
+    """One of :data:`CONVERSATION_FIELDS`, checked."""
+    if name == "conversation":
+        return parse_conversation(value, where)
+    return parse_tool_calls(value, where, name)
+
+
+def first_user_content(conversation: list[dict[str, Any]]) -> str | None:
+    """The first user turn's content (a conversation row's default ``input``), or None."""
+    return next((turn["content"] for turn in conversation if turn["role"] == "user"), None)
+
+
+def last_assistant_content(conversation: list[dict[str, Any]]) -> str | None:
+    """The last assistant turn's content (a conversation row's default ``actual_output``), or None.
+
+    An assistant turn that only calls tools (empty content) is passed over: the answer is the
+    last thing the assistant said.
+    """
+    for turn in reversed(conversation):
+        if turn["role"] == "assistant" and (turn["content"] or not turn.get("tool_calls")):
+            return turn["content"]
+    return None
+
+
+def called_tools(conversation: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every tool call of the conversation's assistant turns, in order."""
+    return [call for turn in conversation if turn["role"] == "assistant" for call in turn.get("tool_calls", ())]
+
+
+def assistant_turns(conversation: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
+    """``(turn index, question, answer)`` for each assistant turn that says something, the question
+    being the content of the user turn before it (per-turn scoring); turns with no user turn before
+    them are left out."""
+    out, question = [], None
+    for index, turn in enumerate(conversation):
+        if turn["role"] == "user":
+            question = turn["content"]
+        elif turn["role"] == "assistant" and turn["content"] and question is not None:
+            out.append((index, question, turn["content"]))
+    return out
