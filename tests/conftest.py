@@ -27,6 +27,7 @@ BUILT_IN = frozenset({
     "faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
     "answer_correctness", "ragas",
     "general_semantic_robustness",
+    "tool_call_accuracy", "tool_call_f1", "trajectory_match",
 })
 #: The RAGAS family (plugins/ragas): judge evaluators left out of the quickstart, whose local judge
 #: (SmolLM2-135M) cannot answer ragas's JSON prompts; tests/plugins/ragas runs them on a scripted judge.
