@@ -65,11 +65,41 @@ def _tool_call(call: Any, prefix: str) -> dict[str, Any]:
     return out
 
 
+_CALL_KEYS = frozenset({"name", "arguments"})
+_TURN_KEYS = frozenset({"role", "content"})
+_TOOL_TURN_KEYS = frozenset({"role", "content", "tool_call_id", "name"})
+_SIMPLE_ROLES = frozenset({"system", "user", "assistant"})
+
+
+def _valid_call(call: Any) -> bool:
+    """A call already in the normal shape (kept as it is: no copy for the common case)."""
+    return (type(call) is dict and call.keys() == _CALL_KEYS and type(call["name"]) is str and call["name"]
+            and type(call["arguments"]) is dict)
+
+
+def _valid_turn(turn: Any) -> bool:
+    """A turn already in the normal shape, checked without building any message."""
+    if type(turn) is not dict or type(turn.get("content")) is not str:
+        return False
+    keys = turn.keys()
+    role = turn.get("role")
+    if role in _SIMPLE_ROLES and keys == _TURN_KEYS:
+        return True
+    if role == "assistant" and len(keys) == 3 and "tool_calls" in turn:
+        calls = turn["tool_calls"]
+        return type(calls) is list and bool(calls) and all(map(_valid_call, calls))
+    if role == "tool" and keys <= _TOOL_TURN_KEYS:
+        return all(type(turn[k]) is str for k in ("tool_call_id", "name") if k in turn)
+    return False
+
+
 def parse_tool_calls(value: Any, where: str, name: str = "expected_tool_calls") -> list[dict[str, Any]]:
     """``expected_tool_calls`` checked and normalised; errors name the call index (from 0)."""
     value = _decode(value, where, name)
     if not isinstance(value, list):
         raise DatasetError(f"{where}, field '{name}': expected a list of tool calls, got {_type(value)}")
+    if all(map(_valid_call, value)):
+        return value
     return [_tool_call(call, f"{where}, field '{name}', call {i}") for i, call in enumerate(value)]
 
 
@@ -107,7 +137,10 @@ def parse_conversation(value: Any, where: str, name: str = "conversation") -> li
     value = _decode(value, where, name)
     if not isinstance(value, list):
         raise DatasetError(f"{where}, field '{name}': expected a list of turns, got {_type(value)}")
-    return [_turn(turn, f"{where}, field '{name}', turn {i}") for i, turn in enumerate(value)]
+    if all(map(_valid_turn, value)):
+        return value  # the common case: nothing to normalise, no message to build
+    return [turn if _valid_turn(turn) else _turn(turn, f"{where}, field '{name}', turn {i}")
+            for i, turn in enumerate(value)]
 
 
 def parse_field(name: str, value: Any, where: str) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ a perturbation of another carries the original's ``test_case_key`` in
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -301,6 +302,21 @@ def load_dataset(path: str | Path) -> LLMDataset:
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: dataset file not found")
+    # Rows hold no reference cycles, but a conversation dataset makes millions of small dicts: the
+    # cyclic collector would rescan every row read so far again and again. It pauses while rows are
+    # read, and what was read is then left out of its later passes (gc.freeze; reference counting
+    # still frees it).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(path)
+    finally:
+        if collecting:
+            gc.enable()
+        gc.freeze()
+
+
+def _load(path: Path) -> LLMDataset:
     suffix = path.suffix.lower()
     digest = hashlib.sha256()
     if suffix in (".jsonl", ".ndjson"):

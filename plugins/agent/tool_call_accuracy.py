@@ -98,7 +98,9 @@ class ToolCallAccuracyEvaluator(Evaluator):
         out = []
         for row in rows:
             predicted = predicted_calls(row)
-            out.append(RowResult(
-                values={"tool_call_accuracy": tool_call_accuracy(predicted, row.expected_tool_calls, strict)},
-                details={"called_tools": names_of(predicted), "expected_tools": names_of(row.expected_tool_calls)}))
+            score = tool_call_accuracy(predicted, row.expected_tool_calls, strict)
+            # The calls, where they fell short, say why (a perfect row needs no explaining).
+            details = {} if score == 1.0 else {"called_tools": names_of(predicted),
+                                               "expected_tools": names_of(row.expected_tool_calls)}
+            out.append(RowResult(values={"tool_call_accuracy": score}, details=details))
         return out
