@@ -28,8 +28,9 @@ __all__ = ["ROLES", "CONVERSATION_FIELDS", "parse_conversation", "parse_tool_cal
 
 #: The roles a turn may have.
 ROLES = ("system", "user", "assistant", "tool")
-#: Row fields this module validates (``expected_outcome`` is a plain string).
-CONVERSATION_FIELDS = ("conversation", "expected_tool_calls")
+#: Row fields this module validates (``expected_outcome`` is a plain string). The last four belong
+#: to a test case asked of a host (execution/conversations.py).
+CONVERSATION_FIELDS = ("conversation", "expected_tool_calls", "tools", "tool_results", "max_turns", "simulated_user")
 
 
 def _type(value: Any) -> str:
@@ -143,10 +144,83 @@ def parse_conversation(value: Any, where: str, name: str = "conversation") -> li
             for i, turn in enumerate(value)]
 
 
-def parse_field(name: str, value: Any, where: str) -> list[dict[str, Any]]:
+def _tools(value: Any, where: str) -> list[dict[str, Any]]:
+    """``tools``: OpenAI tool declarations (``{"type": "function", "function": {"name": ...}}``)."""
+    value = _decode(value, where, "tools")
+    if not isinstance(value, list):
+        raise DatasetError(f"{where}, field 'tools': expected a list of tool declarations, got {_type(value)}")
+    for i, tool in enumerate(value):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
+            raise DatasetError(f"{where}, field 'tools', tool {i}: expected {{\"type\": \"function\", "
+                               f"\"function\": {{\"name\": ..., \"parameters\": {{...}}}}}}")
+    return value
+
+
+def _tool_results(value: Any, where: str) -> list[dict[str, Any]]:
+    """``tool_results``: the table a tool call is answered from, ``[{"name", "arguments", "result"}]``
+    (an entry without ``arguments`` answers every call of that tool)."""
+    value = _decode(value, where, "tool_results")
+    if not isinstance(value, list):
+        raise DatasetError(f"{where}, field 'tool_results': expected a list of results, got {_type(value)}")
+    for i, entry in enumerate(value):
+        prefix = f"{where}, field 'tool_results', entry {i}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            raise DatasetError(f"{prefix}: expected an object with a string 'name' and 'result'")
+        if not isinstance(entry.get("result"), str):
+            raise DatasetError(f"{prefix}: 'result' must be a string, got {_type(entry.get('result'))}")
+        if "arguments" in entry and not isinstance(entry["arguments"], dict):
+            raise DatasetError(f"{prefix}: 'arguments' must be an object, got {_type(entry['arguments'])}")
+    return value
+
+
+def _max_turns(value: Any, where: str) -> int | None:
+    if isinstance(value, str):
+        value = value.strip()
+        if not value:
+            return None
+        value = int(value) if value.isdigit() else value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DatasetError(f"{where}, field 'max_turns': expected a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _simulated_user(value: Any, where: str) -> dict[str, Any]:
+    """``simulated_user``: ``{"judge": KEY, "scenario": text, "stop_when": text}`` (``max_user_turns``
+    optional); a judge plays the user turns."""
+    if isinstance(value, str):
+        value = value.strip()
+        if not value:
+            return {}
+        value = _decode(value, where, "simulated_user")
+    if not isinstance(value, dict):
+        raise DatasetError(f"{where}, field 'simulated_user': expected an object, got {_type(value)}")
+    for key in ("scenario", "stop_when"):
+        if not isinstance(value.get(key), str) or not value[key].strip():
+            raise DatasetError(f"{where}, field 'simulated_user': '{key}' must be a non-empty string")
+    if value.get("judge") is not None and not isinstance(value["judge"], str):
+        raise DatasetError(f"{where}, field 'simulated_user': 'judge' must be an LLM configuration key")
+    turns = value.get("max_user_turns", 3)
+    if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+        raise DatasetError(f"{where}, field 'simulated_user': 'max_user_turns' must be a whole number of at least 1")
+    unknown = sorted(set(value) - {"judge", "scenario", "stop_when", "max_user_turns"})
+    if unknown:
+        raise DatasetError(f"{where}, field 'simulated_user': unknown key '{unknown[0]}'")
+    return value
+
+
+def parse_field(name: str, value: Any, where: str) -> Any:
     """One of :data:`CONVERSATION_FIELDS`, checked."""
     if name == "conversation":
         return parse_conversation(value, where)
+    if name == "tools":
+        return _tools(value, where)
+    if name == "tool_results":
+        return _tool_results(value, where)
+    if name == "max_turns":
+        return _max_turns(value, where)
+    if name == "simulated_user":
+        return _simulated_user(value, where)
     return parse_tool_calls(value, where, name)
 
 

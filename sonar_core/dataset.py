@@ -54,6 +54,12 @@ class Row:
     conversation: list[dict[str, Any]] = field(default_factory=list)
     expected_tool_calls: list[dict[str, Any]] = field(default_factory=list)
     expected_outcome: str = ""
+    #: A test case asked of a host as a conversation: tool declarations, the table of tool results,
+    #: the bound on model turns and the simulated user (execution/conversations.py).
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    max_turns: int | None = None
+    simulated_user: dict[str, Any] = field(default_factory=dict)
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -102,6 +108,10 @@ DATASET_FIELDS: dict[str, type] = {
     "conversation": list,
     "expected_tool_calls": list,
     "expected_outcome": str,
+    "tools": list,
+    "tool_results": list,
+    "max_turns": int,
+    "simulated_user": dict,
 }
 
 # Columns of the dataset file that carry each catalogue input (a conversation gives the question
@@ -235,7 +245,9 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         if kind is None:
             continue  # extra columns are kept out of the model but do no harm
         if name in CONVERSATION_FIELDS:
-            values[name] = parse_field(name, raw, where)
+            parsed = parse_field(name, raw, where)
+            if parsed is not None:
+                values[name] = parsed
             continue
         # The common, valid cases need no conversion; everything else goes through _coerce_field.
         if kind is str:
@@ -254,7 +266,7 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
             values[name] = coerced
     if values.get("conversation"):
         _conversation_defaults(values)
-    if "input" not in values and "actual_output" not in values:
+    if "input" not in values and "actual_output" not in values and not values.get("simulated_user"):
         raise DatasetError(f"{where}: row has neither 'input' nor 'actual_output'")
     if shared is not None:
         for name in _SHARED_FIELDS:
