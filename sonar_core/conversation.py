@@ -24,7 +24,7 @@ from typing import Any
 from .errors import DatasetError
 
 __all__ = ["ROLES", "CONVERSATION_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
-           "first_user_content", "last_assistant_content", "called_tools", "assistant_turns"]
+           "first_user_content", "last_assistant_content", "called_tools", "assistant_turns", "transcript_text"]
 
 #: The roles a turn may have.
 ROLES = ("system", "user", "assistant", "tool")
@@ -257,3 +257,18 @@ def assistant_turns(conversation: list[dict[str, Any]]) -> list[tuple[int, str, 
         elif turn["role"] == "assistant" and turn["content"] and question is not None:
             out.append((index, question, turn["content"]))
     return out
+
+
+def transcript_text(conversation: list[dict[str, Any]]) -> str:
+    """A conversation as plain text for a judge's prompt: one block per turn, ``[turn i] role: content``,
+    an assistant turn's tool calls as ``calls name({json arguments})``, a tool turn naming its tool."""
+    lines = []
+    for index, turn in enumerate(conversation):
+        role = turn["role"]
+        if role == "tool" and turn.get("name"):
+            role = f"tool {turn['name']}"
+        parts = [turn["content"]] if turn["content"] else []
+        parts += [f"calls {c['name']}({json.dumps(c['arguments'], ensure_ascii=False, sort_keys=True)})"
+                  for c in turn.get("tool_calls", ())]
+        lines.append(f"[turn {index}] {role}: " + " ".join(parts))
+    return "\n".join(lines)

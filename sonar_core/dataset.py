@@ -80,6 +80,8 @@ class Row:
         if needed is Input.EXPECTED_TOOL_CALLS:
             # An empty reference list is a reference ("no tool should be called"); the column must exist.
             return True
+        if needed is Input.EXPECTED_OUTCOME:
+            return bool(self.expected_outcome.strip())
         raise ValueError(needed)
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,16 +116,16 @@ DATASET_FIELDS: dict[str, type] = {
     "simulated_user": dict,
 }
 
-# Columns of the dataset file that carry each catalogue input (a conversation gives the question
-# and the actual answer their defaults: its first user turn, its last assistant turn).
+# Columns of the dataset file that carry each catalogue input.
 _INPUT_COLUMNS: dict[Input, tuple[str, ...]] = {
-    Input.QUESTION: ("input", "conversation"),
+    Input.QUESTION: ("input",),
     Input.EXPECTED_ANSWER: ("expected_output",),
     Input.RETRIEVED_CONTEXT: ("context",),
-    Input.ACTUAL_ANSWER: ("actual_output", "conversation"),
+    Input.ACTUAL_ANSWER: ("actual_output",),
     Input.CONDITIONS: ("output_condition", "output_constraints"),
     Input.CONVERSATION: ("conversation",),
     Input.EXPECTED_TOOL_CALLS: ("expected_tool_calls",),
+    Input.EXPECTED_OUTCOME: ("expected_outcome",),
 }
 
 
@@ -162,7 +164,10 @@ class LLMDataset:
         return self._sorted_unique("test_case_key")
 
     def has_column_for(self, needed: Input) -> bool:
-        """Whether the file carried a column for ``needed`` at all."""
+        """Whether the file carried a column for ``needed`` at all (a conversation gives the question and
+        the actual answer their defaults: its first user turn, its last assistant turn)."""
+        if needed in (Input.QUESTION, Input.ACTUAL_ANSWER) and "conversation" in self.columns:
+            return True
         return any(col in self.columns for col in _INPUT_COLUMNS[needed])
 
     def summary(self) -> dict[str, Any]:

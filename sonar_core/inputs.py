@@ -24,6 +24,8 @@ class Input(str, enum.Enum):
     CONVERSATION = "conversation"
     #: The reference tool calls of a conversation, in order.
     EXPECTED_TOOL_CALLS = "expected_tool_calls"
+    #: What a conversation should achieve, in words (goal accuracy).
+    EXPECTED_OUTCOME = "expected_outcome"
 
     @property
     def short(self) -> str:
@@ -36,6 +38,7 @@ class Input(str, enum.Enum):
             "conditions": "C",
             "conversation": "CV",
             "expected_tool_calls": "TC",
+            "expected_outcome": "EO",
         }[self.value]
 
     @property
@@ -49,6 +52,7 @@ class Input(str, enum.Enum):
             "conditions": "requires_constraints",
             "conversation": "requires_conversation",
             "expected_tool_calls": "requires_expected_tool_calls",
+            "expected_outcome": "requires_expected_outcome",
         }[self.value]
 
     @property

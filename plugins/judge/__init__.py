@@ -8,8 +8,12 @@ def register_evaluators(register):
     # Evaluator modules are imported here, on registration, not when the package loads.
     from .byop import ByopEvaluator
     from .contact_information import ContactInformationEvaluator
+    from .conversation_relevancy import ConversationRelevancyEvaluator
     from .fact_check import FactCheckEvaluator
+    from .goal_accuracy import GoalAccuracyEvaluator
+    from .knowledge_retention import KnowledgeRetentionEvaluator
     from .language_mismatch import LanguageMismatchEvaluator
+    from .role_adherence import RoleAdherenceEvaluator
     from .sexism import SexismEvaluator
     from .stereotypes import StereotypesEvaluator
     from .summarization_judge import SummarizationJudgeEvaluator
@@ -21,3 +25,8 @@ def register_evaluators(register):
     register(StereotypesEvaluator)
     register(SummarizationJudgeEvaluator)
     register(FactCheckEvaluator)
+    # Conversations (docs/conversations.md).
+    register(GoalAccuracyEvaluator)
+    register(ConversationRelevancyEvaluator)
+    register(KnowledgeRetentionEvaluator)
+    register(RoleAdherenceEvaluator)
