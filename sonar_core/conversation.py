@@ -94,6 +94,21 @@ def _valid_turn(turn: Any) -> bool:
     return False
 
 
+_ROLE_SET = frozenset(ROLES)
+
+
+def _all_valid(turns: list[Any]) -> bool:
+    """Whether every turn is already in the normal shape; a plain ``{"role", "content"}`` turn (most
+    of them) is checked inline, the others by :func:`_valid_turn`."""
+    roles, valid = _ROLE_SET, _valid_turn
+    for turn in turns:
+        if type(turn) is dict and len(turn) == 2 and type(turn.get("content")) is str and turn.get("role") in roles:
+            continue
+        if not valid(turn):
+            return False
+    return True
+
+
 def parse_tool_calls(value: Any, where: str, name: str = "expected_tool_calls") -> list[dict[str, Any]]:
     """``expected_tool_calls`` checked and normalised; errors name the call index (from 0)."""
     value = _decode(value, where, name)
@@ -138,7 +153,7 @@ def parse_conversation(value: Any, where: str, name: str = "conversation") -> li
     value = _decode(value, where, name)
     if not isinstance(value, list):
         raise DatasetError(f"{where}, field '{name}': expected a list of turns, got {_type(value)}")
-    if all(map(_valid_turn, value)):
+    if _all_valid(value):
         return value  # the common case: nothing to normalise, no message to build
     return [turn if _valid_turn(turn) else _turn(turn, f"{where}, field '{name}', turn {i}")
             for i, turn in enumerate(value)]
