@@ -102,7 +102,7 @@ def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any]) -> Con
     """Ask ``host`` the conversation of test case ``row`` (see the module docstring); never raises."""
     if not can_converse(host):
         return ConversationAnswer(text=None, error=f"host kind '{host.kind}' cannot be asked a conversation "
-                                                   "(use an openai_chat host)")
+                                                   "(use an openai_chat host, or a python host with chat: true)")
     history = [dict(t) for t in row.conversation if t["role"] == "system"]
     limit = row.max_turns or DEFAULT_MAX_TURNS
     host_turns, duration, tokens_in, tokens_out, all_cached = 0, 0.0, 0, 0, True

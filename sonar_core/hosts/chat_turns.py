@@ -35,8 +35,12 @@ class AssistantTurn:
 
 
 def can_converse(host: Host) -> bool:
-    """Whether ``host`` can be asked a conversation (an OpenAI-compatible chat host)."""
-    return getattr(host, "kind", "") == "openai_chat" and getattr(host, "client", None) is not None
+    """Whether ``host`` can be asked a conversation: an OpenAI-compatible chat host, or a Python agent
+    (a ``python`` host with ``chat: true``)."""
+    if getattr(host, "client", None) is None:
+        return False
+    kind = getattr(host, "kind", "")
+    return kind == "openai_chat" or (kind == "python" and bool(getattr(getattr(host, "spec", None), "chat", False)))
 
 
 def openai_messages(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
