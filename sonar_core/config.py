@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from pydantic_core import PydanticCustomError
 
@@ -57,12 +57,23 @@ class EvaluatorSpec(BaseModel):
     #: Score at most this many rows: whole test cases (every model's row of a case) in dataset
     #: order, so models are compared on the same cases. The report says a subset was scored.
     max_rows: int | None = Field(default=None, ge=1)
+    #: Score each assistant turn of a conversation with the user turn before it as its question; the
+    #: row's value is the mean over its turns (docs/conversations.md).
+    per_turn: bool = False
 
     @property
     def label(self) -> str:
         return self.name or self.id
 
     _name_is_safe = field_validator("name")(lambda cls, value: _safe_name(value))
+
+    @model_serializer(mode="wrap")
+    def _without_default_per_turn(self, handler):
+        # per_turn is written only when set, so run.json of a run without it is as before.
+        data = handler(self)
+        if isinstance(data, dict) and not self.per_turn:
+            data.pop("per_turn", None)
+        return data
 
 
 class PerturbSpec(BaseModel):

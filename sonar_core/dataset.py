@@ -8,6 +8,7 @@ a perturbation of another carries the original's ``test_case_key`` in
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
+from .conversation import CONVERSATION_FIELDS, first_user_content, last_assistant_content, parse_field
 from .errors import DatasetError
 from .inputs import Input
 from .text_clean import clean_value, count_cleaned
@@ -49,6 +51,16 @@ class Row:
     original_test_case_key: str = ""
     #: Name of the perturbation that made this case from its original (e.g. "typos").
     perturbation: str = ""
+    #: Turns of a multi-turn case (sonar_core.conversation), the reference tool calls, the goal.
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    expected_tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    expected_outcome: str = ""
+    #: A test case asked of a host as a conversation: tool declarations, the table of tool results,
+    #: the bound on model turns and the simulated user (execution/conversations.py).
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    max_turns: int | None = None
+    simulated_user: dict[str, Any] = field(default_factory=dict)
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -64,6 +76,13 @@ class Row:
             return True
         if needed is Input.CONDITIONS:
             return bool(self.output_condition.strip()) or bool(self.output_constraints)
+        if needed is Input.CONVERSATION:
+            return bool(self.conversation)
+        if needed is Input.EXPECTED_TOOL_CALLS:
+            # An empty reference list is a reference ("no tool should be called"); the column must exist.
+            return True
+        if needed is Input.EXPECTED_OUTCOME:
+            return bool(self.expected_outcome.strip())
         raise ValueError(needed)
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,6 +108,13 @@ DATASET_FIELDS: dict[str, type] = {
     "relationships": list,
     "original_test_case_key": str,
     "perturbation": str,
+    "conversation": list,
+    "expected_tool_calls": list,
+    "expected_outcome": str,
+    "tools": list,
+    "tool_results": list,
+    "max_turns": int,
+    "simulated_user": dict,
 }
 
 # Columns of the dataset file that carry each catalogue input.
@@ -98,6 +124,9 @@ _INPUT_COLUMNS: dict[Input, tuple[str, ...]] = {
     Input.RETRIEVED_CONTEXT: ("context",),
     Input.ACTUAL_ANSWER: ("actual_output",),
     Input.CONDITIONS: ("output_condition", "output_constraints"),
+    Input.CONVERSATION: ("conversation",),
+    Input.EXPECTED_TOOL_CALLS: ("expected_tool_calls",),
+    Input.EXPECTED_OUTCOME: ("expected_outcome",),
 }
 
 
@@ -138,7 +167,10 @@ class LLMDataset:
         return self._sorted_unique("test_case_key")
 
     def has_column_for(self, needed: Input) -> bool:
-        """Whether the file carried a column for ``needed`` at all."""
+        """Whether the file carried a column for ``needed`` at all (a conversation gives the question and
+        the actual answer their defaults: its first user turn, its last assistant turn)."""
+        if needed in (Input.QUESTION, Input.ACTUAL_ANSWER) and "conversation" in self.columns:
+            return True
         return any(col in self.columns for col in _INPUT_COLUMNS[needed])
 
     def summary(self) -> dict[str, Any]:
@@ -230,6 +262,11 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         kind = DATASET_FIELDS.get(name)
         if kind is None:
             continue  # extra columns are kept out of the model but do no harm
+        if name in CONVERSATION_FIELDS:
+            parsed = parse_field(name, raw, where)
+            if parsed is not None:
+                values[name] = parsed
+            continue
         # The common, valid cases need no conversion; everything else goes through _coerce_field.
         if kind is str:
             if type(raw) is str:
@@ -245,7 +282,9 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         coerced = _coerce_field(name, raw, where)
         if coerced is not None:
             values[name] = coerced
-    if "input" not in values and "actual_output" not in values:
+    if values.get("conversation"):
+        _conversation_defaults(values)
+    if "input" not in values and "actual_output" not in values and not values.get("simulated_user"):
         raise DatasetError(f"{where}: row has neither 'input' nor 'actual_output'")
     for name, value in values.items():
         if type(value) is str and value.isascii():
@@ -274,6 +313,20 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
     return Row(**values)
 
 
+def _conversation_defaults(values: dict[str, Any]) -> None:
+    """A conversation row's ``input`` and ``actual_output`` default to its first user turn and last
+    assistant turn, so every single-turn evaluator scores the final answer."""
+    conversation = values["conversation"]
+    if not values.get("input"):
+        first = first_user_content(conversation)
+        if first is not None:
+            values["input"] = first
+    if not values.get("actual_output"):
+        last = last_assistant_content(conversation)
+        if last is not None:
+            values["actual_output"] = last
+
+
 def load_dataset(path: str | Path) -> LLMDataset:
     """Load and validate a dataset file (.json, .jsonl or .csv).
 
@@ -284,6 +337,21 @@ def load_dataset(path: str | Path) -> LLMDataset:
         DatasetError: one line naming the file, the row and the field at fault.
     """
     path = Path(path)
+    # Rows hold no reference cycles, but a conversation dataset makes millions of small dicts: the
+    # cyclic collector would rescan every row read so far again and again. It pauses while rows are
+    # read, and what was read is then left out of its later passes (gc.freeze; reference counting
+    # still frees it).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(path)
+    finally:
+        if collecting:
+            gc.enable()
+        gc.freeze()
+
+
+def _read(path: Path) -> LLMDataset:
     suffix = path.suffix.lower()
     digest = hashlib.sha256()
     cleaned: dict[str, int] = {}

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Sequence
 
 from .contract import Input, Metric, MetricRole, Param, RowResult
+from .conversation import transcript_text
 from .dataset import Row
 from .passfail import PassFailEvaluator, Verdict
 
@@ -82,6 +83,7 @@ _NAMES: dict[str, Input] = {
     "expected_answer": Input.EXPECTED_ANSWER, "expected_output": Input.EXPECTED_ANSWER,
     "retrieved_context": Input.RETRIEVED_CONTEXT, "context": Input.RETRIEVED_CONTEXT,
     "actual_answer": Input.ACTUAL_ANSWER, "actual_output": Input.ACTUAL_ANSWER,
+    "conversation": Input.CONVERSATION, "expected_outcome": Input.EXPECTED_OUTCOME,
 }
 _PLACEHOLDER = re.compile(r"\{\{?\s*(" + "|".join(sorted(_NAMES, key=len, reverse=True)) + r")\s*\}?\}",
                           re.IGNORECASE)
@@ -100,6 +102,10 @@ def _value(row: Row, needed: Input) -> str:
         return row.expected_output or ""
     if needed is Input.RETRIEVED_CONTEXT:
         return "\n\n".join(row.context or [])
+    if needed is Input.CONVERSATION:
+        return transcript_text(row.conversation)
+    if needed is Input.EXPECTED_OUTCOME:
+        return row.expected_outcome or ""
     return row.actual_output or ""
 
 

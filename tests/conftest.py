@@ -27,6 +27,8 @@ BUILT_IN = frozenset({
     "faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevancy",
     "ragas_context_relevance", "answer_correctness", "ragas",
     "general_semantic_robustness",
+    "tool_call_accuracy", "tool_call_f1", "trajectory_match",
+    "goal_accuracy", "conversation_relevancy", "knowledge_retention", "role_adherence",
 })
 #: The RAGAS family (plugins/ragas): judge evaluators left out of the quickstart, whose local judge
 #: (SmolLM2-135M) cannot answer ragas's JSON prompts; tests/plugins/ragas runs them on a scripted judge.
@@ -34,7 +36,8 @@ RAGAS = frozenset({"faithfulness", "answer_relevancy", "context_precision", "con
                    "ragas_context_relevance", "answer_correctness", "ragas"})
 #: The built-in evaluators that ask an LLM judge.
 JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism", "stereotypes",
-                    "summarization_judge", "fact_check", "context_relevancy"}) | RAGAS
+                    "summarization_judge", "fact_check", "context_relevancy", "goal_accuracy", "conversation_relevancy",
+                    "knowledge_retention", "role_adherence"}) | RAGAS
 #: Built-in evaluators whose models cannot be installed from the package registry: the `offline`
 #: group skips them (saying which model is missing) unless their models are in the local caches.
 MODELS_NOT_ON_THE_REGISTRY = frozenset({"fairness_bias", "hallucination", "summarization_completeness_faithfulness"})

@@ -39,6 +39,10 @@ When several faults fall on one call the first in this order wins: drop, timeout
 malformed. Every call is recorded in ``requests`` (number, prompt, outcome); ``calls`` counts
 them and ``answered`` lists the prompts that got a valid answer.
 
+A chat call is answered with ``message_for(body)`` when that callable is given and returns a message
+(``{"role": "assistant", "content": ..., "tool_calls": [...]}``): a scripted agent that calls tools
+(its ``finish_reason`` is ``tool_calls`` when the message has some); None falls back to the script.
+
 ``POST /v1/rag`` speaks the ``rag_http`` host contract (docs/hosts.md): the body
 ``{"question": ...}`` is the prompt, scripted and faulted like a chat call (calls count together),
 and a valid answer is ``{"answer", "contexts", "usage"}`` with ``contexts`` from
@@ -116,6 +120,7 @@ class JudgeServer:
         top_logprobs: Callable[[str], list[tuple[str, float]]] | None = None,
         ignore_logprobs: bool = False,
         raw: Callable[[Call], tuple[int, dict[str, str], bytes, bool]] | None = None,
+        message_for: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
     ) -> None:
         self.script: list[tuple[Matcher, Reply]] = list(script)
         self.default = default
@@ -134,6 +139,7 @@ class JudgeServer:
         self.top_logprobs = top_logprobs
         self.ignore_logprobs = ignore_logprobs
         self.raw = raw
+        self.message_for = message_for
         self.requests: list[Call] = []
         #: Most requests being handled at once (a client's concurrency bound shows here).
         self.max_in_flight = 0
@@ -319,11 +325,12 @@ class _Handler(BaseHTTPRequestHandler):
         call = server._register(prompt, "rag" if rag else str(body.get("model", "")), body)
         server._enter()
         try:
-            self._answer(server, call, prompt, rag)
+            self._answer(server, call, prompt, rag, body)
         finally:
             server._leave()
 
-    def _answer(self, server: JudgeServer, call: Call, prompt: str, rag: bool = False) -> None:
+    def _answer(self, server: JudgeServer, call: Call, prompt: str, rag: bool = False,
+                body: dict[str, Any] | None = None) -> None:
         fault = server.fault(call.n)
         call.outcome = fault or "answered"
         if fault == "dropped":
@@ -360,6 +367,11 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 choices = [{"index": i, "message": {"role": "assistant", "content": a}, "finish_reason": "stop"}
                            for i, a in enumerate(answers)]
+                message = server.message_for(body or {}) if server.message_for and not rag else None
+                if message is not None:
+                    answers = [message.get("content") or ""]
+                    choices = [{"index": 0, "message": message,
+                                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}]
                 if call.logprobs and not server.ignore_logprobs:
                     for choice, a in zip(choices, answers):
                         top = server.top_logprobs(prompt) if server.top_logprobs else [(a, 0.0)]

@@ -31,7 +31,7 @@ def test_built_in_evaluators_are_registered_and_listed():
     assert BUILT_IN <= set(plugins.evaluators)
     builtin_failures = [f for f in plugins.failures if f.name in {"text", "privacy", "knowledge", "summarization",
                                                                 "classification", "language_model", "fairness",
-                                                                "consistency", "judge", "semantic", "ragas",
+                                                                "consistency", "judge", "semantic", "ragas", "agent",
                                                                 "robustness"}]
     assert builtin_failures == []
     listing = CliRunner().invoke(cli, ["evaluators"])
@@ -62,7 +62,7 @@ def test_quickstart_completes_every_built_in_evaluator(quickstart_run):
         folder = quickstart_run.run_dir / entry["job_location"]
         assert (folder / names.DONE_MARKER).is_file(), entry
         assert (folder / names.EVAL_RESULTS / "application_json" / "explanation.json").is_file()
-    assert record["result"]["dataset"]["shape"][0] == 198
+    assert record["result"]["dataset"]["shape"][0] == 207
 
 
 def test_quickstart_tells_the_demo_story(quickstart_run):
@@ -106,7 +106,7 @@ def test_quickstart_test_case_pages_withhold_what_the_privacy_evaluators_flag(qu
     run_dir = quickstart_run.run_dir
     pages = [html_module.unescape(p.read_text(encoding="utf-8"))
              for p in [run_dir / names.TEST_CASES_HTML, run_dir / names.INDEX_HTML, *(run_dir / names.CASES_DIR).iterdir()]]
-    assert len(pages) == 2 + 66
+    assert len(pages) == 2 + 69
     answers, rows = [], []
     for path in glob.glob(str(run_dir / "explainer_sonar_plugins_privacy_*" / names.EVAL_RESULTS / "application_json"
                               / "explanation.json")):

@@ -9,8 +9,12 @@ def register_evaluators(register):
     from .byop import ByopEvaluator
     from .contact_information import ContactInformationEvaluator
     from .context_relevancy import ContextRelevancyJudgeEvaluator
+    from .conversation_relevancy import ConversationRelevancyEvaluator
     from .fact_check import FactCheckEvaluator
+    from .goal_accuracy import GoalAccuracyEvaluator
+    from .knowledge_retention import KnowledgeRetentionEvaluator
     from .language_mismatch import LanguageMismatchEvaluator
+    from .role_adherence import RoleAdherenceEvaluator
     from .sexism import SexismEvaluator
     from .stereotypes import StereotypesEvaluator
     from .summarization_judge import SummarizationJudgeEvaluator
@@ -23,3 +27,8 @@ def register_evaluators(register):
     register(SummarizationJudgeEvaluator)
     register(FactCheckEvaluator)
     register(ContextRelevancyJudgeEvaluator)
+    # Conversations (docs/conversations.md).
+    register(GoalAccuracyEvaluator)
+    register(ConversationRelevancyEvaluator)
+    register(KnowledgeRetentionEvaluator)
+    register(RoleAdherenceEvaluator)

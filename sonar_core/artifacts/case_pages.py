@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from .html import TEXT_LIMIT, csp, filter_script, style
+from .transcript import transcript_html
 
 __all__ = ["matrix_html", "case_html"]
 
@@ -212,6 +213,19 @@ def _comparison(book: Any, case: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _conversations(book: Any, case: dict[str, Any]) -> str:
+    """Each model's conversation as a transcript, every verdict beside the turn it judged."""
+    out = ['<h2 id="conversation">Conversation</h2>\n<p class="muted">Turns from 0. Verdicts of evaluators that '
+           "scored each assistant turn (<code>per_turn</code>) stand beside that turn; the others judged the final "
+           "answer or the whole conversation and stand beside the last assistant turn.</p>\n"]
+    for r in case["rows"]:
+        if not r.get("conversation"):
+            continue
+        whole = [(book.evaluators[v["ev"]]["display_name"], v["text"], v["status"]) for v in r["verdicts"] if v]
+        out.append(f"<h3>{_e(r['model'])}</h3>\n{transcript_html(r['conversation'], r['turn_verdicts'], whole)}")
+    return "".join(out)
+
+
 def case_html(run: dict[str, Any], book: Any, case: dict[str, Any], withheld_context: str) -> str:
     """cases/<file>: one test case with every model's answer, every metric and the context."""
     rows = case["rows"]
@@ -253,7 +267,10 @@ def case_html(run: dict[str, Any], book: Any, case: dict[str, Any], withheld_con
                + "".join(f'<td class="num">{_num(r["cost"], ".5f")}</td>' for r in rows) + "</tr>\n")
     if len({r["model"] for r in rows}) < len(rows):  # two rows of one model: tell them apart
         out.append("<tr><th>Row key</th>" + "".join(f"<td>{_e(r['key'])}</td>" for r in rows) + "</tr>\n")
-    out.append("</tbody></table>\n<h2>Metrics</h2>\n")
+    out.append("</tbody></table>\n")
+    if any(r.get("conversation") for r in rows):
+        out.append(_conversations(book, case))
+    out.append("<h2>Metrics</h2>\n")
     out.append(_metrics_table(book, case))
     if case["comparison"]:
         out.append(_comparison(book, case))

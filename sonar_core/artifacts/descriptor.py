@@ -6,22 +6,27 @@ from typing import Any
 
 from .. import names
 from ..contract import Evaluator, Input, ResultKind
+from ..inputs import CATALOGUE_INPUTS
 
 __all__ = ["descriptor", "requirements_table", "parameter_entries"]
 
 
 def requirements_table(cls: type[Evaluator]) -> str:
-    """The catalogue's Q/EA/RC/AA/C requirement table, in markdown."""
+    """The catalogue's Q/EA/RC/AA/C requirement table, in markdown (with a column for each
+    conversation input the evaluator uses)."""
     header = "| Question | Expected answer | Retrieved context | Actual answer | Conditions |"
+    extra = [needed for needed in Input if needed not in CATALOGUE_INPUTS
+             and (needed in cls.required_inputs or needed in cls.optional_inputs)]
+    header += "".join(f" {needed.label.capitalize()} |" for needed in extra)
     ticks = []
-    for needed in Input:
+    for needed in (*CATALOGUE_INPUTS, *extra):
         if needed in cls.required_inputs:
             ticks.append("✓")
         elif needed in cls.optional_inputs:
             ticks.append("(optional)")
         else:
             ticks.append("")
-    return f"{header}\n|---|---|---|---|---|\n| " + " | ".join(ticks) + " |"
+    return f"{header}\n|---|---|---|---|---|{'---|' * len(extra)}\n| " + " | ".join(ticks) + " |"
 
 
 def parameter_entries(cls: type[Evaluator], params: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic
 from .html import CELL_LIMIT, TEXT_LIMIT, clip, row_why
+from .transcript import clip_conversation, turn_summary, turn_values, turn_verdicts
 
 __all__ = [
     "CASE_LIMIT",
@@ -101,10 +102,12 @@ def evaluator_rows(ev: ScoredEvaluator) -> dict[str, Any]:
             continue
         values = [_finite(result.values.get(m.key)) for m in ev.cls.metrics]
         why = result.error_message or (row_why(result) if ev.metric_fails(primary, result.values.get(primary.key)) else "")
+        why = turn_summary(result, primary.key) or why  # a per-turn row says its turns
         rows.append([row.key, values, clip(why, CELL_LIMIT) if why else None])
     skipped = [[s.row.key, s.missing.value] for s in ev.skipped if s.row.test_case_key in chosen]
+    turns = turn_values([(row, result) for row, result in ev.scored if row.test_case_key in chosen], primary.key)
     return {"schema_version": names.SCHEMA_VERSION, "case_limit": CASE_LIMIT, "test_cases": len(cases),
-            "rows": rows, "skipped": skipped}
+            "rows": rows, "skipped": skipped, **({"turns": turns} if turns else {})}
 
 
 @dataclass
@@ -115,6 +118,7 @@ class _Evaluator:
     view: dict[str, Any]
     cells: dict[str, tuple[list[float | None], str | None]]
     skipped: dict[str, str]
+    turns: dict[str, list] = field(default_factory=dict)  # row key -> [[turn, value], ...] (per_turn)
 
     def __post_init__(self) -> None:
         self.metrics: list[dict[str, Any]] = self.view["metrics"]
@@ -205,7 +209,7 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> 
         evaluators.append(_Evaluator(
             index=len(evaluators), view=summary["view"],
             cells={key: (values, why) for key, values, why in data["rows"]},
-            skipped={key: missing for key, missing in data["skipped"]},
+            skipped={key: missing for key, missing in data["skipped"]}, turns=data.get("turns", {}),
         ))
     all_keys = {row.test_case_key for row in rows}
     chosen = selected_case_keys(all_keys)
@@ -262,6 +266,8 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> 
                 "cost": row.cost,
                 "verdicts": row_verdicts,
                 "failing": any(v and v["status"] == "fail" for v in row_verdicts),
+                **({"conversation": clip_conversation(row.conversation, WITHHELD_ANSWER if withheld else None),
+                    "turn_verdicts": turn_verdicts(evaluators, row.key)} if row.conversation else {}),
             })
         # One context for the whole case when every row retrieved the same chunks.
         contexts = {tuple(r.context) for r in rs}

@@ -15,6 +15,7 @@ from ..config import ALL_OFFLINE, EvaluatorSpec, RunConfig
 from ..contract import Evaluator, ParameterError
 from ..dataset import LLMDataset
 from ..errors import ConfigError
+from .per_turn import check_per_turn
 from ..hosts.base import HostPool
 from ..llm import LLMService
 from ..models import ModelMissingError, get_store
@@ -70,6 +71,8 @@ def resolve_jobs(config: RunConfig, plugins: PluginManager, run_id: str, run_dir
             cls.check_with_plugins(params, plugins)
         except ParameterError as exc:
             raise ConfigError(str(exc)) from None
+        if spec.per_turn:
+            check_per_turn(spec.label, cls.inputs_for(params))
         thresholds = _thresholds(cls, params, spec, config.thresholds)
         job_id = names.job_uuid(run_id, spec.label, position)
         jobs.append(Job(spec, cls, params, thresholds, job_id,

@@ -43,6 +43,7 @@ from ..perturbations import expand_perturbations
 from ..errors import DatasetError
 from ..text_clean import clean_value, count_cleaned
 from ..hosts.base import Host, HostAnswer, HostPool
+from .conversations import ask_items, is_conversation
 
 __all__ = ["Item", "PipelineResult", "AnswerStore", "load_suite", "item_source", "assign_hosts", "run_pipeline"]
 
@@ -106,7 +107,7 @@ def load_suite_dataset(path: Path) -> LLMDataset:
                                f"{row.test_case_key!r} (first at row {seen[row.test_case_key]}); a test suite "
                                f"has one row per test case")
         seen[row.test_case_key] = index
-        if not row.input.strip():
+        if not row.input.strip() and not row.simulated_user:
             raise DatasetError(f"{path}: row {index}, field 'input': empty; a test suite row needs the question "
                                f"to ask")
     return dataset
@@ -172,7 +173,8 @@ def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
     contexts, contexts_cleaned = clean_value(answer.contexts)
     record = {"test_case_key": item.row.test_case_key, "model_key": item.host, "actual_output": text,
               "actual_duration": round(answer.duration, 6), "cost": answer.cost, "input_tokens": answer.input_tokens,
-              "output_tokens": answer.output_tokens, "contexts": contexts, "cached": answer.cached}
+              "output_tokens": answer.output_tokens, "contexts": contexts, "cached": answer.cached,
+              **({"conversation": answer.conversation} if getattr(answer, "conversation", None) else {})}
     if text_cleaned or contexts_cleaned or answer.cleaned:
         record["cleaned"] = [name for name, did in (("actual_output", text_cleaned or answer.cleaned),
                                                      ("context", contexts_cleaned))
@@ -193,12 +195,15 @@ class _Batches:
 
 
 def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
-              failures: dict[tuple[str, str], str], advance: Callable[[int], None]) -> None:
+              failures: dict[tuple[str, str], str], advance: Callable[[int], None], llm: Any = None) -> None:
     while (chunk := batches.next()) is not None:
         tags = [{"test_case_key": item.row.test_case_key, "model_key": item.host} for item in chunk]
         journal.events("queuing item", "HostAssigner", "assign", (
             {**tag, "prompt_text": item.row.input} for tag, item in zip(tags, chunk)))
-        answers = host.ask_many([item.row.input for item in chunk], tags=tags)
+        if any(is_conversation(item.row) for item in chunk):  # asked turn by turn (execution/conversations.py)
+            answers = ask_items(host, [item.row for item in chunk], tags, llm=llm, journal=journal)
+        else:
+            answers = host.ask_many([item.row.input for item in chunk], tags=tags)
         records = []
         with batches.lock:
             for item, answer in zip(chunk, answers):
@@ -225,6 +230,10 @@ def _row(item: Item, record: dict[str, Any]) -> Row:
                   cost=record.get("cost"))
     if record.get("contexts") is not None:
         values["context"] = list(record["contexts"])
+    if record.get("conversation"):
+        values["conversation"] = record["conversation"]
+        values["input"] = values["input"] or next((t["content"] for t in record["conversation"]
+                                                   if t["role"] == "user"), "")
     return Row(**values)
 
 
@@ -238,7 +247,7 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
     writer.writerow(columns)
     for record in records:
         # Lists as JSON arrays: the CSV loader reads them back so.
-        writer.writerow([json.dumps(v, ensure_ascii=False) if isinstance(v, list) else "" if v is None else v
+        writer.writerow([json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else "" if v is None else v
                          for v in record.values()])
     write_atomic(folder / names.LLM_DATASET_CSV, buffer.getvalue().encode("utf-8"))
     return folder / names.LLM_DATASET_JSON, hashlib.sha256(raw).hexdigest()
@@ -246,7 +255,7 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
 
 def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, config: Any = None,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                 plugins: Any = None) -> PipelineResult:
+                 plugins: Any = None, llm: Any = None) -> PipelineResult:
     """Ask every host every test case (only those not answered yet), write the dataset; see the module docstring."""
     started = time.perf_counter()
     suite = load_suite_dataset(suite_path)
@@ -288,8 +297,8 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
                     advance = progress(f"asking {key}", len(todo[key])) if progress else (lambda n: None)
                     slots = getattr(getattr(host, "spec", None), "max_concurrency", 1)
                     batches = _Batches(todo[key], max(1, slots) * BATCH_PER_SLOT)
-                    futures += [pool.submit(_ask_host, host, batches, store, journal, counts[key], failures, advance)
-                                for _ in range(FEEDERS)]
+                    futures += [pool.submit(_ask_host, host, batches, store, journal, counts[key], failures, advance,
+                                            llm) for _ in range(FEEDERS)]
                 for future in futures:
                     future.result()
     finally:
@@ -307,6 +316,7 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
     columns = [name for name in DATASET_FIELDS
                if name in suite_columns or name in _ANSWER_COLUMNS
                or (name == "context" and any(r.context for r in answered))
+               or (name == "conversation" and any(r.conversation for r in answered))
                # perturb: copies carry their link to the original (the core's flip problems read it).
                or (name in _PERTURBATION_COLUMNS and any(r.original_test_case_key for r in answered))]
     json_path, dataset_fingerprint = _write_dataset(folder, answered, columns)

@@ -202,7 +202,8 @@ def _ask_hosts(state: RunState, suite_path: Path, suite_fingerprint: str | None,
     try:
         with ProgressSink(progress) as sink:
             produced = run_pipeline(suite_path, hosts, state.run_dir, journal, config=state.config,
-                                    progress=sink.task if progress else None, plugins=state.plugins)
+                                    progress=sink.task if progress else None, plugins=state.plugins,
+                                    llm=state.services.llm)
     except KeyboardInterrupt:
         journal.event("run interrupted", "Runner", "execute_run", finished=0)
         raise RunInterrupted(state.run_dir) from None

@@ -21,6 +21,7 @@ from ..dataset import LLMDataset, Row
 from ..findings import ScoredEvaluator, SkippedRow
 from ..journal import Journal
 from ..llm import LLMService
+from .per_turn import PerTurn
 from .row_cache import RowResultCache
 from .state import Job, RunServices
 
@@ -119,11 +120,14 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
                             label=job.label, hosts=hosts, memo=services.memo,
                             plugins=services.plugins)
     evaluator = job.cls(job.params, ctx)
+    if job.spec.per_turn:
+        evaluator = PerTurn(evaluator)
     # Some evaluators (e.g. classification's per-model precision) need every row at once.
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
     primary = job.cls.primary_metric()
     threshold = job.thresholds[primary.key]
-    row_cache = _row_cache(job, llm)
+    # A per-turn result is not the row's whole-answer result: it is never kept in the row cache.
+    row_cache = None if job.spec.per_turn else _row_cache(job, llm)
     cached: dict[int, RowResult] = {}
     keys: list[str] = []
     if row_cache is not None:

@@ -8,6 +8,11 @@ exception fails that item (it is not retried). A call that has not returned with
 seconds fails its item as a timeout (retried when ``retries`` allows): the run goes on, and the
 function's thread, which Python cannot stop, is left to finish on its own. The response cache is
 off unless ``cache: true``: a function changes with its code, which the cache cannot see.
+
+With ``chat: true`` the function is an agent that can be asked conversations (docs/conversations.md):
+it is called as ``function(messages, tools)`` with the history as OpenAI chat messages and the
+test case's tool declarations, and returns a string or a dict with ``answer`` and optionally
+``tool_calls`` (``[{"name": str, "arguments": {...}}]``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any, Callable
 from pydantic import Field
 
 from ..errors import ConfigError
-from ..llm.backends import Answer, PermanentError, TransientError
+from ..llm.backends import TOOLS_ROLE, Answer, PermanentError, TransientError
 from ..llm.configs import LLMConfig
 from .client_host import ClientHost, HostSpec
 
@@ -34,6 +39,8 @@ class PythonSpec(HostSpec):
     cache: bool = False
     retries: int = Field(default=0, ge=0)
     max_concurrency: int = Field(default=1, ge=1)
+    #: The function takes ``(messages, tools)`` and may call tools: it can be asked conversations.
+    chat: bool = False
 
 
 def load_callable(reference: str, base_dir: str | None = None) -> Callable[[str], Any]:
@@ -53,12 +60,13 @@ def load_callable(reference: str, base_dir: str | None = None) -> Callable[[str]
 
 
 class PythonBackend:
-    def __init__(self, function: Callable[[str], Any], reference: str, timeout: float) -> None:
+    def __init__(self, function: Callable[[str], Any], reference: str, timeout: float, chat: bool = False) -> None:
         self.function = function
         self.reference = reference
         self.timeout = timeout
+        self.chat = chat
 
-    def _call(self, prompt: str) -> Any:
+    def _call(self, prompt: Any) -> Any:
         """The function's result, within the timeout: on a thread of its own, so a hung function costs
         its item, not the run."""
         box: dict[str, Any] = {}
@@ -66,7 +74,7 @@ class PythonBackend:
 
         def target() -> None:
             try:
-                box["result"] = self.function(prompt)
+                box["result"] = self.function(*prompt) if self.chat else self.function(prompt)
             except BaseException as exc:  # handed to the caller's thread
                 box["error"] = exc
             finally:
@@ -83,7 +91,11 @@ class PythonBackend:
         return None
 
     def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
-        prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+        if self.chat:  # the history and the tools (hosts/chat_turns.py sends them first, when any)
+            tools = messages[0]["tools"] if messages and messages[0].get("role") == TOOLS_ROLE else []
+            prompt: Any = ([m for m in messages if m.get("role") != TOOLS_ROLE], tools)
+        else:
+            prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
         try:
             result = self._call(prompt)
         except TransientError:
@@ -101,6 +113,8 @@ class PythonBackend:
                 meta["contexts"] = contexts
             if isinstance(result.get("usage"), dict):
                 meta["usage"] = result["usage"]
+            if self.chat and result.get("tool_calls"):
+                meta["tool_calls"] = _openai_calls(result["tool_calls"], self.reference)
             return Answer(text=result["answer"], meta=meta)
         raise PermanentError(f"{self.reference} returned {type(result).__name__}, expected a string "
                              f"or a dict with a string 'answer'")
@@ -109,10 +123,23 @@ class PythonBackend:
         return None
 
 
+def _openai_calls(calls: Any, reference: str) -> list[dict[str, Any]]:
+    """An agent function's tool calls as the OpenAI protocol spells them."""
+    import json
+
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                              and isinstance(c.get("arguments", {}), dict) for c in calls):
+        raise PermanentError(f"{reference} returned 'tool_calls' that is not a list of {{name, arguments}}")
+    return [{"id": c.get("id") or f"call_{i}", "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}), sort_keys=True)}}
+            for i, c in enumerate(calls)]
+
+
 def make_python_host(spec: PythonSpec, services) -> ClientHost:
     function = load_callable(spec.callable, services.base_dir)
     config = LLMConfig(key=spec.key, model=spec.callable, timeout=spec.timeout, retries=spec.retries,
                        backoff=spec.backoff, max_concurrency=spec.max_concurrency,
                        requests_per_minute=spec.requests_per_minute, description=spec.description)
-    return ClientHost(spec, backend=PythonBackend(function, spec.callable, spec.timeout), config=config,
-                      identity={"callable": spec.callable}, services=services, deterministic=False)
+    return ClientHost(spec, backend=PythonBackend(function, spec.callable, spec.timeout, spec.chat), config=config,
+                      identity={"callable": spec.callable, **({"chat": True} if spec.chat else {})},
+                      services=services, deterministic=False)

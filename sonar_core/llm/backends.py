@@ -91,8 +91,21 @@ def _answers_from_body(body: str) -> list[Answer]:
         if number == 0 and isinstance(data.get("usage"), dict):
             meta["usage"] = data["usage"]
         # No content (a refusal, a tool call) is an empty answer: the evaluator counts it as unparseable.
+        if choice["message"].get("tool_calls"):
+            meta["tool_calls"] = choice["message"]["tool_calls"]  # a conversation's host reads them
         answers.append(Answer(text=content if isinstance(content, str) else "", meta=meta))
     return answers
+
+
+#: Role of the entry that may open a request's messages to declare the tools the model may call
+#: (hosts/chat_turns.py): the backend sends them as ``tools`` and the cache key covers them.
+TOOLS_ROLE = "sonar_tools"
+
+
+def _split_tools(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    if messages and messages[0].get("role") == TOOLS_ROLE:
+        return messages[1:], {"tools": messages[0]["tools"]}
+    return messages, None
 
 
 def _first_token_alternatives(body: str) -> list[tuple[str, float]] | None:
@@ -133,7 +146,8 @@ class OpenAIChatBackend:
         return None
 
     def complete(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int) -> Answer:
-        return _answers_from_body(self._post(messages, temperature, max_tokens, 1))[0]
+        messages, extra = _split_tools(messages)
+        return _answers_from_body(self._post(messages, temperature, max_tokens, 1, extra))[0]
 
     def complete_choices(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, seed: int,
                          n: int) -> list[Answer]:

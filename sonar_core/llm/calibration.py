@@ -168,7 +168,8 @@ def _rows(calibration: CalibrationSet):
     from ..dataset import Row
 
     return [Row(key=item.id, input=item.input, expected_output=item.expected_output, context=list(item.context),
-                actual_output=item.actual_output, model_key="calibration", test_case_key=item.id)
+                actual_output=item.actual_output, model_key="calibration", test_case_key=item.id,
+                conversation=list(item.conversation), expected_outcome=item.expected_outcome)
             for item in calibration.items]
 
 
@@ -176,11 +177,15 @@ def _check_inputs(cls: type, params: dict[str, Any], calibration: CalibrationSet
     from ..contract import Input
 
     fields = {Input.QUESTION: "input", Input.EXPECTED_ANSWER: "expected_output",
-              Input.RETRIEVED_CONTEXT: "context", Input.ACTUAL_ANSWER: "actual_output"}
+              Input.RETRIEVED_CONTEXT: "context", Input.ACTUAL_ANSWER: "actual_output",
+              Input.CONVERSATION: "conversation", Input.EXPECTED_OUTCOME: "expected_outcome"}
     for needed in cls.inputs_for(params):
+        if needed not in fields:
+            continue
         for item in calibration.items:
             value = getattr(item, fields[needed])
-            if not (value.strip() if isinstance(value, str) else any(c.strip() for c in value)):
+            if not (value.strip() if isinstance(value, str) else any(c if isinstance(c, dict) else c.strip()
+                                                                     for c in value)):
                 raise CalibrationSetError(f"calibration set {calibration.path}:{item.line}: {fields[needed]}: "
                                           f"empty, and {cls.id} needs it")
 

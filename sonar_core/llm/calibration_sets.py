@@ -24,12 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..conversation import first_user_content, last_assistant_content, parse_conversation
+from ..errors import ConfigError, DatasetError
 
 __all__ = ["CalibrationItem", "CalibrationSet", "CalibrationSetError", "balanced_subset", "load_calibration_set"]
 
 _HEADER_FIELDS = {"calibration_set", "version", "labels", "source", "licence", "notes"}
-_ITEM_FIELDS = {"id", "label", "input", "actual_output", "context", "expected_output", "note"}
+_ITEM_FIELDS = {"id", "label", "input", "actual_output", "context", "expected_output", "note", "conversation",
+                "expected_outcome"}
 
 
 class CalibrationSetError(ConfigError):
@@ -48,6 +50,8 @@ class CalibrationItem:
     expected_output: str = ""
     note: str = ""
     line: int = 0
+    conversation: tuple[dict[str, Any], ...] = ()
+    expected_outcome: str = ""
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,16 @@ def _text(path: Path, line: int, data: dict[str, Any], field: str, required: boo
     if not isinstance(value, str):
         _fail(path, line, field, f"expected text, got {type(value).__name__}")
     return value
+
+
+def _conversation(path: Path, line: int, data: dict[str, Any]) -> list[dict[str, Any]]:
+    if "conversation" not in data:
+        return []
+    try:
+        return parse_conversation(data["conversation"], "item")
+    except DatasetError as exc:
+        _fail(path, line, "conversation", str(exc).split("field 'conversation'", 1)[-1].lstrip(", :") or "malformed")
+    return []
 
 
 def _object(path: Path, number: int, text: str) -> dict[str, Any]:
@@ -170,11 +184,17 @@ def load_calibration_set(path: str | Path, evaluator_id: str | None = None,
         context = data.get("context", [])
         if not isinstance(context, list) or not all(isinstance(c, str) for c in context):
             _fail(path, number, "context", "expected a list of texts")
+        # A conversation item (the conversation judges') needs no input or answer: they default to
+        # its first user turn and last assistant turn, as on a dataset row.
+        conversation = _conversation(path, number, data)
         items.append(CalibrationItem(
-            id=item_id, label=label, input=_text(path, number, data, "input", True),
-            actual_output=_text(path, number, data, "actual_output", True), context=tuple(context),
+            id=item_id, label=label,
+            input=_text(path, number, data, "input", not conversation) or first_user_content(conversation) or "",
+            actual_output=_text(path, number, data, "actual_output", not conversation)
+            or last_assistant_content(conversation) or "", context=tuple(context),
             expected_output=_text(path, number, data, "expected_output", False),
-            note=_text(path, number, data, "note", False), line=number))
+            note=_text(path, number, data, "note", False), line=number, conversation=tuple(conversation),
+            expected_outcome=_text(path, number, data, "expected_outcome", False)))
     if not items:
         _fail(path, header_line + 1, "(line)", "the set has no items")
     return CalibrationSet(

@@ -27,7 +27,7 @@ def test_regenerating_the_demo_dataset_reproduces_the_shipped_file_byte_for_byte
     done = subprocess.run([sys.executable, "-m", "sonar_core.demo.generate", "--output", str(out)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert f"wrote {out} (198 rows, 66 test cases, 178 KiB)" in done.stdout
+    assert f"wrote {out} (207 rows, 69 test cases, 195 KiB)" in done.stdout
     assert out.read_bytes() == SHIPPED.read_bytes()
     assert SHIPPED.stat().st_mtime_ns == before  # --output leaves the shipped file alone
 

@@ -29,11 +29,17 @@ LABELS = {
     "fact_check": ["correct", "incorrect"],
     "context_relevancy": ["relevant", "irrelevant"],
     "byop": ["true", "false"],
+    "goal_accuracy": ["achieved", "failed"],
+    "conversation_relevancy": ["relevant", "irrelevant"],
+    "knowledge_retention": ["retained", "forgotten"],
+    "role_adherence": ["kept", "broken"],
 }
 HEADER_KEYS = {"calibration_set", "version", "labels", "source", "licence", "notes"}
 SOURCE = "Written by hand for Sonar by its developers (2026-11); every item is original."
 #: Every item carries these; the fields a prompt reads come on top.
 ALWAYS = {"id", "label", "input", "actual_output", "note"}
+#: An item of a set whose prompt reads a conversation carries it instead of a question and an answer.
+ALWAYS_CONVERSATION = {"id", "label", "note"}
 MIN_ITEMS = 40
 BYOP_EXAMPLE = REPO / "examples" / "byop_calibration.jsonl"
 
@@ -101,15 +107,24 @@ def test_calibration_set(key, path, params):
     assert set(counts) == set(LABELS[key]), f"labels outside {LABELS[key]} or one missing: {dict(counts)}"
     assert len(set(counts.values())) == 1, f"unbalanced: {dict(counts)}"
 
-    fields = ALWAYS | _fields_needed(_judges()[key], params)
+    needed = _fields_needed(_judges()[key], params)
+    fields = (ALWAYS_CONVERSATION if "conversation" in needed else ALWAYS) | needed
     for item in items:
         assert set(item) == fields, f"{item['id']}: fields {sorted(item)}, the prompt needs {sorted(fields)}"
-        for name in fields - {"context"}:
+        for name in fields - {"context", "conversation"}:
             assert isinstance(item[name], str) and item[name].strip(), f"{item['id']}: empty {name}"
         if "context" in fields:
             assert item["context"] and all(isinstance(c, str) and c.strip() for c in item["context"]), item["id"]
+        if "conversation" in fields:
+            turns = item["conversation"]
+            assert any(t["role"] == "assistant" and t["content"].strip() for t in turns), item["id"]
+            assert any(t["role"] == "user" for t in turns), item["id"]
 
-    answers = [item["actual_output"] for item in items]
-    assert len(set(answers)) == len(answers), "no actual_output appears twice"
+    # The set loads as the calibration loads it (conversations checked turn by turn).
+    from sonar_core.llm.calibration_sets import load_calibration_set
+
+    assert len(load_calibration_set(path, key).items) == len(items)
+    answers = [json.dumps(item.get("conversation")) + item.get("actual_output", "") for item in items]
+    assert len(set(answers)) == len(answers), "no actual_output (or conversation) appears twice"
     hard = sum(item["note"].startswith(("hard negative", "hard positive")) for item in items)
     assert hard * 4 >= len(items), f"only {hard} hard items of {len(items)}"

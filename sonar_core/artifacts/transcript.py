@@ -1,0 +1,107 @@
+"""Conversations in the drill-down: per-turn values of an evaluator, and a conversation as an HTML
+transcript (roles, tool calls with their arguments, tool results) with verdicts beside the turns.
+
+Plain string formatting, as the case pages (case_pages.py) are written; every text from a dataset, a
+model or a judge goes through ``escape(..., quote=True)``.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from ..contract import RowResult
+from .html import TEXT_LIMIT, clip
+
+__all__ = ["turn_summary", "turn_values", "turn_verdicts", "clip_conversation", "transcript_html"]
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def turn_summary(result: RowResult, metric: str) -> str:
+    """A per-turn result in words: ``mean of 2 turns, min 0.40 (turn 2: 0.80, turn 4: 0.40)``;
+    empty for a result scored whole."""
+    turns = result.details.get("per_turn") if isinstance(result.details, dict) else None
+    if not turns:
+        return ""
+    parts = [f"turn {t['turn']}: " + ("n/a" if t["values"].get(metric) is None else f"{t['values'][metric]:.2f}")
+             for t in turns]
+    low = result.details.get("per_turn_min", {}).get(metric)
+    minimum = "" if low is None else f", min {low:.2f}"
+    return f"mean of {len(turns)} turn{'s' if len(turns) != 1 else ''}{minimum} ({', '.join(parts)})"
+
+
+def turn_values(scored: list[tuple[Any, RowResult]], metric: str) -> dict[str, list[list[Any]]]:
+    """Row key -> ``[[turn index, value of ``metric``], ...]`` for the rows scored turn by turn."""
+    out = {}
+    for row, result in scored:
+        turns = result.details.get("per_turn") if isinstance(result.details, dict) else None
+        if turns:
+            out[row.key] = [[t["turn"], t["values"].get(metric)] for t in turns]
+    return out
+
+
+def turn_verdicts(evaluators: list[Any], row_key: str) -> dict[int, list[tuple[str, str, str]]]:
+    """Turn index -> (evaluator, value, pass/fail) of the evaluators that scored the row turn by turn."""
+    out: dict[int, list[tuple[str, str, str]]] = {}
+    for ev in evaluators:
+        metric = ev.metrics[ev.primary_index]
+        for turn, value in ev.turns.get(row_key, ()):
+            fails = value is not None and metric["threshold"] is not None and (
+                value < metric["threshold"] if metric["higher_is_better"] else value > metric["threshold"])
+            out.setdefault(turn, []).append((ev.view["display_name"], "n/a" if value is None else f"{value:.2f}",
+                                             "na" if value is None else "fail" if fails else "pass"))
+    return out
+
+
+def clip_conversation(conversation: list[dict[str, Any]], withheld: str | None = None) -> list[dict[str, Any]]:
+    """The turns as a page shows them: contents cut at TEXT_LIMIT, arguments as indented JSON; with
+    ``withheld`` (a sensitive evaluator flagged the answer), each assistant turn's content is that note."""
+    out = []
+    for turn in conversation:
+        content = withheld if withheld is not None and turn["role"] == "assistant" and turn["content"] else turn["content"]
+        shown = {"role": turn["role"], "content": clip(content, TEXT_LIMIT)}
+        if turn.get("tool_calls"):
+            shown["tool_calls"] = [{"name": c["name"], "arguments": clip(json.dumps(c["arguments"], ensure_ascii=False,
+                                                                                   indent=1), TEXT_LIMIT)}
+                                   for c in turn["tool_calls"]]
+        for key in ("tool_call_id", "name"):
+            if turn.get(key):
+                shown[key] = turn[key]
+        out.append(shown)
+    return out
+
+
+def _verdict_list(items: list[tuple[str, str, str]]) -> str:
+    lis = "".join(f'<li class="{_e(status)}"><span class="ev">{_e(name)}</span><b>{_e(text)}</b></li>'
+                  for name, text, status in items)
+    return f'<ul class="verdicts turn-verdicts">{lis}</ul>' if lis else ""
+
+
+def transcript_html(conversation: list[dict[str, Any]], at_turn: dict[int, list[tuple[str, str, str]]],
+                    on_whole: list[tuple[str, str, str]]) -> str:
+    """``<ol class="transcript">``: one item per turn (role, content, tool calls and their arguments,
+    the tool call a result answers); ``at_turn`` (turn index -> ``(evaluator, verdict, status)``) beside
+    the turn each verdict judged, ``on_whole`` beside the last assistant turn (the final answer, and the
+    conversation as a whole)."""
+    last = max((i for i, t in enumerate(conversation) if t["role"] == "assistant"), default=None)
+    items = []
+    for index, turn in enumerate(conversation):
+        role = turn["role"]
+        head = f'<span class="tag role">{_e(role)}</span>'
+        if role == "tool" and (turn.get("name") or turn.get("tool_call_id")):
+            head += f' <span class="muted">result of {_e(turn.get("name") or "")} {_e(turn.get("tool_call_id") or "")}</span>'
+        body = f"<pre>{_e(turn['content'])}</pre>" if turn["content"] else ""
+        calls = "".join(f'<li class="tool-call">calls <code>{_e(c["name"])}</code><pre>{_e(c["arguments"])}</pre></li>'
+                        for c in turn.get("tool_calls", ()))
+        if calls:
+            body += f'<ul class="tool-calls">{calls}</ul>'
+        verdicts = list(at_turn.get(index, ()))
+        if index == last:
+            verdicts += on_whole
+        items.append(f'<li class="turn" data-role="{_e(role)}" data-turn="{index}">{head}{body}'
+                     f"{_verdict_list(verdicts)}</li>")
+    return f'<ol class="transcript" start="0">{"".join(items)}</ol>\n'
