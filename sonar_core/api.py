@@ -69,6 +69,9 @@ def run(
     prices: Mapping[str, Mapping[str, Any]] | None = None,
     calibrate: bool | None = None,
     calibration_items: int | None = None,
+    executor: Literal["local", "ray"] | None = None,
+    ray_address: str | None = None,
+    ray_shard_rows: int | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -105,6 +108,9 @@ def run(
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
             an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
         calibration_items: calibrate on a balanced subset of at most this many items per set.
+        executor: ``local`` (default) or ``ray``: score on a Ray cluster (docs/scale-out.md).
+        ray_address: the Ray cluster to join (None: start a local instance; ``auto``: the running one).
+        ray_shard_rows: rows per Ray shard (default ``batch_size``).
         progress: show a progress bar on the terminal.
 
     Returns:
@@ -133,8 +139,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def resume(run_dir: str | Path, *, progress: bool = False) -> RunResult:
-    """Finish a run that was interrupted: only evaluators without a done marker run again."""
+def resume(run_dir: str | Path, *, progress: bool = False, executor: str | None = None,
+           ray_address: str | None = None, ray_shard_rows: int | None = None) -> RunResult:
+    """Finish a run that was interrupted: only evaluators without a done marker run again.
+
+    ``executor`` (with ``ray_address``, ``ray_shard_rows``) picks where the rest runs: a run started
+    on one executor resumes on either, since where rows are scored changes no result.
+    """
     previous = PreviousRun.open(run_dir)  # run.json is read once, here
-    config = build_config(previous.parameters(), str(previous.run_dir / names.RUN_JSON))
+    where = {key: value for key, value in (("executor", executor), ("ray_address", ray_address),
+                                           ("ray_shard_rows", ray_shard_rows)) if value is not None}
+    config = build_config({**previous.parameters(), **where}, str(previous.run_dir / names.RUN_JSON))
     return RunResult.of(execute_run(config, previous=previous, progress=progress))

@@ -65,10 +65,16 @@ def cli() -> None:
                    "--no-calibrate skips it, and the report says the judges are uncalibrated.")
 @click.option("--calibration-items", type=int, default=None, metavar="N",
               help="Calibrate on a balanced subset of at most N items per set (default: every item).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+              help="Where rows are scored: local (default) or ray (a Ray cluster; docs/scale-out.md).")
+@click.option("--ray-address", metavar="ADDRESS",
+              help="Ray cluster to join with --executor ray: 'auto' (the running one) or an address "
+                   "(default: start a local Ray instance).")
+@click.option("--ray-shard-rows", type=int, default=None, metavar="N", help="Rows per Ray shard (default: batch size).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
-                calibration_items) -> None:
+                calibration_items, executor=None, ray_address=None, ray_shard_rows=None) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -83,7 +89,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if resume_dir is not None:
-            result = resume(resume_dir, progress=show)
+            result = resume(resume_dir, progress=show, executor=executor, ray_address=ray_address,
+                            ray_shard_rows=ray_shard_rows)
         else:
             if config is None and not dataset and not test_suite:
                 fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
@@ -98,6 +105,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
                 "test_suite": test_suite, "hosts": parse_hosts(hosts),
                 "calibrate": calibrate, "calibration_items": calibration_items,
+                "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)

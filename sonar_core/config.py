@@ -22,12 +22,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError, validation_message
 
-__all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
+__all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
 
 #: ``dataset: demo`` means the dataset bundled with Sonar.
 DEMO_DATASET = "demo"
 #: In ``evaluators``, every installed evaluator that can run offline.
 ALL_OFFLINE = "offline"
+#: Settings that say where a run executes, not what it computes: run.json leaves them out (a run
+#: on Ray records the same run.json as a local one), and a resumed run takes them afresh.
+EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows")
 
 
 class EvaluatorSpec(BaseModel):
@@ -117,6 +120,14 @@ class RunConfig(BaseModel):
     calibrate: bool = True
     #: Calibrate on a balanced subset of at most this many items per set (None: every item).
     calibration_items: int | None = Field(default=None, ge=2)
+    #: Where rows are scored: ``local`` (this process) or ``ray`` (a Ray cluster; docs/scale-out.md).
+    executor: Literal["local", "ray"] = "local"
+    #: The Ray cluster to join: None starts a local Ray instance, ``auto`` joins the running cluster,
+    #: else an address (``ray://host:10001`` or ``host:6379``). Only with ``executor: ray``.
+    ray_address: str | None = None
+    #: Rows per Ray shard (one task or actor call each); rounded up to a multiple of ``batch_size`` so
+    #: every evaluator sees the batches it sees locally. None: ``batch_size``.
+    ray_shard_rows: int | None = Field(default=None, ge=1)
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod

@@ -16,6 +16,7 @@ from ..artifacts.formats import write_atomic
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.stored import items_value, severities
+from ..config import EXECUTION_KEYS
 from ..contract import finite_or_none
 from ..findings import model_stats
 from ..findings.run_findings import best_model, count_severities, problem_counts
@@ -53,7 +54,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         status=status,
         progress=1.0 if status != "running" else state.progress,
         error=result.message,
-        interpretation_parameters=config.model_dump(mode="json"),
+        interpretation_parameters=config.model_dump(mode="json", exclude=set(EXECUTION_KEYS)),
         explainers=[j.label for j in jobs],
         versions=_versions(state),
         timings={"seconds": round(time.time() - state.started, 3)},

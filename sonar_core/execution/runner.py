@@ -30,6 +30,7 @@ from ..journal import Journal
 from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
 from .calibration import calibrate_judges, check_calibration_sets
+from .executors import make_executor
 from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
@@ -93,6 +94,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     if config.calibrate:
         check_calibration_sets(jobs, config.base_dir)
 
+    executor = make_executor(config)  # Ray missing: a one-line error before anything runs
     with ExitStack() as closing:
         # A resumed refresh run keeps what the interrupted run fetched: fresh means since it started.
         llm = llm_service(config, jobs, (previous.started() if previous else None) or started)
@@ -111,9 +113,11 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
         journal = Journal(run_dir / names.JOURNAL)
         # One embedding service per run: every evaluator's texts share its cache and counters.
         services = RunServices(llm=llm, embeddings=EmbeddingService(device=config.device), memo=RunMemo(),
-                               plugins=plugins, hosts=hosts)
+                               plugins=plugins, hosts=hosts, executor=executor)
         closing.callback(journal.close)
         closing.callback(_close_services, services)  # before the journal closes: they journal their counters
+        closing.callback(executor.close)  # after the services: their counters come back from it first
+        executor.start(run_id, journal, services)
         llm.attach(journal)
         if hosts is not None:
             hosts.attach(journal)
@@ -166,7 +170,8 @@ def _ask_hosts(state: RunState, suite_path: Path, suite_fingerprint: str | None,
     try:
         with ProgressSink(progress) as sink:
             produced = run_pipeline(suite_path, hosts, state.run_dir, journal, config=state.config,
-                                    progress=sink.task if progress else None, plugins=state.plugins)
+                                    progress=sink.task if progress else None, plugins=state.plugins,
+                                    ask=state.services.executor.asker(hosts, journal))
     except KeyboardInterrupt:
         journal.event("run interrupted", "Runner", "execute_run", finished=0)
         raise RunInterrupted(state.run_dir) from None
