@@ -8,7 +8,7 @@ why a run's artifacts do not depend on where its rows were scored.
 
 :class:`LocalExecutor` (the default) scores here, one ``evaluate()`` call per batch, exactly as a
 run always has. The Ray executor (:mod:`.ray_executor`, imported only when asked for) sends shards
-of rows to a Ray cluster.
+of rows to a Ray cluster; :mod:`.choose` makes the one a configuration asks for.
 """
 
 from __future__ import annotations
@@ -17,20 +17,14 @@ import logging
 import time
 from typing import Any, Callable, Iterator
 
-from ..config import RunConfig
 from ..contract import Evaluator, RowResult
 from ..dataset import Row
-from ..errors import ConfigError
 
-__all__ = ["LocalExecutor", "LOCAL", "make_executor", "Batch", "RAY_MISSING"]
+__all__ = ["LocalExecutor", "LOCAL", "Batch"]
 
 #: One scored batch: (position of its first row among the rows asked for, its rows, their results,
 #: seconds it took, journal fields that say where it ran).
 Batch = tuple[int, list[Row], list[RowResult], float, dict[str, Any]]
-
-#: The one-line error of ``executor: ray`` on an install without Ray.
-RAY_MISSING = "executor 'ray' needs Ray, which is not installed: pip install 'sonar-eval[ray]'"
-
 
 class LocalExecutor:
     """Scores in this process: one ``evaluate()`` call per batch of ``size`` rows."""
@@ -58,18 +52,3 @@ class LocalExecutor:
 
 #: The default executor (stateless, so one serves every run).
 LOCAL = LocalExecutor()
-
-
-def make_executor(config: RunConfig) -> Any:
-    """The executor ``config`` asks for; ConfigError (one line, naming the extra) when Ray is missing."""
-    if config.executor == "local":
-        if config.ray_address is not None:
-            raise ConfigError("ray_address needs executor: ray (--executor ray)")
-        return LOCAL
-    try:
-        import ray  # noqa: F401 - only to know whether the extra is installed
-    except ImportError:
-        raise ConfigError(RAY_MISSING) from None
-    from .ray_executor import RayExecutor
-
-    return RayExecutor(config)

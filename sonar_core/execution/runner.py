@@ -30,7 +30,7 @@ from ..journal import Journal
 from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
 from .calibration import calibrate_judges, check_calibration_sets
-from .executors import make_executor
+from .choose import make_executor
 from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun

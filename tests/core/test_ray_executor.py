@@ -25,7 +25,7 @@ from judge_server import JudgeServer
 from sonar_core import api, names
 from sonar_core.config import build_config
 from sonar_core.errors import ConfigError
-from sonar_core.execution.executors import RAY_MISSING, make_executor
+from sonar_core.execution.choose import RAY_MISSING, make_executor
 from sonar_core.models.embeddings import _PROCESS_CACHE
 
 TESTS = Path(__file__).parent.parent
@@ -226,7 +226,10 @@ def _interrupted(run_dir: Path, evaluator: str) -> None:
 @pytest.mark.parametrize("first, then", [("local", "ray"), ("ray", "local")])
 def test_a_run_resumes_on_the_other_executor(tmp_path, ray_cluster, first, then):
     common = dict(dataset="demo", evaluators=["text_matching", "pii_leakage"], run_id="x", calibrate=False)
+    # The reference went through the same interruption, locally (a resumed run records that it was).
     reference = api.run(output_dir=tmp_path / "reference", **common)
+    _interrupted(reference.run_dir, "PiiLeakage")
+    reference = api.resume(reference.run_dir)
     started = api.run(output_dir=tmp_path / "resumed", executor=first, **common)
     _interrupted(started.run_dir, "PiiLeakage")
     resumed = api.resume(started.run_dir, executor=then)
