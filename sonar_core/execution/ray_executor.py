@@ -224,8 +224,10 @@ class RayExecutor:
             if self._embedder is None:
                 # No CPU reserved: it lives the whole run but works only while an embedding
                 # evaluator's shards are sent to it, and must not keep other pools from starting.
+                # On a cluster with GPUs it takes one (embedding is what a GPU speeds up most).
+                gpu = 1 if ray.cluster_resources().get("GPU", 0) >= 1 and self.config.device != "cpu" else 0
                 self._embedder = ray.remote(EvaluatorWorker).options(
-                    num_cpus=0, max_restarts=-1, max_task_retries=-1,
+                    num_cpus=0, num_gpus=gpu, max_restarts=-1, max_task_retries=-1,
                     name=f"sonar:{self.run_id}:embeddings").remote(kit)
             refs = [self._embedder.score.remote(cls, job.params, job.label, part, size, kit) for part in shards]
         elif uses_pool(cls):
