@@ -76,6 +76,9 @@ def run(
     standards_output: str | Path | None = None,
     reference_hosts: Sequence[str] | None = None,
     min_grade: int | None = None,
+    executor: Literal["local", "ray"] | None = None,
+    ray_address: str | None = None,
+    ray_shard_rows: int | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -121,6 +124,9 @@ def run(
         standards_output: a calibration run: write the standards file here instead of grading.
         reference_hosts: a calibration run over a dataset: the models that are the reference.
         min_grade: every grade below this (1 Poor .. 5 Excellent) is a HIGH problem.
+        executor: ``local`` (default) or ``ray``: score on a Ray cluster (docs/scale-out.md).
+        ray_address: the Ray cluster to join (None: start a local instance; ``auto``: the running one).
+        ray_shard_rows: rows per Ray shard (default ``batch_size``).
         progress: show a progress bar on the terminal.
 
     Returns:
@@ -149,8 +155,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def resume(run_dir: str | Path, *, progress: bool = False) -> RunResult:
-    """Finish a run that was interrupted: only evaluators without a done marker run again."""
+def resume(run_dir: str | Path, *, progress: bool = False, executor: str | None = None,
+           ray_address: str | None = None, ray_shard_rows: int | None = None) -> RunResult:
+    """Finish a run that was interrupted: only evaluators without a done marker run again.
+
+    ``executor`` (with ``ray_address``, ``ray_shard_rows``) picks where the rest runs: a run started
+    on one executor resumes on either, since where rows are scored changes no result.
+    """
     previous = PreviousRun.open(run_dir)  # run.json is read once, here
-    config = build_config(previous.parameters(), str(previous.run_dir / names.RUN_JSON))
+    where = {key: value for key, value in (("executor", executor), ("ray_address", ray_address),
+                                           ("ray_shard_rows", ray_shard_rows)) if value is not None}
+    config = build_config({**previous.parameters(), **where}, str(previous.run_dir / names.RUN_JSON))
     return RunResult.of(execute_run(config, previous=previous, progress=progress))

@@ -78,11 +78,17 @@ def cli() -> None:
 @click.option("--standards", metavar="FILE", help="Standards file to grade against (default: the benchmark's own).")
 @click.option("--min-grade", type=click.IntRange(1, 5), default=None, metavar="N",
               help="A grade below N (1 Poor .. 5 Excellent) is a HIGH problem: with --fail-on-problems, exit 5.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+              help="Where rows are scored: local (default) or ray (a Ray cluster; docs/scale-out.md).")
+@click.option("--ray-address", metavar="ADDRESS",
+              help="Ray cluster to join with --executor ray: 'auto' (the running one) or an address "
+                   "(default: start a local Ray instance).")
+@click.option("--ray-shard-rows", type=int, default=None, metavar="N", help="Rows per Ray shard (default: batch size).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
                 calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
-                min_grade=None) -> None:
+                min_grade=None, executor=None, ray_address=None, ray_shard_rows=None) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -98,7 +104,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if resume_dir is not None:
-            result = resume(resume_dir, progress=show)
+            result = resume(resume_dir, progress=show, executor=executor, ray_address=ray_address,
+                            ray_shard_rows=ray_shard_rows)
         else:
             if config is None and not dataset and not test_suite:
                 fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
@@ -115,6 +122,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "calibrate": calibrate, "calibration_items": calibration_items,
                 "confidence_level": confidence_level, "bootstrap_resamples": bootstrap_resamples,
                 "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
+                "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)

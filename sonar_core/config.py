@@ -25,12 +25,15 @@ from pydantic_core import PydanticCustomError
 from . import names
 from .errors import ConfigError, validation_message
 
-__all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE"]
+__all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
 
 #: ``dataset: demo`` means the dataset bundled with Sonar.
 DEMO_DATASET = "demo"
 #: In ``evaluators``, every installed evaluator that can run offline.
 ALL_OFFLINE = "offline"
+#: Settings that say where a run executes, not what it computes: run.json leaves them out (a run
+#: on Ray records the same run.json as a local one), and a resumed run takes them afresh.
+EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows")
 
 
 def _safe_name(value: Any) -> Any:
@@ -156,6 +159,14 @@ class RunConfig(BaseModel):
     reference_hosts: list[str] = Field(default_factory=list)
     #: Each grade below this (1 Poor to 5 Excellent) is a HIGH problem, which ``fail_on_problems`` gates on.
     min_grade: int | None = Field(default=None, ge=1, le=5)
+    #: Where rows are scored: ``local`` (this process) or ``ray`` (a Ray cluster; docs/scale-out.md).
+    executor: Literal["local", "ray"] = "local"
+    #: The Ray cluster to join: None starts a local Ray instance, ``auto`` joins the running cluster,
+    #: else an address (``ray://host:10001`` or ``host:6379``). Only with ``executor: ray``.
+    ray_address: str | None = None
+    #: Rows per Ray shard (one task or actor call each); rounded up to a multiple of ``batch_size`` so
+    #: every evaluator sees the batches it sees locally. None: ``batch_size``.
+    ray_shard_rows: int | None = Field(default=None, ge=1)
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
 

@@ -4,7 +4,11 @@ Each event has ``timestamp`` (ISO 8601, UTC), ``message``, ``class`` and ``metho
 Sonar it was written) and, where they apply, ``test_case_key``, ``model_key`` and
 ``evaluator``. Messages follow ModelBench's journal where the meaning is the same:
 ``starting journal``, ``starting run``, ``evaluator scored``,
-``finished pipeline``, ``finished run``. Sonar adds ``loaded plugins``, ``plugin failed``,
+``finished pipeline``, ``finished run``. A run on Ray (:mod:`sonar_core.execution.ray_executor`) adds
+``started executor`` (executor, address, the cluster's resources and nodes) and carries
+``executor``, ``shard``, ``shards``, ``node``, ``pid`` and ``on`` in each ``measured batch quality``
+(one per shard), and ``asked shard`` per chunk of pipeline items; the workers' own events come back
+with their shards and are written by the driver. Sonar adds ``loaded plugins``, ``plugin failed``,
 ``loaded dataset``, ``resuming run``, ``queuing evaluator``, ``skipping finished evaluator``, ``evaluator skipped``,
 ``evaluator failed``, ``rows skipped``, ``rows limited``, ``measured batch quality``, ``cleaned text``,
 ``wrote artifacts``, ``run interrupted``, ``embedding cache info`` (texts requested and encoded

@@ -195,7 +195,8 @@ class _Batches:
 
 
 def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
-              failures: dict[tuple[str, str], str], advance: Callable[[int], None], llm: Any = None) -> None:
+              failures: dict[tuple[str, str], str], advance: Callable[[int], None], llm: Any = None,
+              ask: Callable | None = None) -> None:
     while (chunk := batches.next()) is not None:
         tags = [{"test_case_key": item.row.test_case_key, "model_key": item.host} for item in chunk]
         journal.events("queuing item", "HostAssigner", "assign", (
@@ -203,7 +204,9 @@ def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts
         if any(is_conversation(item.row) for item in chunk):  # asked turn by turn (execution/conversations.py)
             answers = ask_items(host, [item.row for item in chunk], tags, llm=llm, journal=journal)
         else:
-            answers = host.ask_many([item.row.input for item in chunk], tags=tags)
+            prompts = [item.row.input for item in chunk]
+            # ``ask``: the executor's way (a Ray task under the host's cluster-wide limits); else the host's own.
+            answers = ask(host, prompts, tags) if ask is not None else host.ask_many(prompts, tags=tags)
         records = []
         with batches.lock:
             for item, answer in zip(chunk, answers):
@@ -255,7 +258,7 @@ def _write_dataset(folder: Path, rows: list[Row], columns: list[str]) -> tuple[P
 
 def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, config: Any = None,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                 plugins: Any = None, llm: Any = None) -> PipelineResult:
+                 plugins: Any = None, llm: Any = None, ask: Callable | None = None) -> PipelineResult:
     """Ask every host every test case (only those not answered yet), write the dataset; see the module docstring."""
     started = time.perf_counter()
     suite = load_suite_dataset(suite_path)
@@ -298,7 +301,7 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
                     slots = getattr(getattr(host, "spec", None), "max_concurrency", 1)
                     batches = _Batches(todo[key], max(1, slots) * BATCH_PER_SLOT)
                     futures += [pool.submit(_ask_host, host, batches, store, journal, counts[key], failures, advance,
-                                            llm) for _ in range(FEEDERS)]
+                                            llm, ask) for _ in range(FEEDERS)]
                 for future in futures:
                     future.result()
     finally:

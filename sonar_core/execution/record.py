@@ -17,6 +17,7 @@ from ..artifacts.benchmark_dir import benchmark_view
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.stored import items_value, severities
+from ..config import EXECUTION_KEYS
 from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
@@ -60,7 +61,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         status=status,
         progress=1.0 if status != "running" else state.progress,
         error=result.message,
-        interpretation_parameters=config.model_dump(mode="json"),
+        interpretation_parameters=config.model_dump(mode="json", exclude=set(EXECUTION_KEYS)),
         explainers=[j.label for j in jobs],
         versions=_versions(state),
         timings={"seconds": round(time.time() - state.started, 3)},

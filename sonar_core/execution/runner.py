@@ -32,6 +32,7 @@ from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
 from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_benchmark, restrict_dataset, start_fields
 from .calibration import calibrate_judges, check_calibration_sets
+from .choose import make_executor
 from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .output_dir import check_writable, run_folder
 from .pipeline import item_source, load_suite, run_pipeline
@@ -119,6 +120,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
     if config.calibrate:
         check_calibration_sets(jobs, config.base_dir)
 
+    executor = make_executor(config)  # Ray missing: a one-line error before anything runs
     with ExitStack() as closing:
         # A resumed refresh run keeps what the interrupted run fetched: fresh means since it started.
         llm = llm_service(config, jobs, (previous.started() if previous else None) or started)
@@ -139,10 +141,12 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         journal = Journal(run_dir / names.JOURNAL)
         # One embedding service per run: every evaluator's texts share its cache and counters.
         services = RunServices(llm=llm, embeddings=EmbeddingService(device=config.device), memo=RunMemo(),
-                               plugins=plugins, hosts=hosts)
+                               plugins=plugins, hosts=hosts, executor=executor)
         closing.callback(journal.close)
         closing.callback(_close_services, services)  # before the journal closes: they journal their counters
         closing.callback(record_cache_keys, llm, run_dir)  # before the cache closes (sonar pack reads it)
+        closing.callback(executor.close)  # after the services: their counters come back from it first
+        executor.start(run_id, journal, services)
         llm.attach(journal)
         if hosts is not None:
             hosts.attach(journal)
@@ -203,7 +207,7 @@ def _ask_hosts(state: RunState, suite_path: Path, suite_fingerprint: str | None,
         with ProgressSink(progress) as sink:
             produced = run_pipeline(suite_path, hosts, state.run_dir, journal, config=state.config,
                                     progress=sink.task if progress else None, plugins=state.plugins,
-                                    llm=state.services.llm)
+                                    llm=state.services.llm, ask=state.services.executor.asker(hosts, journal))
     except KeyboardInterrupt:
         journal.event("run interrupted", "Runner", "execute_run", finished=0)
         raise RunInterrupted(state.run_dir) from None

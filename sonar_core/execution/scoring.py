@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from typing import Callable
 
 from .. import names
@@ -22,6 +21,7 @@ from ..findings import ScoredEvaluator, SkippedRow
 from ..journal import Journal
 from ..llm import LLMService
 from .per_turn import PerTurn
+from .executors import LOCAL
 from .row_cache import RowResultCache
 from .state import Job, RunServices
 
@@ -142,11 +142,12 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
             advance(len(cached))
     to_score = [index for index in range(len(eligible)) if index not in cached]
     fresh: dict[int, RowResult] = {}
-    for number, start in enumerate(range(0, len(to_score), size), start=1):
-        batch_started = time.perf_counter()
-        indices = to_score[start:start + size]
-        batch = [eligible[index] for index in indices]
-        results = list(evaluator.evaluate(batch))
+    # The executor scores the rows (here, or shards on a Ray cluster) and hands back batches in order.
+    executor = services.executor or LOCAL
+    for number, (start, batch, results, seconds, where) in enumerate(executor.batches(
+            job, evaluator, [eligible[index] for index in to_score], size, services=services, journal=journal,
+            logger=logger), start=1):
+        indices = to_score[start:start + len(batch)]
         if len(results) != len(batch):
             raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
         for index, result in zip(indices, results):
@@ -155,7 +156,7 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
                 row_cache.put(keys[index], result)
         if hosts is not None:
             # Pipeline items: as many as the hosts answered, each worth its line (ModelBench's journal).
-            share = round((time.perf_counter() - batch_started) / max(len(batch), 1), 6)
+            share = round(seconds / max(len(batch), 1), 6)
             journal.events("measured item quality", "Runner", "score_job", (
                 {"evaluator": job.label, "test_case_key": row.test_case_key, "model_key": row.model_key,
                  "measurements": {k: finite_or_none(v) for k, v in result.values.items()},
@@ -167,7 +168,7 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
                       rows=len(batch), done=start + len(batch), total=len(to_score), metric=primary.key,
                       mean=math.fsum(values) / len(values) if values else None,
                       failing=sum(1 for v in values if primary.fails(v, threshold)),
-                      seconds=round(time.perf_counter() - batch_started, 3))
+                      seconds=round(seconds, 3), **where)
         advance(len(batch))
     # Dataset order, cached and fresh rows together.
     scored.scored.extend((row, cached[i] if i in cached else fresh[i]) for i, row in enumerate(eligible))

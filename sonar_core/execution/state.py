@@ -72,6 +72,8 @@ class RunServices:
     plugins: "PluginManager"
     #: The models under test; None when the run scores a ready dataset.
     hosts: "HostPool | None" = None
+    #: Where rows are scored (:mod:`.executors`); None: here, in this process.
+    executor: Any = None
 
 
 @dataclass

@@ -32,6 +32,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
@@ -100,6 +101,10 @@ class LLMClient:
         #: False once the endpoint answered a labelled call without log-probabilities.
         self._logprobs_work = True
         self._flight = SingleFlight()
+        #: A callable returning a context manager held around each backend call, besides this client's
+        #: own slot: a cluster-wide slot (and pace) when workers of a Ray run share one LLM's limits
+        #: (:mod:`sonar_core.execution.ray_limiter`). None: this client's own bounds are the only ones.
+        self.gate: Callable[[], Any] | None = None
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -280,7 +285,7 @@ class LLMClient:
             if self._limiter is not None:
                 self._limiter.acquire()
             try:
-                with self._slots:
+                with self._slots, (self.gate() if self.gate is not None else nullcontext()):
                     result = call()
             except TransientError as exc:
                 error = self.redact(f"{exc.kind}: {exc}") or ""

@@ -34,6 +34,7 @@ class LLMService:
         cache_mode: CacheMode = "use",
         fresh_since: float | None = None,
         journal=None,
+        cache: ResponseCache | None = None,
     ) -> None:
         """
         Args:
@@ -43,6 +44,8 @@ class LLMService:
             cache_mode: ``use``, ``refresh`` or ``off``.
             fresh_since: Unix time the run started (``refresh`` keeps what the run itself fetched).
             journal: the run journal, or None.
+            cache: a cache object to use instead of opening ``cache_path`` (a Ray worker's, which reads
+                through the driver and hands its writes back to it).
         """
         self.configs = configs or LLMConfigSet()
         self.default_judge = default_judge or self.configs.default_judge or DEFAULT_JUDGE
@@ -51,7 +54,7 @@ class LLMService:
         self.fresh_since = fresh_since
         self.journal = journal
         self.redact = Redactor()
-        self._cache: ResponseCache | None = None
+        self._cache: ResponseCache | None = cache
         self._clients: dict[str, LLMClient] = {}
         self._lock = threading.Lock()
 

@@ -1,0 +1,134 @@
+"""Two Ray nodes on one machine: a run through ``--ray-address`` writes the artifacts of a local run.
+
+    python bench/ray_two_nodes.py [--evaluators text_matching,pii_leakage,...] [--keep DIR]
+
+Starts a Ray head and a second worker node with ``ray start --block`` in two processes, each with
+its own temporary folder and one CPU; runs ``sonar run`` once locally and once with
+``--executor ray --ray-address 127.0.0.1:PORT`` (same configuration, same run id); compares the
+two result folders with bench/compare_runs.py (everything but the journal, apart from timestamps
+and durations); checks that shards ran on both nodes; stops both nodes (by their process, never
+with ``ray stop``, which would stop every Ray on the machine). Exit 0 when the artifacts are
+identical, 1 otherwise. tests/core/test_ray_two_nodes.py runs it in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from compare_runs import compare  # noqa: E402
+
+#: Ray's token authentication: every node, probe and driver of this cluster shares one token.
+ENV = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+DEFAULT = "text_matching,pii_leakage,sensitive_data_leakage,encoding_guardrail,factual_knowledge"
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ray(*args: str, temp: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--block", "--num-cpus=1",
+               "--node-ip-address=127.0.0.1", "--disable-usage-stats", f"--temp-dir={temp}", *args]
+    log = open(temp.parent / f"{temp.name}.log", "w")
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=ENV)
+
+
+def _alive_nodes(address: str) -> int:
+    probe = ("import ray; ray.init(address=%r, logging_level='ERROR', log_to_driver=False); "
+             "print(sum(1 for n in ray.nodes() if n['Alive']))" % address)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=ENV)
+    try:
+        return int(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return 0
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)  # its own session: the node's processes go with it
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def _sonar(config: Path, *args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "sonar_core.cli", "run", str(config), "--run-id", "two",
+                           "--no-progress", *args], capture_output=True, text=True, env=ENV)
+    if done.returncode != 0:
+        raise SystemExit(f"sonar run failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--evaluators", default=DEFAULT)
+    parser.add_argument("--keep", type=Path, help="leave the run folders here")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="sonar-two-nodes-"))
+    port = _port()
+    address = f"127.0.0.1:{port}"
+    head = _ray("--head", f"--port={port}", "--include-dashboard=false", temp=work / "head")
+    worker = None
+    try:
+        deadline = time.time() + 180
+        while _alive_nodes(address) < 1:
+            if time.time() > deadline or head.poll() is not None:
+                print("the head node did not start", file=sys.stderr)
+                return 1
+            time.sleep(2)
+        worker = _ray(f"--address={address}", temp=work / "worker")
+        while _alive_nodes(address) < 2:
+            if time.time() > deadline or worker.poll() is not None:
+                print("the second node did not join", file=sys.stderr)
+                return 1
+            time.sleep(2)
+        config = work / "run.yaml"  # batches of 8, shards of 16: several shards per evaluator
+        config.write_text(json.dumps({"dataset": "demo", "batch_size": 8, "calibrate": False,
+                                      "evaluators": args.evaluators.split(",")}), encoding="utf-8")
+        started = time.perf_counter()
+        _sonar(config, "-o", str(work / "local"))
+        local_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        _sonar(config, "-o", str(work / "ray"), "--executor", "ray", "--ray-address", address,
+               "--ray-shard-rows", "16")
+        ray_seconds = time.perf_counter() - started
+        report = compare(work / "local" / "two", work / "ray" / "two",
+                         aliases=[(str(work / "local"), str(work / "ray"))])
+        report.pop("journal.jsonl", None)  # the journal says where things ran: it differs by design
+        journal = [json.loads(line) for line in (work / "ray" / "two" / "journal.jsonl").read_text().splitlines()]
+        nodes = {e["node"].split("@")[0] for e in journal if e.get("executor") == "ray" and "node" in e}
+        started_event = next(e for e in journal if e["message"] == "started executor")
+        print(f"cluster: {started_event['nodes']} nodes, resources {started_event['resources']}")
+        print(f"shards ran on {len(nodes)} node(s); local {local_seconds:.1f} s, ray {ray_seconds:.1f} s "
+              f"(end to end, including the driver's start)")
+        for name, lines in report.items():
+            print(f"DIFFERS {name}: {lines[:3]}")
+        if args.keep:
+            shutil.copytree(work / "local", args.keep / "local", dirs_exist_ok=True)
+            shutil.copytree(work / "ray", args.keep / "ray", dirs_exist_ok=True)
+        ok = not report and started_event["nodes"] == 2 and len(nodes) == 2
+        print("identical artifacts on two nodes" if ok else "FAILED")
+        return 0 if ok else 1
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(head)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""The Ray executor: a run's rows scored as shards on a Ray cluster, with the artifacts of a local run.
+
+What runs where (docs/scale-out.md):
+
+- Row-wise evaluators: the rows to score are cut into shards of ``ray_shard_rows`` (whole batches
+  of ``batch_size``, so an evaluator sees the batches it would see locally); each shard is a Ray
+  task that builds the evaluator and scores its batches.
+- Evaluators that load a model (``model_params``, or ``supports_gpu``): a pool of actors per
+  evaluator, each loading its models once; one CPU each, and one GPU each when the evaluator can
+  use one and the cluster has GPUs (the pool is then as large as the cluster's GPUs).
+- Evaluators with an embedding model: one actor for the whole run, serving their shards in run
+  order. A sentence-transformers vector depends, in its last bits, on the other texts encoded in
+  the same batch; one actor whose vector cache fills exactly as a local process's does is what
+  keeps their scores byte-identical to a local run.
+- Judges and models under test: called from the workers, each call holding a slot of the LLM's
+  cluster-wide limiter (:mod:`.ray_limiter`), so ``max_concurrency`` and ``requests_per_minute``
+  hold for the cluster as a whole.
+- The driver (this process) stays the only writer of the result tree, the journal and the
+  response cache. It answers rows from the row cache before dispatching; workers read answers
+  through a cache reader actor on the driver's node and hand new ones back with their results.
+
+Evaluators that ask the models under test themselves (``requires_hosts``) score on the driver.
+Results come back in shard order; a worker or actor that dies is retried by Ray (tasks up to
+three times, actors restarted with their calls retried), so no row is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from typing import Any, Callable, Iterator
+
+from ..config import RunConfig
+from ..contract import Evaluator
+from ..dataset import Row
+from ..errors import ConfigError
+from .executors import LOCAL, Batch
+from .ray_limiter import CacheReader, ClusterLimiter
+from .ray_worker import EvaluatorWorker, ShardOutput, WorkerKit, ask_chunk, score_shard
+
+__all__ = ["RayExecutor", "uses_pool"]
+
+#: Retries of a shard task whose worker died (Ray's own retry; the row results are recomputed).
+TASK_RETRIES = 3
+
+
+def uses_pool(cls: type[Evaluator]) -> bool:
+    """Whether an evaluator loads a model (so it runs on an actor pool that loads it once per actor)."""
+    return bool(cls.model_params) or bool(cls.supports_gpu)
+
+
+def uses_embeddings(cls: type[Evaluator]) -> bool:
+    """Whether an evaluator embeds texts (so it runs on the run's one embedding actor)."""
+    return "embedding" in cls.model_params.values()
+
+
+def _python_path() -> str:
+    """The driver's import path for the workers (so a ``-p`` plugin module imports there as well)."""
+    return os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+
+
+class RayExecutor:
+    """Scores shards on a Ray cluster; see the module docstring."""
+
+    name = "ray"
+
+    def __init__(self, config: RunConfig) -> None:
+        import ray
+
+        self.ray = ray
+        self.config = config
+        self.address = config.ray_address
+        self.shard_rows = config.ray_shard_rows
+        self._owns = False
+        self._lock = threading.Lock()
+        self._reader: Any = None
+        self._gates: dict[str, Any] = {}
+        self._services: Any = None
+        self._embedder: Any = None
+        self.run_id = ""
+        self._score = ray.remote(score_shard).options(num_cpus=1, max_retries=TASK_RETRIES)
+        self._ask = ray.remote(ask_chunk).options(num_cpus=1, max_retries=TASK_RETRIES)
+
+    # -- the cluster ----------------------------------------------------------------------------
+
+    def start(self, run_id: str, journal: Any, services: Any) -> None:
+        """Start a local Ray instance or join ``ray_address`` (unless this process joined one already)."""
+        ray = self.ray
+        if not ray.is_initialized():
+            try:
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING,
+                         runtime_env={"env_vars": {"PYTHONPATH": _python_path()}})
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = f"ray_address '{self.address}'" if self.address else "a local Ray instance"
+                raise ConfigError(f"{where}: cannot start or join Ray: {str(exc).splitlines()[0]}") from None
+            self._owns = True
+        self.run_id = run_id
+        self._services = services
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        journal.event("started executor", "RayExecutor", "start", executor="ray", address=self.address or "local",
+                      resources={k: v for k, v in sorted(ray.cluster_resources().items())
+                                 if not k.startswith("node:")},
+                      nodes=len(nodes), shard_rows=self.shard_rows or self.config.batch_size)
+
+    def close(self) -> None:
+        ray = self.ray
+        for limiter in self._gates.values():
+            ray.kill(limiter, no_restart=True)
+        for actor in (self._reader, self._embedder):
+            if actor is not None:
+                ray.kill(actor, no_restart=True)
+        self._embedder = None
+        self._gates.clear()
+        self._reader = None
+        if self._owns and ray.is_initialized():
+            ray.shutdown()
+            self._owns = False
+
+    def _reader_actor(self) -> Any:
+        """The cache reader, on this node (it reads the driver's file); made on first need."""
+        llm = self._services.llm
+        if llm.cache_mode == "off":
+            return None
+        if self._reader is None:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            node = self.ray.get_runtime_context().get_node_id()
+            llm.cache  # noqa: B018 - the driver opens (creates) the file first, as a local run does
+            self._reader = self.ray.remote(CacheReader).options(
+                num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
+                str(llm.cache_path), llm.cache_mode, llm.fresh_since)
+        return self._reader
+
+    def _gate(self, name: str, slots: int, per_minute: float | None) -> Any:
+        with self._lock:
+            if name not in self._gates:
+                self._gates[name] = self.ray.remote(ClusterLimiter).options(
+                    num_cpus=0, max_concurrency=1000, name=f"sonar:{self.run_id}:limit:{name}",
+                    get_if_exists=True).remote(slots, per_minute)
+            return self._gates[name]
+
+    def _kit(self, judge_keys: list[str] = ()) -> WorkerKit:
+        llm, config = self._services.llm, self.config
+        gates = {}
+        for key in judge_keys:
+            judge = llm.config(key)
+            gates[key] = self._gate(f"judge:{key}", judge.max_concurrency, judge.requests_per_minute)
+        return WorkerKit(run_id=self.run_id, llm_configs=llm.configs, default_judge=llm.default_judge,
+                         cache_mode=llm.cache_mode, reader=self._reader_actor() if judge_keys or gates else None,
+                         judge_gates=gates, device=config.device, plugins=list(config.plugins),
+                         base_dir=config.base_dir)
+
+    # -- what the driver does with a shard's output --------------------------------------------
+
+    def _absorb(self, out: ShardOutput, journal: Any, logger: logging.Logger | None, clients: Callable) -> None:
+        """Write what a worker made: cache entries, counters, journal events, log lines."""
+        if out.writes or out.hits:
+            cache = self._services.llm.cache
+            if cache is not None:
+                for key, llm, request, response, kind in out.writes:
+                    cache.put(key, llm, request, response, kind)
+                with self._lock:
+                    for kind, hits in out.hits.items():
+                        cache.hits[kind] = cache.hits.get(kind, 0) + hits
+        for message, cls, method, fields in out.events:
+            journal.event(message, cls, method, **fields)
+        if logger is not None:
+            for level, line in out.logs:
+                logger.log(level, "%s", line)
+        for key, stats in out.stats.items():
+            client = clients(key)
+            if client is not None:
+                client._count(**stats)
+        self._absorb_models(out)
+
+    def _absorb_models(self, out: ShardOutput) -> None:
+        """The workers' embedding counters and model loads, into the driver's service (run.json's record).
+
+        A model loaded by several actors is recorded once, as a local run loads it once.
+        """
+        embeddings = self._services.embeddings
+        for model, counter in out.embedding_stats.items():
+            if any(counter.values()):
+                embeddings._count(model, **counter)
+        with self._lock:
+            if out.device and embeddings.device_setting == "auto":
+                embeddings._device_setting = out.device
+            loads = embeddings.store.loads
+            seen = {(d.get("kind"), d.get("model"), d.get("folder")) for d in loads[embeddings._first_load:]}
+            for load in out.model_loads:
+                if (load.get("kind"), load.get("model"), load.get("folder")) not in seen:
+                    loads.append(load)
+                    seen.add((load.get("kind"), load.get("model"), load.get("folder")))
+
+    def _get(self, ref: Any) -> ShardOutput:
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, Exception):
+                raise cause from None
+            raise
+
+    # -- scoring --------------------------------------------------------------------------------
+
+    def batches(self, job: Any, evaluator: Evaluator, rows: list[Row], size: int, *, services: Any = None,
+                journal: Any = None, logger: logging.Logger | None = None) -> Iterator[Batch]:
+        """The rows as shards on the cluster; results handed back in shard order (see the module docstring)."""
+        cls = job.cls
+        if cls.requires_hosts or not rows:
+            yield from LOCAL.batches(job, evaluator, rows, size)
+            return
+        shard = size * max(1, -(-(self.shard_rows or size) // size))
+        shards = [rows[i:i + shard] for i in range(0, len(rows), shard)]
+        llm = self._services.llm
+        kit = self._kit([llm.judge_key(cls.judge_key(job.params))] if cls.requires_judge else [])
+        actors: list[Any] = []
+        ray = self.ray
+        on = "embedding actor" if uses_embeddings(cls) else "actor pool" if uses_pool(cls) else "tasks"
+        if uses_embeddings(cls):
+            if self._embedder is None:
+                # No CPU reserved: it lives the whole run but works only while an embedding
+                # evaluator's shards are sent to it, and must not keep other pools from starting.
+                # On a cluster with GPUs it takes one (embedding is what a GPU speeds up most).
+                gpu = 1 if ray.cluster_resources().get("GPU", 0) >= 1 and self.config.device != "cpu" else 0
+                self._embedder = ray.remote(EvaluatorWorker).options(
+                    num_cpus=0, num_gpus=gpu, max_restarts=-1, max_task_retries=-1,
+                    name=f"sonar:{self.run_id}:embeddings").remote(kit)
+            refs = [self._embedder.score.remote(cls, job.params, job.label, part, size, kit) for part in shards]
+        elif uses_pool(cls):
+            # As many actors as the cluster can start now (one is always made: it waits for a slot).
+            resources = ray.available_resources()
+            gpus = int(resources.get("GPU", 0)) if cls.supports_gpu and self.config.device != "cpu" else 0
+            count = max(1, min(len(shards), gpus or int(resources.get("CPU", 1))))
+            make = ray.remote(EvaluatorWorker).options
+            actors = [make(num_cpus=1, num_gpus=1 if gpus else 0, max_restarts=-1, max_task_retries=-1,
+                           name=f"sonar:{self.run_id}:{job.label}:{i}").remote(kit) for i in range(count)]
+            refs = [actors[i % count].score.remote(cls, job.params, job.label, part, size)
+                    for i, part in enumerate(shards)]
+        else:
+            refs = [self._score.remote(kit, cls, job.params, job.label, part, size) for part in shards]
+        done = False
+        try:
+            start = 0
+            for number, (part, ref) in enumerate(zip(shards, refs), start=1):
+                out = self._get(ref)
+                self._absorb(out, journal, logger, lambda key: llm.client(key))
+                vars(evaluator).update(out.state)  # what tables() may read (the model it chose)
+                yield start, part, out.results, out.seconds, {"executor": "ray", "shard": number,
+                                                              "shards": len(shards), "node": out.node,
+                                                              "pid": out.pid, "on": on}
+                start += len(part)
+            done = True
+        finally:
+            if not done and not actors and not uses_embeddings(cls):  # the other shards are not wanted
+                for ref in refs:
+                    ray.cancel(ref)
+            for actor in actors:
+                ray.kill(actor, no_restart=True)
+
+    # -- the host pipeline ----------------------------------------------------------------------
+
+    def asker(self, hosts: Any, journal: Any) -> Callable:
+        """How the pipeline asks a host a chunk of prompts: a Ray task, under the host's cluster-wide limits."""
+        entries = {str(entry.get("key")): entry for entry in self.config.hosts if isinstance(entry, dict)}
+        kit = self._kit()
+        kit.reader = self._reader_actor()
+
+        def ask(host: Any, prompts: list[str], tags: list[dict[str, Any]]) -> list[Any]:
+            spec = getattr(host, "spec", None)
+            gate = None
+            if spec is not None and getattr(host, "client", None) is not None:
+                gate = self._gate(f"host:{host.key}", spec.max_concurrency, spec.requests_per_minute)
+            prices = {k: v for k, v in (self.config.prices or {}).items() if k == host.key}
+            out = self._get(self._ask.remote(kit, entries[host.key], prices, gate, prompts, tags))
+            client = getattr(host, "client", None)
+            self._absorb(out, journal, None, lambda key: client)
+            journal.event("asked shard", "RayExecutor", "ask", model_key=host.key, items=len(prompts),
+                          node=out.node, pid=out.pid, seconds=round(out.seconds, 3))
+            return out.results
+
+        return ask
