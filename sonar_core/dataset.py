@@ -337,10 +337,8 @@ def load_dataset(path: str | Path) -> LLMDataset:
         DatasetError: one line naming the file, the row and the field at fault.
     """
     path = Path(path)
-    # Rows hold no reference cycles, but a conversation dataset makes millions of small dicts: the
-    # cyclic collector would rescan every row read so far again and again. It pauses while rows are
-    # read, and what was read is then left out of its later passes (gc.freeze; reference counting
-    # still frees it).
+    # Millions of small acyclic dicts (conversations): the cyclic collector pauses while rows are read,
+    # and gc.freeze leaves them out of its later passes (reference counting still frees them).
     collecting = gc.isenabled()
     gc.disable()
     try:
