@@ -74,7 +74,8 @@ ITEM = '{"id": "x-1", "label": "yes", "input": "q", "actual_output": "a"}'
     ([HEADER, ITEM, '{"id": "x-1", "label": "no", "input": "q", "actual_output": "a"}'], "3: id: 'x-1' is used twice"),
     ([HEADER, '{"id": "x-1", "label": "yes", "input": 3, "actual_output": "a"}'], "2: input: expected text, got int"),
     ([HEADER, '{"id": "x-1", "label": "yes", "input": "q", "actual_output": "a", "contexts": []}'],
-     "2: contexts: unknown field (expected actual_output, context, conversation, expected_outcome, expected_output, id, input, label, note)"),
+     "2: contexts: unknown field (expected actual_output, context, conversation, expected_outcome, expected_output, "
+     "id, input, label, note)"),
     ([HEADER, '{"id": "x-1", "label": "yes", "input": "q", "actual_output": "a", "context": "c"}'],
      "2: context: expected a list of texts"),
     ([HEADER, "{not json"], "2: (line): not JSON (Expecting property name enclosed in double quotes at column 2)"),

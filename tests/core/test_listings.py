@@ -248,7 +248,8 @@ def test_hosts_json_exact_with_a_plugin_kind():
         "kind": "python", "plugin": "sonar_core",
         "description": "A Python function named module:function in the run configuration; it returns the answer.",
         "settings": [_setting("cache", "bool", False), _setting("retries", "int", 0),
-                     _setting("max_concurrency", "int", 1), _setting("callable", "str", required=True)]}
+                     _setting("max_concurrency", "int", 1), _setting("callable", "str", required=True),
+                     _setting("chat", "bool", False)]}
     assert kinds["rag_http"]["settings"] == [_setting("url", "str", required=True),
                                              _setting("api_key_env", "str | None")]
 
