@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import names
 from .run_data import EvaluatorData, MetricInfo, RunData
-from .statistics import holm_adjust, mean_interval, paired_test
+from .statistics import bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
 
 __all__ = ["compare_runs", "IncompatibleRuns", "DEFAULT_CONFIDENCE"]
 
@@ -72,13 +72,42 @@ def _match(a: RunData, b: RunData) -> tuple[list[tuple[EvaluatorData, EvaluatorD
     return pairs, [listed(ev, ids_b) for ev in only_a] + missing_a, [listed(ev, ids_a) for ev in only_b] + missing_b
 
 
-def _interval(values: np.ndarray, confidence: float, resamples: int) -> dict[str, Any]:
-    present = values[~np.isnan(values)]
-    if present.size == 0:
-        return {"value": None, "ci_low": None, "ci_high": None, "n": 0, "method": None}
-    interval = mean_interval(present.tolist(), confidence, resamples)
-    return {"value": float(present.mean()), "ci_low": interval.low, "ci_high": interval.high, "n": interval.n,
-            "method": interval.method}
+_NO_VALUES = {"value": None, "ci_low": None, "ci_high": None, "n": 0, "method": None}
+
+
+def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
+                    resamples: int) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every (metric, model) mean of one run's evaluator with its interval.
+
+    Wilson for 0/1 values, the seeded percentile bootstrap otherwise: the intervals
+    :func:`~.statistics.mean_interval` gives, but the score columns of one length share one set of
+    draws (:func:`~.statistics.bootstrap_mean_intervals`), the costly part at 200,000 rows.
+    """
+    model_keys = np.array(ev.model_keys, dtype=object)
+    masks = {model: model_keys == model for model in models}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    pending: dict[int, list[tuple[tuple[str, str], float, np.ndarray]]] = {}
+    for metric in ev.metrics:
+        values = ev.values[metric.key]
+        for model in models:
+            column = values[masks[model]]
+            present = column[~np.isnan(column)]
+            if present.size == 0:
+                out[(metric.key, model)] = dict(_NO_VALUES)
+                continue
+            mean = float(present.mean())
+            if bool(np.all((present == 0.0) | (present == 1.0))):
+                interval = wilson_interval(int(present.sum()), int(present.size), confidence)
+                out[(metric.key, model)] = {"value": mean, "ci_low": interval.low, "ci_high": interval.high,
+                                            "n": interval.n, "method": interval.method}
+            else:
+                pending.setdefault(int(present.size), []).append(((metric.key, model), mean, present))
+    for group in pending.values():
+        intervals = bootstrap_mean_intervals([present for _, _, present in group], confidence, resamples)
+        for (key, mean, _), interval in zip(group, intervals):
+            out[key] = {"value": mean, "ci_low": interval.low, "ci_high": interval.high, "n": interval.n,
+                        "method": interval.method}
+    return out
 
 
 def _worse(metric: MetricInfo, delta: float) -> bool:
@@ -94,17 +123,18 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
     ib = np.array([j for _, j in shared], dtype=np.int64)
     shared_models = np.array([ea.model_keys[i] for i in ia.tolist()], dtype=object)
     shared_cases = [ea.test_case_keys[i] for i in ia.tolist()]
-    model_a, model_b = np.array(ea.model_keys, dtype=object), np.array(eb.model_keys, dtype=object)
     metrics_b = {m.key: m for m in eb.metrics}
     entries: list[dict[str, Any]] = []
+    sides_a = _side_intervals(ea, models, confidence, resamples)
+    sides_b = _side_intervals(eb, models, confidence, resamples)
     for metric in ea.metrics:
         other = metrics_b.get(metric.key)
         if other is None:
             continue
         va, vb = ea.values[metric.key], eb.values[metric.key]
         for model in models:
-            a_side = _interval(va[model_a == model], confidence, resamples)
-            b_side = _interval(vb[model_b == model], confidence, resamples)
+            a_side = sides_a[(metric.key, model)]
+            b_side = sides_b.get((metric.key, model), dict(_NO_VALUES))
             if a_side["n"] == 0 and b_side["n"] == 0:
                 continue
             delta = None if a_side["value"] is None or b_side["value"] is None else b_side["value"] - a_side["value"]
