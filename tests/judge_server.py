@@ -157,7 +157,7 @@ class JudgeServer:
         class Handler(_Handler):
             owner = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -251,6 +251,15 @@ class JudgeServer:
     def wait(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that drops its connection (a timeout, a response it refused) is not the server's error:
+    socketserver would print a traceback on stderr, which the fuzz suite reads as Sonar's."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

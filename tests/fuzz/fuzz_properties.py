@@ -75,7 +75,8 @@ def check(outcome: Outcome, sandbox: Path, output: Path) -> None:
         raise PromiseBroken(f"exit code {outcome.exit_code} is not documented")
     lines = outcome.stderr.splitlines()
     if "Traceback" in outcome.stderr:
-        raise PromiseBroken("a traceback on stderr")
+        tail = outcome.stderr[outcome.stderr.index("Traceback"):].splitlines()
+        raise PromiseBroken(f"a traceback on stderr: {' | '.join(tail[-6:])}"[:800])
     errors = [line for line in lines if line.startswith("error: ")]
     if len(errors) > 1:
         raise PromiseBroken(f"{len(errors)} error lines: {errors[:3]}")

@@ -16,7 +16,7 @@ from fuzz_properties import check
 from fuzz_surfaces import SERVED, SURFACES
 from judge_server import JudgeServer
 
-EXAMPLES = {"dataset": 60, "config": 50, "flags": 50, "params": 25, "judge": 20, "host": 30}
+EXAMPLES = {"dataset": 40, "config": 40, "flags": 40, "params": 20, "judge": 15, "host": 25}
 CI = dict(derandomize=True, database=None, deadline=None, print_blob=True,
           suppress_health_check=list(HealthCheck))
 
