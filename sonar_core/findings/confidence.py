@@ -11,7 +11,6 @@ this module only picks the values and shapes the results the artifacts write.
 from __future__ import annotations
 
 import html
-import math
 from dataclasses import dataclass
 from typing import Any
 
