@@ -43,6 +43,9 @@ JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism"
 MODELS_NOT_ON_THE_REGISTRY = frozenset({"fairness_bias", "hallucination", "summarization_completeness_faithfulness"})
 #: Built-in evaluators that ask the models under test themselves: a run without hosts skips them, saying so.
 NEEDS_HOSTS = frozenset({"general_semantic_robustness"})
+#: Built-in evaluators that score only conversation rows (plugins/agent): a dataset without
+#: conversations skips them, saying which input is missing.
+NEEDS_CONVERSATIONS = frozenset({"tool_call_accuracy", "tool_call_f1", "trajectory_match"})
 
 
 @pytest.fixture

@@ -175,7 +175,7 @@ def test_matrix_filters_leave_the_expected_test_cases(browser, quickstart, shots
     all_cases = list(dict.fromkeys(r["test_case_key"] for r in demo))
     assert browser.load((quickstart / names.TEST_CASES_HTML).as_uri()) == []
     assert json.loads(browser.evaluate(_VISIBLE_CASES_JS)) == all_cases
-    assert browser.evaluate("document.getElementById('f-count').textContent") == "66 of 66 test cases shown"
+    assert browser.evaluate("document.getElementById('f-count').textContent") == "69 of 69 test cases shown"
 
     # Text matching, mistral-7b-chat, failing only: the cases whose row fails the primary metric.
     results, primary = _results(quickstart, "text_matching")
@@ -185,7 +185,7 @@ def test_matrix_filters_leave_the_expected_test_cases(browser, quickstart, shots
     _select(browser, "f-model", "mistral-7b-chat")
     _check(browser, True)
     assert json.loads(browser.evaluate(_VISIBLE_CASES_JS)) == [c for c in all_cases if c in failing]
-    assert browser.evaluate("document.getElementById('f-count').textContent") == "12 of 66 test cases shown"
+    assert browser.evaluate("document.getElementById('f-count').textContent") == "12 of 69 test cases shown"
     columns = json.loads(browser.evaluate(
         "JSON.stringify(Array.from(document.querySelectorAll('#matrix thead th[data-model]')).filter(th => !th.hidden).map(th => th.textContent))"))
     assert columns == ["mistral-7b-chat"]

@@ -167,9 +167,9 @@ def test_fresh_plugin_manager_discovers_the_installed_example(example_plugin):
 def test_cli_lists_and_describes_the_example(example_plugin):
     listed = sonar("evaluators")
     assert listed.returncode == 0, listed.stderr
-    # Id, name, kind, LLM, RAG, judge, then Q / EA / RC / AA / C and GPU.
+    # Id, name, kind, LLM, RAG, judge, then Q / EA / RC / AA / C / CV / TC / EO and GPU.
     assert table_row(listed.stdout, "answer_length") == [
-        "answer_length", "Answer length", "score", "✓", "✓", "", "", "", "", "✓", "", ""]
+        "answer_length", "Answer length", "score", "✓", "✓", "", "", "", "", "✓", "", "", "", "", ""]
     assert table_row(listed.stdout, "factual_knowledge")[1] == "Factual knowledge"
 
     plugins = sonar("plugins")
