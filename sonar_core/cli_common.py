@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from .errors import EXIT_USAGE
+from .text_clean import clean_text
 from .terminal import LazyConsole, terminal_width
 
 __all__ = ["out", "fail", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION",
@@ -106,6 +107,13 @@ _NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
 class OneLineGroup(click.Group):
     """The ``sonar`` group: a usage error of any command (unknown option, bad choice) is one line on
     stderr, not click's usage block (found by the fuzz suite; docs/reliability.md)."""
+
+    def main(self, args=None, *rest, **kwargs):
+        # Arguments are text like a dataset's: a lone surrogate (an argv byte that is not UTF-8, or
+        # a truncated emoji) becomes U+FFFD before any option sees it, so no path, parameter or
+        # run.json field can hold one (docs/reliability.md; found by bench/fuzz.py).
+        args = sys.argv[1:] if args is None else args
+        return super().main([clean_text(arg)[0] if isinstance(arg, str) else arg for arg in args], *rest, **kwargs)
 
     def make_context(self, *args, **kwargs):
         try:

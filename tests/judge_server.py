@@ -295,7 +295,10 @@ class _Handler(BaseHTTPRequestHandler):
         if truncate:
             self.wfile.flush()
             self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:  # the client already closed it (a 204 has no body to wait for): ENOTCONN
+                pass
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         if self.owner.echo_authorization:

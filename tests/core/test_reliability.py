@@ -215,4 +215,16 @@ def test_usage_errors_and_quoted_values_are_one_printable_line(tmp_path):
     assert sonar("--fail-on-problems", "x", "-d", "d.json") == (
         2, "error: Invalid value for '--fail-on-problems': 'x' is not one of 'high', 'medium', 'low'. (see --help)\n")
     code, stderr = sonar("-d", str(_dataset(tmp_path)), "-e", "factual_knowledge", "--param", "a\nb\x1b\ud800.x=1")
-    assert (code, stderr) == (2, "error: --param names evaluator 'a\\nb\\x1b\\ud800', which is not listed in this run\n")
+    # The lone surrogate became U+FFFD as the arguments were read; the control characters are quoted.
+    assert (code, stderr) == (2, "error: --param names evaluator 'a\\nb\\x1b\ufffd', which is not listed in this run\n")
+
+
+def test_a_lone_surrogate_in_any_argument_is_cleaned_before_an_option_reads_it(tmp_path):
+    # Found by `bench/fuzz.py --minutes 30`: one in a path argument crashed click's path check with
+    # UnicodeEncodeError, and one in --device reached run.json, whose writing then failed.
+    assert sonar(str(tmp_path / "c\ud800.yaml")) == (2, f"error: {tmp_path / 'c'}\ufffd.yaml: configuration file not found\n")
+    code, stderr = sonar("-d", str(_dataset(tmp_path)), "-e", "looping_detection", "-o", str(tmp_path / "out"),
+                         "--run-id", "r", "--device", "Par\udfffis")
+    assert (code, errors(stderr)) == (0, [])
+    record = json.loads((tmp_path / "out" / "r" / "run.json").read_text(encoding="utf-8"))
+    assert record["interpretation_parameters"]["device"] == "Par\ufffdis"

@@ -234,7 +234,10 @@ def run_flags(case: dict[str, Any], sandbox: Path) -> tuple[Outcome, Path]:
         flags = [f for f in flags if "python" not in f and "callable" not in f] or ["--run-id", "r"]
     args = ["run", "--no-progress", "--no-cache", "-d", "d.json", *sum((["-e", e] for e in FAST), []), "-o", "out",
             *flags]
-    return sonar([a.replace("\x00", "") for a in args], sandbox), sandbox / "out"
+    args = [a.replace("\x00", "") for a in args]
+    # The output folder is the last -o's value ("out/.." is the sandbox itself, a folder like any).
+    output = [value for flag, value in zip(args, args[1:]) if flag == "-o"][-1]
+    return sonar(args, sandbox), sandbox / output
 
 
 # -- judge answers and host responses through the loopback server ----------------------------------
