@@ -265,6 +265,8 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}" if mark else ""
             raise ConfigError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+        except RecursionError:  # '[' * 1000: PyYAML recurses once per level (found by bench/fuzz.py)
+            raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
         except UnicodeDecodeError:
             raise ConfigError(f"{path}: configuration file is not UTF-8") from None
         if loaded is None:

@@ -207,6 +207,8 @@ def load_benchmark(path: str | Path) -> BenchmarkDefinition:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:  # '[' * 1000: PyYAML recurses once per level (found by bench/fuzz.py)
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: benchmark definition is not UTF-8") from None
     return parse_benchmark(data, str(path))

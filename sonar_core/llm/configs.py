@@ -182,6 +182,8 @@ def load_llm_configs(path: str | Path | None = None, *, required: bool = False) 
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{source}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:  # '[' * 1000: PyYAML recurses once per level (found by bench/fuzz.py)
+        raise ConfigError(f"{source}: invalid YAML: nested too deeply") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: LLM configuration file is not UTF-8") from None
     if not isinstance(data, dict):

@@ -228,3 +228,14 @@ def test_a_lone_surrogate_in_any_argument_is_cleaned_before_an_option_reads_it(t
     assert (code, errors(stderr)) == (0, [])
     record = json.loads((tmp_path / "out" / "r" / "run.json").read_text(encoding="utf-8"))
     assert record["interpretation_parameters"]["device"] == "Par\ufffdis"
+
+
+def test_yaml_nested_too_deeply_is_a_one_line_error(tmp_path):
+    # Found by `bench/fuzz.py`: PyYAML recurses once per level, and '[' * 2000 raised RecursionError.
+    deep = "[" * 2000
+    code, stderr = sonar("-d", str(_dataset(tmp_path)), "--host", deep)
+    assert code == 2 and errors(stderr) == stderr.splitlines() and len(errors(stderr)) == 1
+    assert errors(stderr)[0].startswith("error: --host '[[[[") and "expected a YAML mapping" in stderr
+    config = tmp_path / "c.yaml"
+    config.write_text(deep, encoding="utf-8")
+    assert sonar(str(config)) == (2, f"error: {config}: invalid YAML: nested too deeply\n")
