@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from . import names
 from .errors import ConfigError, validation_message
+from .yaml_files import read_yaml
 
 __all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
 
@@ -249,8 +250,6 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     data: dict[str, Any] = {}
     source = "<command line>"
     if path is not None:
-        import yaml  # here: a run configured by flags or from Python reads no YAML
-
         path = Path(path)
         source = str(path)
         try:
@@ -259,16 +258,7 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
             raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
         if not found:
             raise ConfigError(f"{path}: configuration file not found")
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            raise ConfigError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-        except RecursionError:  # '[' * 1000: PyYAML recurses once per level (found by bench/fuzz.py)
-            raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{path}: configuration file is not UTF-8") from None
+        loaded = read_yaml(path, "configuration file")
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import ConfigError, validation_message
+from ..yaml_files import read_yaml
 
 __all__ = ["SafeRule", "TestDefinition", "HazardDefinition", "BenchmarkDefinition", "load_benchmark",
            "parse_benchmark"]
@@ -196,19 +197,7 @@ def parse_benchmark(data: Any, source: str) -> BenchmarkDefinition:
 
 def load_benchmark(path: str | Path) -> BenchmarkDefinition:
     """Read a YAML benchmark definition; ConfigError, one line naming the file and field, when bad."""
-    import yaml
-
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: benchmark definition not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    except RecursionError:  # '[' * 1000: PyYAML recurses once per level (found by bench/fuzz.py)
-        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: benchmark definition is not UTF-8") from None
-    return parse_benchmark(data, str(path))
+    return parse_benchmark(read_yaml(path, "benchmark definition"), str(path))

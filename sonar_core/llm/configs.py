@@ -34,6 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, validation_message
+from ..yaml_files import read_yaml
 
 __all__ = [
     "LLMConfig",
@@ -174,18 +175,7 @@ def load_llm_configs(path: str | Path | None = None, *, required: bool = False) 
             raise ConfigError(f"{source}: LLM configuration file not found")
         return result
     result.source = source
-    import yaml  # only when there is a file: most runs have none
-
-    try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{source}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    except RecursionError:  # '[' * 1000: PyYAML recurses once per level (found by bench/fuzz.py)
-        raise ConfigError(f"{source}: invalid YAML: nested too deeply") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{source}: LLM configuration file is not UTF-8") from None
+    data = read_yaml(source, "LLM configuration file") or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping with 'llms' (and optionally 'default_judge')")
     unknown = sorted(set(data) - {"llms", "default_judge"})
