@@ -91,6 +91,22 @@ def _columns(run_dir: Path, folder: str, keys: list[str]) -> dict[str, list]:
     return {c: [row.get(c) for row in rows] for c in wanted}
 
 
+def _stored_intervals(run_dir: Path, folder: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """(metric, model) -> the interval the evaluator's leaderboard holds (its all-metrics file); empty
+    when the run wrote none (an older run) or the file cannot be read: the comparison then computes them."""
+    for board in (names.HEATMAP_LEADERBOARD, names.BOOL_LEADERBOARD):
+        path = run_dir / folder / board / names.mime_dir(names.MIME_JSON) / "leaderboard_0.json"
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return {(key, model): dict(entry) for model, entries in data.get("intervals", {}).items()
+                    for key, entry in entries.items() if isinstance(entry, dict)}
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError, ValueError):
+            return {}
+    return {}
+
+
 def _evaluator(run_dir: Path, entry: dict[str, Any], parameters: dict[str, Any]) -> EvaluatorData:
     folder = entry["job_location"]
     metrics = [_metric(m) for m in _metrics_meta(results_file(run_dir, folder))]
@@ -99,7 +115,8 @@ def _evaluator(run_dir: Path, entry: dict[str, Any], parameters: dict[str, Any])
     return EvaluatorData(label=entry["name"], evaluator_id=entry["evaluator_id"],
                          parameters=parameters.get(entry["name"], {}), folder=folder, metrics=metrics,
                          test_case_keys=[str(k) for k in columns["test_case_key"]],
-                         model_keys=[str(k) for k in columns["model_key"]], values=values)
+                         model_keys=[str(k) for k in columns["model_key"]], values=values,
+                         stored_intervals=_stored_intervals(run_dir, folder))
 
 
 def read_run(run_dir: Path, schema_version: str = names.SCHEMA_VERSION) -> RunData:
@@ -129,6 +146,7 @@ def read_run(run_dir: Path, schema_version: str = names.SCHEMA_VERSION) -> RunDa
         cases = list(dict.fromkeys(k for ev in evaluators for k in ev.test_case_keys))
         return RunData(path=str(run_dir), run_id=record["run_id"], schema_version=found,
                        sonar_version=str(record["versions"]["sonar"]), models=list(outcome["models"]),
-                       test_cases=cases, evaluators=evaluators, unfinished=unfinished)
+                       test_cases=cases, evaluators=evaluators, unfinished=unfinished,
+                       statistics=dict(record.get("statistics") or {}))
     except (KeyError, TypeError) as exc:
         raise DatasetError(f"{path}: missing field {exc} (not a finished Sonar run?)") from None

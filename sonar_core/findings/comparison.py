@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import names
+from .confidence import STATS_SEED
 from .run_data import EvaluatorData, MetricInfo, RunData
 from .statistics import bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
 
@@ -75,13 +76,24 @@ def _match(a: RunData, b: RunData) -> tuple[list[tuple[EvaluatorData, EvaluatorD
 _NO_VALUES = {"value": None, "ci_low": None, "ci_high": None, "n": 0, "method": None}
 
 
+def _reusable(run: RunData, confidence: float, resamples: int) -> bool:
+    """Whether the intervals ``run`` stored are the ones this comparison would compute: same level,
+    same resamples, same seed (the comparison's draws are seeded as the run's are)."""
+    stats = run.statistics
+    return (stats.get("confidence_level") == confidence and stats.get("bootstrap_resamples") == resamples
+            and stats.get("seed") == STATS_SEED)
+
+
 def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
-                    resamples: int) -> dict[tuple[str, str], dict[str, Any]]:
+                    resamples: int, reuse: bool = False) -> dict[tuple[str, str], dict[str, Any]]:
     """Every (metric, model) mean of one run's evaluator with its interval.
 
     Wilson for 0/1 values, the seeded percentile bootstrap otherwise: the intervals
     :func:`~.statistics.mean_interval` gives, but the score columns of one length share one set of
-    draws (:func:`~.statistics.bootstrap_mean_intervals`), the costly part at 200,000 rows.
+    draws (:func:`~.statistics.bootstrap_mean_intervals`), the costly part at 200,000 rows. With
+    ``reuse``, an interval the run's leaderboard stored over the same number of values is taken as it
+    is: the run drew it with the same seed and settings, so it is the one computed here, without the
+    draws.
     """
     model_keys = np.array(ev.model_keys, dtype=object)
     masks = {model: model_keys == model for model in models}
@@ -96,14 +108,19 @@ def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
                 out[(metric.key, model)] = dict(_NO_VALUES)
                 continue
             mean = float(present.mean())
-            if bool(np.all((present == 0.0) | (present == 1.0))):
+            stored = ev.stored_intervals.get((metric.key, model)) if reuse else None
+            if stored and stored.get("ci_low") is not None and stored.get("n") == int(present.size):
+                out[(metric.key, model)] = {"value": mean, "ci_low": stored["ci_low"], "ci_high": stored["ci_high"],
+                                            "n": stored["n"], "method": stored.get("method")}
+            elif bool(np.all((present == 0.0) | (present == 1.0))):
                 interval = wilson_interval(int(present.sum()), int(present.size), confidence)
                 out[(metric.key, model)] = {"value": mean, "ci_low": interval.low, "ci_high": interval.high,
                                             "n": interval.n, "method": interval.method}
             else:
                 pending.setdefault(int(present.size), []).append(((metric.key, model), mean, present))
     for group in pending.values():
-        intervals = bootstrap_mean_intervals([present for _, _, present in group], confidence, resamples)
+        intervals = bootstrap_mean_intervals([present for _, _, present in group], confidence, resamples,
+                                             STATS_SEED)
         for (key, mean, _), interval in zip(group, intervals):
             out[key] = {"value": mean, "ci_low": interval.low, "ci_high": interval.high, "n": interval.n,
                         "method": interval.method}
@@ -115,7 +132,7 @@ def _worse(metric: MetricInfo, delta: float) -> bool:
 
 
 def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], confidence: float,
-                       resamples: int) -> dict[str, Any]:
+                       resamples: int, reuse_a: bool = False, reuse_b: bool = False) -> dict[str, Any]:
     rows_b = {key: i for i, key in enumerate(zip(eb.test_case_keys, eb.model_keys))}
     keys_a = list(zip(ea.test_case_keys, ea.model_keys))
     shared = [(i, rows_b[key]) for i, key in enumerate(keys_a) if key in rows_b]
@@ -125,8 +142,8 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
     shared_cases = [ea.test_case_keys[i] for i in ia.tolist()]
     metrics_b = {m.key: m for m in eb.metrics}
     entries: list[dict[str, Any]] = []
-    sides_a = _side_intervals(ea, models, confidence, resamples)
-    sides_b = _side_intervals(eb, models, confidence, resamples)
+    sides_a = _side_intervals(ea, models, confidence, resamples, reuse_a)
+    sides_b = _side_intervals(eb, models, confidence, resamples, reuse_b)
     for metric in ea.metrics:
         other = metrics_b.get(metric.key)
         if other is None:
@@ -240,7 +257,8 @@ def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     pairs, only_a, only_b = _match(a, b)
     models = [m for m in a.models if m in set(b.models)]
-    evaluators = [_compare_evaluator(ea, eb, models, confidence, resamples) for ea, eb in pairs]
+    reuse = (_reusable(a, confidence, resamples), _reusable(b, confidence, resamples))
+    evaluators = [_compare_evaluator(ea, eb, models, confidence, resamples, *reuse) for ea, eb in pairs]
     problems = [regression_problem(ev, entry, confidence) for ev in evaluators for entry in ev["metrics"]
                 if entry["regression"]]
     cases_b = set(b.test_cases)

@@ -51,6 +51,9 @@ class EvaluatorData:
     model_keys: list[str]
     #: metric key -> float64 array, one value per row (NaN: no value).
     values: dict[str, np.ndarray] = field(default_factory=dict)
+    #: (metric key, model) -> the interval the run's leaderboard stored (``ci_low``, ``ci_high``, ``n``,
+    #: ``method``); a comparison reuses it when the run's statistics settings are the comparison's.
+    stored_intervals: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -67,3 +70,5 @@ class RunData:
     evaluators: list[EvaluatorData]
     #: Evaluators that did not finish (label -> status); compared as missing.
     unfinished: dict[str, str] = field(default_factory=dict)
+    #: run.json's ``statistics`` (confidence level, resamples, seed); empty for an older run.
+    statistics: dict[str, Any] = field(default_factory=dict)

@@ -165,3 +165,55 @@ def test_every_text_of_the_runs_is_escaped_on_the_page(tmp_path):
     assert "<script" not in page and "<img" not in page and "onerror=alert" in page  # as text only
     assert page.count("&lt;script&gt;window.__pwned=1&lt;/script&gt;&quot;&gt;&lt;img") == page.count("__pwned")
     assert "href" not in page  # no case page exists under tmp_path: no link is written
+
+
+
+@pytest.fixture(scope="module")
+def scored_runs(tmp_path_factory):
+    """Two runs of BLEU (scores, not 0/1) whose answers vary by test case."""
+    import sonar_core
+
+    folder = tmp_path_factory.mktemp("scored")
+    words = "the capital of france is paris and it lies on the seine".split()
+    out = []
+    for name, cut in (("before", 0), ("after", 2)):
+        rows = [{"test_case_key": case, "model_key": model, "input": f"Where is Paris ({case})?",
+                 "expected_output": " ".join(words),
+                 "actual_output": " ".join(words[: 4 + (i + cut + offset) % 8])}
+                for i, case in enumerate(CASES) for offset, model in enumerate(("m1", "m2"))]
+        dataset = folder / f"{name}.json"
+        dataset.write_text(json.dumps(rows), encoding="utf-8")
+        result = sonar_core.run(dataset=str(dataset), evaluators=["bleu"], output_dir=str(folder / "reports"),
+                                run_id=name)
+        assert result.status == "success", result.message
+        out.append(result.run_dir)
+    return out[0], out[1]
+
+
+def test_intervals_the_runs_stored_are_reused_and_equal_the_computed_ones(scored_runs, monkeypatch):
+    """A run's leaderboard intervals are reused (no bootstrap draw) when its statistics settings are the
+    comparison's; they are exactly the ones the comparison computes when it cannot reuse them."""
+    from sonar_core.artifacts.run_reader import read_run
+    from sonar_core.findings import comparison
+
+    before, after = scored_runs
+    a, b = read_run(before), read_run(after)
+    stored = {key: entry for ev in a.evaluators for key, entry in ev.stored_intervals.items()}
+    assert stored and a.statistics["bootstrap_resamples"] == 2000 and a.statistics["seed"] == 0
+    computed = comparison.compare_runs(a, b)  # reuses
+    draws = []
+    real = comparison.bootstrap_mean_intervals
+    monkeypatch.setattr(comparison, "bootstrap_mean_intervals", lambda *args: draws.append(args) or real(*args))
+    comparison.compare_runs(a, b)
+    assert draws == []  # every scored interval came from the runs' leaderboards
+    for run in (a, b):
+        for ev in run.evaluators:
+            ev.stored_intervals.clear()
+    fresh = comparison.compare_runs(a, b)
+    assert draws  # now drawn: the same numbers
+    assert fresh == computed
+    # Another resample count is not the runs' setting: drawn again, not reused.
+    draws.clear()
+    a2, b2 = read_run(before), read_run(after)
+    comparison.compare_runs(a2, b2, resamples=500)
+    assert draws
