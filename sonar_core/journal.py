@@ -41,6 +41,7 @@ Every write is flushed, so a killed run leaves a journal that ends at its last e
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 from datetime import datetime, timezone
@@ -61,6 +62,17 @@ ITEM_MESSAGES = frozenset({
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float, however deeply nested, replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 class Journal:
@@ -84,7 +96,11 @@ class Journal:
             record["prompt_id"] = fields["test_case_key"]
             record["sut"] = fields.get("model_key")
         record.update({k: v for k, v in fields.items() if nulls or v is not None})
-        return json.dumps(record, ensure_ascii=False, default=str)
+        try:
+            return json.dumps(record, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            # A NaN or infinity (an endpoint's usage, say): null, so every line stays strict JSON.
+            return json.dumps(_finite(record), ensure_ascii=False, default=str)
 
     def event(self, message: str, cls: str, method: str, _nulls: bool = False, **fields: Any) -> None:
         """Write one event and flush it; ``_nulls``: keep fields whose value is None (as JSON null)."""

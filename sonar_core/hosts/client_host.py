@@ -8,6 +8,7 @@ sut response`` once the answer is in Sonar's form (text, contexts, tokens, cost,
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,7 +60,8 @@ def _tokens(meta: dict[str, Any]) -> tuple[int | None, int | None]:
     def number(*names: str) -> int | None:
         for name in names:
             value = usage.get(name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # A NaN or infinite count (a broken endpoint) is no count.
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 return int(value)
         return None
 

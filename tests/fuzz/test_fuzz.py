@@ -6,6 +6,7 @@ within two minutes; bench/fuzz.py runs the same surfaces with random seeds for a
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -51,3 +52,24 @@ def test_every_remote_answer_keeps_the_promise(surface):
             _hold(run, case, server)
 
         holds()
+
+
+def test_a_host_answer_with_nan_in_its_usage_keeps_the_journal_strict_json():
+    """Found by bench/fuzz.py --minutes 30: an endpoint's ``usage`` holding NaN reached journal.jsonl as a
+    bare ``NaN`` token. Each journal line is now strict JSON (the NaN written as null)."""
+    from fuzz_surfaces import host_run
+
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "Paris."}}],
+                       "usage": {"prompt_tokens": float("nan"), "completion_tokens": float("inf"),
+                                 "extra": [1, float("nan")]}}, allow_nan=True).encode()
+    case = {"status": 200, "headers": {"Content-Type": "application/json"}, "body": body, "truncate": False,
+            "host_kind": "openai_chat"}
+    with JudgeServer() as server:
+        with tempfile.TemporaryDirectory(prefix="sonar-fuzz-") as folder:
+            sandbox = Path(folder)
+            outcome, output = host_run(server, case, sandbox)
+            check(outcome, sandbox, output)
+            assert outcome.exit_code == 0
+            lines = (output / "r" / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+            translated = [json.loads(line) for line in lines if '"translated sut response"' in line]
+            assert translated and all(e.get("input_tokens") is None and e.get("output_tokens") is None for e in translated)
