@@ -96,7 +96,8 @@ class AdaptiveLimit:
     """At most ``limit`` calls in flight, the limit moved by :class:`AIMDRule` when ``adaptive``.
 
     With ``adaptive=False`` it is a fixed bound of ``ceiling`` (a bounded semaphore). ``on_change`` is
-    called with each :class:`LimitChange`, outside the lock.
+    called with each :class:`LimitChange` under the lock, so that changes are journaled in the order they
+    happened (it must not wait for a slot of this limit).
     """
 
     def __init__(self, ceiling: int, *, adaptive: bool = True,
@@ -124,10 +125,10 @@ class AdaptiveLimit:
         with self._condition:
             self.in_flight -= 1
             change = self.rule.record(window, outcome) if self.adaptive else None
+            if change is not None and self.on_change is not None:
+                self.on_change(change)
             # A grown limit may let several waiting calls go; a released slot lets one.
             self._condition.notify_all() if change is not None else self._condition.notify()
-        if change is not None and self.on_change is not None:
-            self.on_change(change)
         return change
 
     @contextmanager

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from judge_server import JudgeServer
+from judge_server import JudgeServer, write_llm_configs
 from sonar_core import api, names
 from sonar_core.execution.ray_limiter import ClusterLimiter
 from sonar_core.llm import LLMClient, LLMConfig, LLMRequest, RetryPolicy
@@ -209,4 +209,32 @@ def test_a_run_journals_the_changes_and_reports_the_range(tmp_path, adaptive):
     assert low <= 2 and changes[0]["from"] == 8 and changes[0]["to"] == 4 and changes[0]["configuration"] == "m"
     assert settings["concurrency_limit"] == {"min": low, "max": 8}
     assert ('<tr><td>m</td><td>model under test</td><td class="num">%d</td><td class="num">8</td>'
+            '<td class="num">8</td></tr>' % low) in html
+
+
+def test_a_judge_run_reports_its_range_in_run_json_and_index_html(tmp_path):
+    """A RAGAS faithfulness judge (tests/ragas_judge.py) behind a server taking 2 calls at once."""
+    from ragas_judge import RagasJudge
+
+    rows = [{"test_case_key": f"case{i}", "model_key": "m", "input": f"Where is device {i} assembled?",
+             "context": [f"Device {i} is assembled in Oslo."], "expected_output": f"Device {i} is assembled in Oslo.",
+             "actual_output": f"Device {i} is assembled in Oslo."} for i in range(12)]
+    dataset = tmp_path / "rows.json"
+    dataset.write_text(json.dumps(rows), encoding="utf-8")
+    with JudgeServer(default=RagasJudge(rows), latency=0.03, max_in_flight_429=2, retry_after=None) as server:
+        configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url, max_concurrency=8, retries=30,
+                                    backoff=0.02)
+        result = api.run(dataset=str(dataset), evaluators=["faithfulness"], output_dir=tmp_path, run_id="j",
+                         llm_configs=str(configs), llm_cache=str(tmp_path / "cache.sqlite"))
+        assert server.over_limit > 0
+    assert result.status == "success"
+    used = json.loads((result.run_dir / names.RUN_JSON).read_text())["llm"]["used"]["test-judge"]
+    assert used["failed"] == 0 and "adaptive_concurrency" not in used["config"]
+    journal = [json.loads(line) for line in (result.run_dir / names.JOURNAL).read_text().splitlines()]
+    changes = [e for e in journal if e["message"] == "concurrency limit changed"]
+    assert changes[0]["annotator"] == "test-judge" and (changes[0]["from"], changes[0]["to"]) == (8, 4)
+    low = min(e["to"] for e in changes)
+    assert used["concurrency_limit"] == {"min": low, "max": 8} and low <= 2
+    html = (result.run_dir / names.INDEX_HTML).read_text()
+    assert ('<tr><td>test-judge</td><td>judge</td><td class="num">%d</td><td class="num">8</td>'
             '<td class="num">8</td></tr>' % low) in html
