@@ -14,7 +14,8 @@ with their shards and are written by the driver. Sonar adds ``loaded plugins``, 
 ``wrote artifacts``, ``run interrupted``, ``embedding cache info`` (texts requested and encoded
 per embedding model, models loaded). LLM judges add ``fetched annotator response``, ``using cached
 annotator response``, ``retrying annotator request``, ``annotator request failed``
-and ``using in-flight annotator response`` (:mod:`sonar_core.llm.client`) and, once per run that used the response cache, ``cache info``
+and ``using in-flight annotator response`` (:mod:`sonar_core.llm.client`), ``concurrency limit changed``
+(judges and hosts; :mod:`sonar_core.llm.adaptive`) and, once per run that used the response cache, ``cache info``
 (before ``finished run``; one per kind of asker, ``sut`` and ``annotator``), and ``run memo info``
 when evaluators shared results (:mod:`sonar_core.run_memo`). A run with a test
 suite and hosts first asks the models under test (:mod:`sonar_core.execution.pipeline`): ``running pipeline``,

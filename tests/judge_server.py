@@ -10,7 +10,12 @@ Faults are injected by call number ``n`` (every request to the endpoint counts, 
 arrival order; a retried request is a new call):
 
 =====================  =====================================================================
-``rate_limit_every``   every Nth call is a 429 with ``Retry-After`` (``retry_after``, seconds)
+``rate_limit_every``   every Nth call is a 429 with ``Retry-After`` (``retry_after``, seconds;
+                       None: no header)
+``max_in_flight_429``  a call that arrives while N calls are being answered is a 429 at once
+                       (with ``Retry-After`` as above): a provider's concurrency limit. The
+                       refused calls are not in flight: ``max_in_flight`` stays at most N, and
+                       ``over_limit`` counts them (their outcome is ``rate_limited``)
 ``server_error_every`` every Nth call is a 500
 ``malformed_every``    every Nth call is a 200 whose body is not a chat completion
 ``timeout_calls``      these calls answer only after ``timeout_delay`` seconds
@@ -36,7 +41,7 @@ A chat call with ``n`` > 1 gets ``n`` choices, each the script's reply (a callab
 per choice), as OpenAI answers; its number of choices is kept in the call's ``choices``.
 
 When several faults fall on one call the first in this order wins: drop, timeout, 429, 500,
-malformed. Every call is recorded in ``requests`` (number, prompt, outcome); ``calls`` counts
+malformed (``max_in_flight_429`` goes before them all). Every call is recorded in ``requests`` (number, prompt, outcome); ``calls`` counts
 them and ``answered`` lists the prompts that got a valid answer.
 
 A chat call is answered with ``message_for(body)`` when that callable is given and returns a message
@@ -48,7 +53,7 @@ A chat call is answered with ``message_for(body)`` when that callable is given a
 and a valid answer is ``{"answer", "contexts", "usage"}`` with ``contexts`` from
 ``rag_contexts`` (a list, or a callable ``question -> list``).
 
-``GET /stats`` returns ``{"calls", "outcomes", "max_in_flight"}``. From the command line,
+``GET /stats`` returns ``{"calls", "outcomes", "max_in_flight", "over_limit"}``. From the command line,
 ``python tests/judge_server.py --latency 0.2 --default absent`` prints the base URL and serves
 until its standard input closes (bench/bench_judge_client.py runs it so).
 
@@ -107,7 +112,8 @@ class JudgeServer:
         *,
         latency: float = 0.0,
         rate_limit_every: int | None = None,
-        retry_after: str = "1",
+        retry_after: str | None = "1",
+        max_in_flight_429: int | None = None,
         server_error_every: int | None = None,
         malformed_every: int | None = None,
         timeout_calls: Iterable[int] = (),
@@ -127,6 +133,9 @@ class JudgeServer:
         self.latency = latency
         self.rate_limit_every = rate_limit_every
         self.retry_after = retry_after
+        self.max_in_flight_429 = max_in_flight_429
+        #: Calls refused with a 429 because ``max_in_flight_429`` were in flight.
+        self.over_limit = 0
         self.server_error_every = server_error_every
         self.malformed_every = malformed_every
         self.timeout_calls = set(timeout_calls)
@@ -210,11 +219,17 @@ class JudgeServer:
         with self._lock:
             self.requests.clear()
             self.max_in_flight = 0
+            self.over_limit = 0
 
-    def _enter(self) -> None:
+    def _enter(self) -> bool:
+        """Count a call in flight; False (not counted) when ``max_in_flight_429`` are in flight already."""
         with self._lock:
+            if self.max_in_flight_429 is not None and self._in_flight >= self.max_in_flight_429:
+                self.over_limit += 1
+                return False
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            return True
 
     def _leave(self) -> None:
         with self._lock:
@@ -247,6 +262,10 @@ class JudgeServer:
             if every and n % every == 0:
                 return outcome
         return None
+
+    def retry_header(self) -> dict[str, str]:
+        """A 429's headers: ``Retry-After`` unless ``retry_after`` is None."""
+        return {} if self.retry_after is None else {"Retry-After": self.retry_after}
 
     def wait(self, seconds: float) -> None:
         if seconds > 0:
@@ -309,7 +328,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/stats":
             server = self.owner
             self._send(200, json.dumps({"calls": server.calls, "outcomes": server.outcomes(),
-                                        "max_in_flight": server.max_in_flight}).encode())
+                                        "max_in_flight": server.max_in_flight,
+                                        "over_limit": server.over_limit}).encode())
         else:
             self._error(404, f"no route {self.path}")
 
@@ -335,7 +355,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "expected {\"question\": ...}" if rag else "expected a chat-completions body")
             return
         call = server._register(prompt, "rag" if rag else str(body.get("model", "")), body)
-        server._enter()
+        if not server._enter():
+            call.outcome = "rate_limited"
+            self._error(429, "too many requests in flight", server.retry_header())
+            return
         try:
             self._answer(server, call, prompt, rag, body)
         finally:
@@ -359,7 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif fault == "timeout":
                 self._error(504, "answered too late")
             elif fault == "rate_limited":
-                self._error(429, "rate limited", {"Retry-After": server.retry_after})
+                self._error(429, "rate limited", server.retry_header())
             elif fault == "server_error":
                 self._error(500, "internal error")
             elif fault == "malformed":
@@ -428,7 +451,7 @@ def served(*args: str, script: str = __file__) -> Iterator[str]:
 
 
 def server_stats(base_url: str) -> dict[str, Any]:
-    """``GET /stats`` of a server: ``{"calls", "outcomes", "max_in_flight"}``."""
+    """``GET /stats`` of a server: ``{"calls", "outcomes", "max_in_flight", "over_limit"}``."""
     return json.loads(urllib.request.urlopen(base_url.rsplit("/v1", 1)[0] + "/stats").read())
 
 

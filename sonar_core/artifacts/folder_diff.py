@@ -9,7 +9,8 @@ is masked before comparing, and why (bench/compare_runs.py masks times the same 
   run stand for the replay's own (``aliases``);
 - how answers were obtained: a replay reads every answer from the cache where the original
   run asked for some, so the cache's counters (``hits``, ``writes``, ``start_count``,
-  ``end_count``) and the clients' (``cached``, ``fetched``, ``retries``, ``attempts``) are left out,
+  ``end_count``) and the clients' (``cached``, ``fetched``, ``retries``, ``attempts``, the adaptive
+  ``concurrency_limit`` range) are left out,
   and the journal's per-answer events are compared without their ``fetched``/``using cached``
   wording and as a sorted list of events (answers fetched concurrently are journalled in the
   order they arrive);
@@ -28,7 +29,8 @@ __all__ = ["compare_folders", "MASKED_KEYS"]
 
 _TIME_KEYS = {"created", "timestamp", "seconds", "duration", "actual_duration", "run_time", "call_seconds", "pid",
               "started", "finished", "elapsed", "wall_seconds", "fresh_since"}
-_CACHE_KEYS = {"hits", "writes", "start_count", "end_count", "cached", "fetched", "retries", "attempts"}
+_CACHE_KEYS = {"hits", "writes", "start_count", "end_count", "cached", "fetched", "retries", "attempts",
+               "concurrency_limit"}
 #: Keys whose values are masked wherever they are nested.
 MASKED_KEYS = frozenset(_TIME_KEYS | _CACHE_KEYS)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:[+-]\d{2}:?\d{2}|Z)?")

@@ -134,12 +134,12 @@ class RayExecutor:
                 str(llm.cache_path), llm.cache_mode, llm.fresh_since)
         return self._reader
 
-    def _gate(self, name: str, slots: int, per_minute: float | None) -> Any:
+    def _gate(self, name: str, slots: int, per_minute: float | None, adaptive: bool = False) -> Any:
         with self._lock:
             if name not in self._gates:
                 self._gates[name] = self.ray.remote(ClusterLimiter).options(
                     num_cpus=0, max_concurrency=1000, name=f"sonar:{self.run_id}:limit:{name}",
-                    get_if_exists=True).remote(slots, per_minute)
+                    get_if_exists=True).remote(slots, per_minute, adaptive)
             return self._gates[name]
 
     def _kit(self, judge_keys: list[str] = ()) -> WorkerKit:
@@ -147,7 +147,8 @@ class RayExecutor:
         gates = {}
         for key in judge_keys:
             judge = llm.config(key)
-            gates[key] = self._gate(f"judge:{key}", judge.max_concurrency, judge.requests_per_minute)
+            gates[key] = self._gate(f"judge:{key}", judge.max_concurrency, judge.requests_per_minute,
+                                    judge.adaptive_concurrency)
         return WorkerKit(run_id=self.run_id, llm_configs=llm.configs, default_judge=llm.default_judge,
                          cache_mode=llm.cache_mode, reader=self._reader_actor() if judge_keys or gates else None,
                          judge_gates=gates, device=config.device, plugins=list(config.plugins),
@@ -273,7 +274,8 @@ class RayExecutor:
             spec = getattr(host, "spec", None)
             gate = None
             if spec is not None and getattr(host, "client", None) is not None:
-                gate = self._gate(f"host:{host.key}", spec.max_concurrency, spec.requests_per_minute)
+                gate = self._gate(f"host:{host.key}", spec.max_concurrency, spec.requests_per_minute,
+                                  getattr(spec, "adaptive_concurrency", False))
             prices = {k: v for k, v in (self.config.prices or {}).items() if k == host.key}
             out = self._get(self._ask.remote(kit, entries[host.key], prices, gate, prompts, tags))
             client = getattr(host, "client", None)

@@ -16,10 +16,11 @@ import os
 import socket
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..contract import RowResult
 from ..dataset import Row
+from ..llm.adaptive import LimitChange, outcome_of
 
 __all__ = ["WorkerKit", "ShardOutput", "ShippedCache", "CollectingJournal", "RayGate", "score_shard",
            "ask_chunk", "EvaluatorWorker"]
@@ -164,23 +165,36 @@ class ShippedCache:
 
 
 class RayGate:
-    """A cluster-wide slot around each call of an LLM client (``LLMClient.gate``)."""
+    """A cluster-wide slot around each call of an LLM client (``LLMClient.gate``): each call reports how it
+    ended to the limiter, and a change of the cluster's limit it caused goes to ``on_change``
+    (``LLMClient.limit_changed``: the worker's journal and counters)."""
 
-    def __init__(self, limiter: Any) -> None:
+    def __init__(self, limiter: Any, on_change: Callable[[Any], None] | None = None) -> None:
         self.limiter = limiter
+        self.on_change = on_change
 
-    def __call__(self) -> "RayGate":
-        return self
+    def __call__(self) -> "_RaySlot":
+        return _RaySlot(self)
+
+
+class _RaySlot:
+    """One call's slot (its own object: the client's threads hold slots at once)."""
+
+    def __init__(self, gate: RayGate) -> None:
+        self.gate = gate
+        self.window = 0
 
     def __enter__(self) -> None:
         import ray
 
-        ray.get(self.limiter.acquire.remote())
+        self.window = ray.get(self.gate.limiter.acquire.remote()) or 0
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
         import ray
 
-        ray.get(self.limiter.release.remote())
+        change = ray.get(self.gate.limiter.release.remote(self.window, outcome_of(error)))
+        if change and self.gate.on_change is not None:
+            self.gate.on_change(LimitChange(change["from"], change["to"], change["reason"]))
 
 
 class _ListHandler(logging.Handler):
@@ -221,7 +235,7 @@ class _Shard:
             def client(self, key: str):
                 client = super().client(key)
                 if client.gate is None and key in gates:
-                    client.gate = RayGate(gates[key])
+                    client.gate = RayGate(gates[key], client.limit_changed)
                 return client
 
         self.llm = WorkerLLM(kit.llm_configs, default_judge=kit.default_judge, cache_mode=kit.cache_mode,
@@ -365,7 +379,7 @@ def ask_chunk(kit: WorkerKit, entry: dict[str, Any], prices: dict[str, Any], gat
     client = getattr(host, "client", None)
     if client is not None:
         client.cache = shard.cache if getattr(host.spec, "cache", True) else None
-        client.gate = RayGate(gate) if gate is not None else None
+        client.gate = RayGate(gate, client.limit_changed) if gate is not None else None
         client.stats = type(client.stats)()  # this chunk's counters only
     host.attach(shard.journal)
     answers = host.ask_many(prompts, tags=tags)

@@ -25,7 +25,7 @@ from ..findings.run_findings import best_model, count_severities, problem_counts
 from ..hosts.registry import summary as host_summary
 from .state import RunState
 
-__all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stats_settings"]
+__all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stats_settings", "concurrency_ranges"]
 
 
 def stats_settings(config: RunConfig) -> StatsSettings:
@@ -124,7 +124,23 @@ def _run_view(state: RunState) -> dict[str, Any]:
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
         "pipeline": state.pipeline, "core_problems": state.core_problems,
+        "concurrency": concurrency_ranges(state),
     }
+
+
+def concurrency_ranges(state: RunState) -> list[dict[str, Any]]:
+    """Each judge and host whose adaptive in-flight limit moved: the range it used and its ceiling
+    (index.html; run.json holds the same as ``concurrency_limit`` beside the client's counters)."""
+    services = state.services
+    judges = services.llm.summary()["used"]
+    hosts = host_summary(services.hosts) if services.hosts is not None else {}
+    out: list[dict[str, Any]] = []
+    for role, entries, settings in (("judge", judges, "config"), ("model under test", hosts, "settings")):
+        for key, entry in entries.items():
+            if entry.get("concurrency_limit"):
+                out.append({"key": key, "role": role, **entry["concurrency_limit"],
+                            "ceiling": entry.get(settings, {}).get("max_concurrency")})
+    return out
 
 
 def write_index(state: RunState) -> None:

@@ -38,6 +38,8 @@ class HostSpec(BaseModel):
     max_concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     description: str = ""
+    #: Halve the in-flight limit on a 429, grow it back after successes (docs/concurrency.md); false: fixed.
+    adaptive_concurrency: bool = True
 
 
 class Price(BaseModel):
@@ -81,6 +83,8 @@ class ClientHost(Host):
         self.price: Price | None = services.price_for(spec.key)
         # The kind and key are part of the cache key: two hosts never share answers, and a
         # host's answers never mix with a judge's for the same model and prompt.
+        if config.adaptive_concurrency != spec.adaptive_concurrency:
+            config = config.model_copy(update={"adaptive_concurrency": spec.adaptive_concurrency})
         self.client = LLMClient(config, cache=services.cache if spec.cache else None, journal=services.journal,
                                 redact=services.redact, backend=backend, events=SUT_EVENTS,
                                 identity={**identity, "host_kind": spec.kind, "host_key": spec.key}, envelope=True)

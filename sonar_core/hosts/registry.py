@@ -96,6 +96,13 @@ def prices_from(table: dict[str, Any], host_keys: list[str]) -> dict[str, Price]
     return prices
 
 
+def _settings(spec: Any) -> dict[str, Any]:
+    """A host's settings for run.json: ``adaptive_concurrency`` only when turned off (a default run's
+    run.json is as it was before the setting existed)."""
+    return spec.model_dump(mode="json", exclude={"adaptive_concurrency"} if getattr(spec, "adaptive_concurrency",
+                                                                                   False) else None)
+
+
 def summary(pool: HostPool) -> dict[str, Any]:
     """run.json's view of the hosts (settings without secrets, and client counters)."""
     out = {}
@@ -103,5 +110,5 @@ def summary(pool: HostPool) -> dict[str, Any]:
         spec = getattr(host, "spec", None)
         stats = host.stats() if hasattr(host, "stats") else {}
         out[host.key] = {"kind": host.kind, "deterministic": host.deterministic,
-                         "settings": spec.model_dump(mode="json") if spec is not None else {}, **stats}
+                         "settings": _settings(spec) if spec is not None else {}, **stats}
     return out

@@ -36,6 +36,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
+from .adaptive import AdaptiveLimit, LimitChange
 from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
 from .cache import ResponseCache, request_key
 from .configs import LLMConfig
@@ -89,7 +90,7 @@ class LLMClient:
         self._clock = clock
         self._limiter = RateLimiter(config.requests_per_minute, clock=clock, sleep=sleep) \
             if config.requests_per_minute else None
-        self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        self._slots = AdaptiveLimit(config.max_concurrency, adaptive=config.adaptive_concurrency, on_change=self.limit_changed)
         self._pause_lock = threading.Lock()
         self._not_before = float("-inf")
         self._pool: ThreadPoolExecutor | None = None
@@ -146,7 +147,7 @@ class LLMClient:
     def _count(self, **increments: float) -> None:
         with self._stats_lock:
             for name, value in increments.items():
-                setattr(self.stats, name, getattr(self.stats, name) + value)
+                self.stats.add(name, value)
 
     def complete(self, messages: list[dict[str, str]] | str, *, repeat: int = 0, max_tokens: int | None = None,
                  **tags: Any) -> Completion:
@@ -285,7 +286,7 @@ class LLMClient:
             if self._limiter is not None:
                 self._limiter.acquire()
             try:
-                with self._slots, (self.gate() if self.gate is not None else nullcontext()):
+                with self._slots.slot(report=self.gate is None), (self.gate() if self.gate else nullcontext()):
                     result = call()
             except TransientError as exc:
                 error = self.redact(f"{exc.kind}: {exc}") or ""
@@ -367,6 +368,11 @@ class LLMClient:
                     **request.tags)
         return Completion(text=None, error=f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})",
                           attempts=attempts, seconds=seconds, key=key)
+
+    def limit_changed(self, change: LimitChange) -> None:
+        """Journal an adaptive change of the in-flight limit (its own or, under Ray, the cluster's); keep its range."""
+        self._count(limit_low=min(change.start, change.to), limit_high=max(change.start, change.to))
+        self._event("concurrency limit changed", configuration=self.config.key, **change.fields())
 
     # -- checks --------------------------------------------------------------------------------
 

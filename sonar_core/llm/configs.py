@@ -68,7 +68,10 @@ class LLMConfig(BaseModel):
             malformed body) is tried again.
         backoff: seconds before the first retry (a server's Retry-After overrides it); each
             further retry waits about twice as long, with jitter, up to 30 s.
-        max_concurrency: requests in flight at once.
+        max_concurrency: requests in flight at once (the ceiling when ``adaptive_concurrency``).
+        adaptive_concurrency: halve the in-flight limit on a 429 and grow it back by one after a
+            run of successes, between 1 and ``max_concurrency`` (:mod:`.adaptive`); false keeps
+            ``max_concurrency`` fixed.
         multiple_choices: ask for several answers to one prompt in one call (the chat-completions
             ``n``) where an evaluator wants several; false for endpoints that reject ``n``. An
             endpoint that ignores it is noticed and asked once per answer.
@@ -94,6 +97,7 @@ class LLMConfig(BaseModel):
     requests_per_minute: float | None = Field(default=None, gt=0)
     device: str = "auto"
     description: str = ""
+    adaptive_concurrency: bool = True
 
     def identity(self) -> dict[str, Any]:
         """What decides the answers (for the response cache's key): no key name, no secret,
@@ -101,8 +105,9 @@ class LLMConfig(BaseModel):
         return {"backend": self.backend, "base_url": (self.base_url or "").rstrip("/"), "model": self.model}
 
     def public(self) -> dict[str, Any]:
-        """The configuration as run.json and ``sonar judges`` show it (the key's variable name only)."""
-        return self.model_dump(mode="json")
+        """The configuration as run.json and ``sonar judges`` show it (the key's variable name only).
+        ``adaptive_concurrency`` only when turned off, so run.json of a default run is as it was."""
+        return self.model_dump(mode="json", exclude={"adaptive_concurrency"} if self.adaptive_concurrency else None)
 
     def describe(self) -> str:
         """One line naming the LLM, for reports."""

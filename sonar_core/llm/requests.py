@@ -99,6 +99,19 @@ class ClientStats:
     cleaned: int = 0
     #: Requests answered by an identical request's call already in flight (single-flight).
     shared: int = 0
+    #: The lowest and highest in-flight limit used, once adaptive concurrency changed it (None: never
+    #: changed; docs/concurrency.md). Merged as a minimum and a maximum, not added (:meth:`add`).
+    limit_low: int | None = None
+    limit_high: int | None = None
+
+    def add(self, name: str, value: Any) -> None:
+        """Add ``value`` to counter ``name`` (the limit range: keep the lower or higher)."""
+        old = getattr(self, name)
+        if name in ("limit_low", "limit_high"):
+            if value is not None:
+                setattr(self, name, value if old is None else (min if name == "limit_low" else max)(old, value))
+        else:
+            setattr(self, name, old + value)
 
     def as_dict(self) -> dict[str, Any]:
         counts = {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
@@ -106,4 +119,6 @@ class ClientStats:
         # Only when they happened: run.json of a run without them stays as it was.
         counts.update({name: value for name, value in (("cleaned_text", self.cleaned), ("shared_calls", self.shared))
                        if value})
+        if self.limit_low is not None:
+            counts["concurrency_limit"] = {"min": self.limit_low, "max": self.limit_high}
         return counts

@@ -239,6 +239,7 @@ def test_hosts_json_exact_with_a_plugin_kind():
         _setting("deterministic", "bool | None"), _setting("cache", "bool", True), _setting("timeout", "float", 60.0),
         _setting("retries", "int", 3), _setting("backoff", "float", 0.5), _setting("max_concurrency", "int", 8),
         _setting("requests_per_minute", "float | None"), _setting("description", "str", ""),
+        _setting("adaptive_concurrency", "bool", True),
     ]
     kinds = {entry["kind"]: entry for entry in listing["host_kinds"]}
     assert list(kinds) == ["echo", "hf_causal_lm", "openai_chat", "python", "rag_http"]

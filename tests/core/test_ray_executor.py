@@ -180,6 +180,37 @@ def test_a_hosts_max_concurrency_holds_across_workers(tmp_path, ray_cluster):
     assert [row["actual_output"] for row in produced] == ["An answer."] * 40
 
 
+def test_the_cluster_wide_limit_adapts_to_429s(tmp_path, ray_cluster):
+    """Workers report each call's outcome to the host's limiter actor: one AIMD limit for the cluster, whose
+    changes the workers journal (through the driver) and whose range run.json keeps."""
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(json.dumps({"test_case_key": f"c{i}", "input": f"Question {i}?"}) + "\n"
+                             for i in range(64)), encoding="utf-8")
+    with JudgeServer(default="An answer.", latency=0.05, max_in_flight_429=2, retry_after=None) as server:
+        # Two chunks of 32 (max_concurrency x 8), one on each worker, under one limit starting at 4.
+        result = api.run(test_suite=suite, output_dir=tmp_path, run_id="a", evaluators=["text_matching"],
+                         llm_cache=str(tmp_path / "cache.sqlite"), executor="ray",
+                         hosts=[{"key": "m", "kind": "openai_chat", "base_url": server.base_url, "model": "m",
+                                 "max_concurrency": 4, "retries": 30, "backoff": 0.02}])
+        assert server.outcomes()["answered"] == 64 and server.over_limit > 0
+    journal = _journal(result.run_dir)
+    assert len({e["pid"] for e in journal if e["message"] == "asked shard"}) == 2
+    changes = [e for e in journal if e["message"] == "concurrency limit changed"]
+    assert changes and all(e["configuration"] == "m" for e in changes)
+    for e in changes:
+        assert (e["to"], e["reason"]) in ((e["from"] // 2, "429"), (e["from"] + 1, f"{e['from']} successes"))
+    # One limit, so the changes (journaled by whichever worker caused each) form one path from 4: each
+    # limit is entered as often as it is left, but the last. Two limits of their own would both leave 4
+    # first, and 4 would be left once more than it was entered (unless a path ended there).
+    for limit in range(1, 5):
+        entered = sum(e["to"] == limit for e in changes) + (limit == 4)
+        assert entered - sum(e["from"] == limit for e in changes) in (0, 1)
+    low = min(e["to"] for e in changes)
+    assert low <= 2
+    host = json.loads((result.run_dir / names.RUN_JSON).read_text())["pipeline"]["host_settings"]["m"]
+    assert host["concurrency_limit"] == {"min": low, "max": 4}
+
+
 # -- a killed actor loses no row ---------------------------------------------------------------------
 
 def test_a_killed_actor_loses_no_row(tmp_path, ray_cluster, monkeypatch):
