@@ -234,7 +234,11 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
                                 "file the pack does not hold")
             new_path = str(packed / safe_member(packed_set["member"]))
             evaluators[position] = {**spec, "params": {**spec["params"], "calibration_set": new_path}}
-            aliases += [(packed_set["path"], new_path), (packed_set["value"], new_path)]
+            aliases.append((packed_set["path"], new_path))
+            value = packed_set["value"]
+            # A relative value only as a whole JSON string: bare, it would be replaced inside any longer
+            # path that ends with it.
+            aliases.append((value, new_path) if Path(value).is_absolute() else (f'"{value}"', f'"{new_path}"'))
     params["evaluators"] = evaluators
     run_id = str(manifest["run_id"])
     if safe_member(f"{_RUN}/{run_id}").parts != (_RUN, run_id):
@@ -249,8 +253,14 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
         params["llm_configs"] = str(packed / safe_member(inputs["llm_configs"]))
     previous = os.environ.get(CACHE_ONLY_ENV)
     os.environ[CACHE_ONLY_ENV] = "1"
+    record = json.loads((packed / _RUN / names.RUN_JSON).read_text(encoding="utf-8")) \
+        if (packed / _RUN / names.RUN_JSON).is_file() else {}
+    # The evaluators the packed run skipped (a model or judge it lacked), skipped again for the same reason.
+    replayed = {str(entry["evaluator"]): str(entry["reason"])
+                for entry in (record.get("result") or {}).get("incompatible_explainers") or []
+                if isinstance(entry, dict) and "evaluator" in entry and "reason" in entry}
     try:
-        result = execute_run(RunConfig(**params))
+        result = execute_run(RunConfig(**params), replayed=replayed)
     finally:
         if previous is None:
             os.environ.pop(CACHE_ONLY_ENV, None)

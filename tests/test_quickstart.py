@@ -171,3 +171,44 @@ def test_quickstart_judges_show_their_calibration_and_an_untrusted_one_blames_no
         assert shown["charted"], label  # the figures stand beside the chart too
     # Evaluators without a judge show no calibration line.
     assert all(s["status"] is None for anchor, s in sections.items() if anchor[3:] not in calibration)
+
+
+def test_a_pack_of_the_quickstart_replays_with_no_model_and_an_empty_home(quickstart_run, tmp_path, monkeypatch):
+    """Issue 19: the quickstart's evidence pack, replayed with SONAR_HOME pointing at an empty folder and every
+    way of computing with a model closed, rebuilds every artifact, identical apart from timestamps, durations
+    and paths. The judges' answers and calibrations come from the packed caches, the local-model evaluators'
+    rows (perplexity, GPTScore, toxicity, the embedding ones) from the rows the run recorded."""
+    from sonar_core.context import EvaluationContext
+
+    pack = tmp_path / "qs.zip"
+    packed = CliRunner().invoke(cli, ["pack", str(quickstart_run.run_dir), "-o", str(pack)])
+    assert packed.exit_code == 0, packed.output
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    monkeypatch.setenv("SONAR_HOME", str(home))
+
+    def no_model(self, *args, **kwargs):
+        raise AssertionError(f"{self._who()} computed with a model during a replay")
+
+    monkeypatch.setattr(EvaluationContext, "load_model", no_model)
+    monkeypatch.setattr(EvaluationContext, "embed", no_model)
+    outcome = CliRunner().invoke(cli, ["replay", str(pack), "-o", str(tmp_path / "replay")])
+    assert outcome.exit_code == 0, outcome.output
+    rebuilt = tmp_path / "replay" / "qs"
+    assert outcome.stdout == (f"Replayed into {rebuilt}: every file identical to the pack apart from timestamps, "
+                              "durations, paths and cache counters\n")
+    run_dir = quickstart_run.run_dir
+    before = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
+    after = {p.relative_to(rebuilt).as_posix() for p in rebuilt.rglob("*") if p.is_file()}
+    assert before == after
+    record = json.loads((rebuilt / names.RUN_JSON).read_text(encoding="utf-8"))
+    original = json.loads((run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
+    statuses = {e["name"]: e["status"] for e in record["result"]["executed_explainers"]}
+    assert statuses == {e["name"]: e["status"] for e in original["result"]["executed_explainers"]}
+    # The files whose bytes changed, each only in times, durations or paths (replay compared them above):
+    changed = {name for name in before if (run_dir / name).read_bytes() != (rebuilt / name).read_bytes()}
+    timed = {"run.json", "journal.jsonl", "index.html", names.CACHE_KEYS}
+    logs = {name for name in before if name.endswith(".log")}  # each line starts with its time
+    # BYOP's descriptor names its calibration set, read from the pack in the replay: a path.
+    byop = {name for name in before if "_judge_byop_" in name and name.endswith(names.RESULT_DESCRIPTOR)}
+    assert changed <= timed | logs | byop, sorted(changed - timed - logs - byop)

@@ -109,8 +109,9 @@ class ToxicityEvaluator(Evaluator):
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
         if self._scorer is None:
+            # Which model scored is in each row's details and the "Model that scored toxicity" table (not
+            # logged here: a replay reads the rows back and never gets here).
             self._scorer, self.model_name = self._choose()
-            self.ctx.logger.info("toxicity scored by %s", self.model_name)
         sentences = [self.ctx.split_sentences(row.actual_output) or [row.actual_output] for row in rows]
         flat = [s for per_row in sentences for s in per_row]
         scores: list[dict[str, float]] = []
@@ -132,11 +133,13 @@ class ToxicityEvaluator(Evaluator):
         return results
 
     def tables(self, scored) -> list[Table]:
-        if not self.model_name:
-            return []
+        # From the rows, not from this instance: rows read back from a pack were scored by no model here.
+        models = list(dict.fromkeys(r.details["toxicity_model"] for _, r in scored if r.details.get("toxicity_model")))
         return [Table(name="toxicity_model", title="Model that scored toxicity", columns=["model", "metrics"],
-                      rows=[[self.model_name, ", ".join(k for k in TOXICITY_METRICS
-                                                        if any(r.values.get(k) is not None for _, r in scored))]])]
+                      rows=[[model, ", ".join(k for k in TOXICITY_METRICS
+                                              if any(r.values.get(k) is not None for _, r in scored
+                                                     if r.details.get("toxicity_model") == model))]
+                            for model in models])] if models else []
 
 
 def _detoxify_scores(detox, texts: list[str]) -> list[dict[str, float]]:

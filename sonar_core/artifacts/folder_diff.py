@@ -14,6 +14,11 @@ is masked before comparing, and why (bench/compare_runs.py masks times the same 
   and the journal's per-answer events are compared without their ``fetched``/``using cached``
   wording and as a sorted list of events (answers fetched concurrently are journalled in the
   order they arrive);
+- how rows were obtained: a replay reads a local-model evaluator's rows from the pack where the
+  original run scored them with the model (sonar_core.execution.row_cache), so the journal's
+  per-batch summaries of scoring, its note of rows read back and its embedding counters
+  (:data:`ROW_SOURCE_EVENTS`) are left out, as are run.json's ``services.model_loads`` and
+  ``services.embeddings``; the rows' values are compared in the evaluator's results like every other file;
 - archive timestamps: zip files are compared member by member.
 """
 
@@ -25,7 +30,7 @@ import re
 import zipfile
 from pathlib import Path
 
-__all__ = ["compare_folders", "MASKED_KEYS"]
+__all__ = ["compare_folders", "MASKED_KEYS", "ROW_SOURCE_EVENTS"]
 
 _TIME_KEYS = {"created", "timestamp", "seconds", "duration", "actual_duration", "run_time", "call_seconds", "pid",
               "started", "finished", "elapsed", "wall_seconds", "fresh_since"}
@@ -37,6 +42,10 @@ _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:[+-]\d{
 _SECONDS = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms)\b")
 #: run.json's settings that name files of the machine (the replay reads its inputs from the pack).
 _PATH_SETTINGS = {"dataset", "output_dir", "base_dir", "llm_configs", "llm_cache", "test_suite"}
+#: Journal events that say how rows were obtained (scored in batches, or read back), not what they hold.
+ROW_SOURCE_EVENTS = frozenset({"measured batch quality", "using cached row results", "embedding cache info"})
+#: run.json's records of the models a run loaded and the embeddings it computed: how rows were obtained.
+_ROW_SOURCE_KEYS = {"model_loads", "embeddings"}
 #: Journal event names that say where an answer came from, not what it was.
 _SOURCE_WORDING = re.compile(r"^(fetched|using cached) (annotator|sut) response$")
 
@@ -45,6 +54,8 @@ def _mask(value):
     if isinstance(value, dict):
         # Left out rather than blanked: a cached answer's event has no call time at all.
         masked = {k: _mask(v) for k, v in value.items() if k not in MASKED_KEYS}
+        if isinstance(masked.get("services"), dict):
+            masked["services"] = {k: v for k, v in masked["services"].items() if k not in _ROW_SOURCE_KEYS}
         if isinstance(masked.get("interpretation_parameters"), dict):
             masked["interpretation_parameters"] = {k: ("<path>" if k in _PATH_SETTINGS else v)
                                                    for k, v in masked["interpretation_parameters"].items()}
@@ -70,7 +81,10 @@ def _lines(name: str, data: bytes) -> list[str]:
         lines = []
         for line in text.splitlines():
             try:
-                lines.append(json.dumps(_mask(json.loads(line)), ensure_ascii=False))
+                event = json.loads(line)
+                if isinstance(event, dict) and event.get("message") in ROW_SOURCE_EVENTS:
+                    continue
+                lines.append(json.dumps(_mask(event), ensure_ascii=False))
             except json.JSONDecodeError:
                 lines.append(_SECONDS.sub("<secs>", _ISO.sub("<iso>", line)))
         # Answers fetched concurrently are journalled as they arrive; read from the cache, in request order.

@@ -113,10 +113,15 @@ def missing_columns(job: Job, dataset: LLMDataset) -> str | None:
 
 
 def incompatibilities(jobs: list[Job], dataset: LLMDataset, *, columns_known: bool, llm: LLMService,
-                      hosts: HostPool | None) -> dict[str, str]:
+                      hosts: HostPool | None, replayed: dict[str, str] | None = None) -> dict[str, str]:
     """Label -> why the job cannot run: its extra not installed, a missing column (when the dataset's
     columns are known, i.e. not before the hosts answer a test suite), a missing model, no hosts, an
     unavailable judge."""
+    if replayed is not None:
+        # Replaying a pack: the packed run's verdicts, not this machine's. Its models and judges are not
+        # asked (the pack's cache and recorded rows answer), so their absence here is no reason to skip.
+        labels = {job.label for job in jobs}
+        return {label: reason for label, reason in replayed.items() if label in labels}
     incompatible = {job.label: reason for job in jobs if (reason := job.cls.missing_extra())}
     for job in jobs:
         if columns_known and job.label not in incompatible and (reason := missing_columns(job, dataset)):

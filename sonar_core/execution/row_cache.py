@@ -12,6 +12,13 @@ The cache's mode applies as to answers: ``--no-cache`` neither reads nor writes 
 ``--refresh-cache`` reads only rows written by this run. A row that could not be scored (its
 parse-failure metric is set: a failed call, an answer that could not be parsed) is not kept,
 so the next run tries it again.
+
+Local-model evaluators (``model_params``: perplexity, GPTScore, toxicity, the embedding ones) have
+their finished rows *recorded* the same way, keyed by their parameters (the model references), but
+a run reads them back only when it replays an evidence pack (cache-only,
+:data:`~sonar_core.llm.cache.CACHE_ONLY_ENV`): a replay then loads no model. An ordinary run never
+reads them, because the key cannot see which files a model reference stood for (a model prepared or
+replaced later), and the models' own work is what the run is for.
 """
 
 from __future__ import annotations
@@ -26,30 +33,49 @@ from ..dataset import Row
 if TYPE_CHECKING:  # pragma: no cover
     from ..llm.cache import ResponseCache
 
-__all__ = ["RowResultCache", "ROW_CACHE_FORMAT"]
+__all__ = ["RowResultCache", "ROW_CACHE_FORMAT", "records_model_rows"]
 
 #: Part of every key: a change in what a key covers starts a fresh set of rows.
 ROW_CACHE_FORMAT = 1
 
 
+#: Fields of a conversation or agent row its evaluators read beyond the flat ones; in the key only when set,
+#: so the keys of other rows stay as they were.
+_CONVERSATION_FIELDS = ("conversation", "expected_tool_calls", "expected_outcome", "corpus")
+
+
 def _row_inputs(row: Row) -> list[Any]:
-    return [row.input, row.expected_output, list(row.context), row.actual_output, row.output_condition,
-            list(row.output_constraints)]
+    inputs: list[Any] = [row.input, row.expected_output, list(row.context), row.actual_output, row.output_condition,
+                         list(row.output_constraints)]
+    extra = {name: getattr(row, name) for name in _CONVERSATION_FIELDS if getattr(row, name)}
+    if extra:
+        inputs.append(extra)
+    return inputs
+
+
+def records_model_rows(cls: type) -> bool:
+    """Whether an evaluator's rows are recorded for evidence packs (read back by a replay only): it scores
+    with local models, row by row (one that needs every row at once cannot take some rows cached)."""
+    return bool(cls.model_params) and not cls.needs_all_rows and not getattr(cls, "caches_row_results", False)
 
 
 class RowResultCache:
     """One evaluator's cached rows in a :class:`~sonar_core.llm.cache.ResponseCache` file."""
 
     def __init__(self, cache: "ResponseCache", evaluator_cls: type, params: dict[str, Any],
-                 judge_identity: dict[str, Any] | None) -> None:
+                 judge_identity: dict[str, Any] | None, *, reads: bool = True, per_turn: bool = False) -> None:
+        """``reads``: False when rows are only recorded (a local-model evaluator's, for evidence packs):
+        :meth:`get` then finds nothing and the rows are scored. ``per_turn``: the rows are scored turn by turn
+        (execution/per_turn.py), a result of its own, never the whole answer's."""
         from ..version import __version__
 
         self.cache = cache
+        self.reads = reads
         self.evaluator_id = evaluator_cls.id
         self._parse_keys = [m.key for m in evaluator_cls.metrics if m.role is MetricRole.PARSE_FAILURE]
         self._base = {"format": ROW_CACHE_FORMAT, "evaluator": evaluator_cls.id,
                       "version": str(getattr(evaluator_cls, "result_version", "1")), "sonar": __version__,
-                      "params": params, "judge": judge_identity}
+                      "params": params, "judge": judge_identity, **({"per_turn": True} if per_turn else {})}
         self.hits = 0
         self.writes = 0
 
@@ -59,6 +85,8 @@ class RowResultCache:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def get(self, key: str) -> RowResult | None:
+        if not self.reads:
+            return None
         text = self.cache.get_row(key)
         if text is None:
             return None

@@ -59,16 +59,19 @@ def _close_services(services: RunServices) -> None:
 
 
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
-                plugins: PluginManager | None = None, previous: PreviousRun | None = None) -> RunResult:
+                plugins: PluginManager | None = None, previous: PreviousRun | None = None,
+                replayed: dict[str, str] | None = None) -> RunResult:
     """Execute a run described by ``config``; see the module docstring.
 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
+    ``replayed``: replaying an evidence pack, the packed run's incompatible evaluators (label -> reason),
+    skipped again for the same reasons instead of checking this machine's models and judges.
     A write that fails raises :class:`OutputError` naming the file (docs/reliability.md).
     """
     made: dict[str, Path] = {}
     try:
         return _execute_run(config, resume_dir=resume_dir, progress=progress, plugins=plugins, previous=previous,
-                            made=made)
+                            made=made, replayed=replayed)
     except OSError as exc:
         new = made.get("run_dir")
         if new is not None and not (new / names.RUN_JSON).exists():
@@ -80,7 +83,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
 
 
 def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, plugins: PluginManager | None,
-                 previous: PreviousRun | None, made: dict[str, Path]) -> RunResult:
+                 previous: PreviousRun | None, made: dict[str, Path],
+                 replayed: dict[str, str] | None = None) -> RunResult:
     started = time.time()
     # Before any work: a run that cannot write its results must not find out after scoring.
     resuming = previous.run_dir if previous is not None else resume_dir
@@ -130,7 +134,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
             closing.callback(hosts.close)
         # A produced dataset's columns are known once the hosts have answered.
         incompatible = incompatibilities(jobs, dataset, columns_known=suite_fingerprint is None, llm=llm,
-                                         hosts=hosts)
+                                         hosts=hosts, replayed=replayed)
         if config.strict and incompatible:
             label, reason = next(iter(incompatible.items()))
             raise PluginError(f"evaluator '{label}' cannot run: {reason}")

@@ -20,9 +20,10 @@ from ..dataset import LLMDataset, Row
 from ..findings import ScoredEvaluator, SkippedRow
 from ..journal import Journal
 from ..llm import LLMService
+from ..llm.cache import CacheMissError
 from .per_turn import PerTurn
 from .executors import LOCAL
-from .row_cache import RowResultCache
+from .row_cache import RowResultCache, records_model_rows
 from .state import Job, RunServices
 
 __all__ = ["score_job", "eligible_rows", "whole_cases_subset", "judge_note", "job_logger"]
@@ -126,8 +127,7 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
     size = (len(eligible) or 1) if job.cls.needs_all_rows else batch_size
     primary = job.cls.primary_metric()
     threshold = job.thresholds[primary.key]
-    # A per-turn result is not the row's whole-answer result: it is never kept in the row cache.
-    row_cache = None if job.spec.per_turn else _row_cache(job, llm)
+    row_cache = _row_cache(job, llm)
     cached: dict[int, RowResult] = {}
     keys: list[str] = []
     if row_cache is not None:
@@ -141,6 +141,10 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
                           rows=len(cached), total=len(eligible))
             advance(len(cached))
     to_score = [index for index in range(len(eligible)) if index not in cached]
+    if to_score and row_cache is not None and row_cache.cache.cache_only and records_model_rows(job.cls):
+        # Replaying a pack: these rows would need a model, and nothing may be computed afresh.
+        raise CacheMissError(f"no cached answer for request: {len(to_score)} row(s) of evaluator '{job.label}' "
+                             f"are not recorded in the pack (cache-only: no model may be loaded)")
     fresh: dict[int, RowResult] = {}
     # The executor scores the rows (here, or shards on a Ray cluster) and hands back batches in order.
     executor = services.executor or LOCAL
@@ -179,8 +183,12 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
 
 
 def _row_cache(job: Job, llm: LLMService) -> RowResultCache | None:
-    """The cache of the job's finished rows, for evaluators that keep them (``caches_row_results``)."""
-    if not getattr(job.cls, "caches_row_results", False):
+    """The cache of the job's finished rows, for evaluators that keep them (``caches_row_results``), and the
+    record of a local-model evaluator's rows (read back only when replaying a pack: see row_cache)."""
+    # A per-turn result is not the row's whole-answer result: rows kept for reruns are whole answers only;
+    # recorded model rows say in their key that they were scored turn by turn.
+    keeps = getattr(job.cls, "caches_row_results", False) and not job.spec.per_turn
+    if not keeps and not records_model_rows(job.cls):
         return None
     cache = llm.cache
     if cache is None:
@@ -188,4 +196,5 @@ def _row_cache(job: Job, llm: LLMService) -> RowResultCache | None:
     identity = None
     if job.cls.requires_judge:
         identity = llm.config(llm.judge_key(job.cls.judge_key(job.params))).identity()
-    return RowResultCache(cache, job.cls, job.params, identity)
+    return RowResultCache(cache, job.cls, job.params, identity, reads=keeps or cache.cache_only,
+                          per_turn=job.spec.per_turn)

@@ -235,7 +235,8 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
         stored = cache.get(cache_key)
         if stored is not None:
             try:
-                return CalibrationResult(**{**stored, "judge": key, "cached": True})
+                # The set is keyed by its content: the path is where this run read it, not the first run.
+                return CalibrationResult(**{**stored, "judge": key, "cached": True, "set_path": str(path)})
             except TypeError:
                 pass  # written by another version: measure again
     started = time.perf_counter()

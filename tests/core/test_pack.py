@@ -4,10 +4,9 @@ server stopped and SONAR_HOME pointing at an empty folder, rebuilds every artifa
 The run is the quickstart's dataset (the bundled demo) through a subset of its evaluators, to stay
 fast: text matching, PII leakage, BLEU and classification (no model), one judge evaluator, contact
 information, calibrated on 4 items and scoring 3 rows against tests/judge_server.py, and one
-embedding evaluator, answer semantic similarity. A pack carries no vectors: the replay encodes
-again with the embedded MiniLM model, which ships with Sonar and so is found with an empty
-SONAR_HOME. The local-model evaluators (perplexity, GPTScore, toxicity) are left out: SmolLM2 must be
-prepared into SONAR_HOME (`sonar models prepare smollm2`), which an empty one is not.
+embedding evaluator, answer semantic similarity, whose rows the run records so that the replay
+encodes nothing. The whole quickstart (its local-model evaluators included) is packed and replayed
+with every model closed in tests/test_quickstart.py.
 """
 
 from __future__ import annotations
