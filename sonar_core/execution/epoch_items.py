@@ -41,7 +41,7 @@ class EpochPlan:
         """One ``reusing deterministic answers`` event per deterministic host, before anything is asked."""
         for key in self.deterministic:
             journal.event("reusing deterministic answers", "Pipeline", "run", model_key=key, epochs=self.epochs,
-                          message=self.note(key))
+                          note=self.note(key))
 
     def reused_record(self, item: Any, store: Any) -> dict[str, Any] | None:
         """Epoch 0's answer record for ``item`` (None when epoch 0 was not answered), as this epoch's.
