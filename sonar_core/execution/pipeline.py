@@ -214,7 +214,7 @@ class _Batches:
 
 
 def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
-              failures: dict[tuple[str, str], str], advance: Callable[[int], None], llm: Any = None,
+              failures: dict[tuple[str, str, int], str], advance: Callable[[int], None], llm: Any = None,
               ask: Callable | None = None) -> None:
     while (chunk := batches.next()) is not None:
         tags = [item.tags for item in chunk]
@@ -319,7 +319,7 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
         if c["resumed"]:
             journal.event("using resumed sut responses", "Pipeline", "run", model_key=key, items=c["resumed"],
                           file=f"{names.DATASET_DIR}/{names.ANSWERS_FILE}")
-    failures: dict[tuple[str, str], str] = {}
+    failures: dict[tuple[str, str, int], str] = {}
     try:
         # Hosts are asked at the same time (a slow local model beside a fast endpoint), each by
         # FEEDERS threads so its next batch is queued while the last answers of one come in; each

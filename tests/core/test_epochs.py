@@ -283,3 +283,31 @@ def test_one_epoch_keeps_todays_rows_keys_and_settings(tmp_path, hosts):
     assert "epochs" not in json.loads((folder / "global_llm_heatmap_leaderboard" / "application_json" /
                                        "explanation.json").read_text(encoding="utf-8"))
     assert not (folder / "work" / "epoch_consistency.json").exists()
+
+
+def test_a_conversation_is_asked_turn_by_turn_in_every_epoch(tmp_path):
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}
+
+    def agent(body: dict) -> dict:
+        # A tool call first, then an answer quoting the tool's result.
+        last = body["messages"][-1]
+        return {"role": "assistant", "content": f"Found: {last['content']}"} if last["role"] == "tool" else call
+
+    row = {"test_case_key": "conv", "conversation": [{"role": "user", "content": "Look it up."}],
+           "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}],
+           "tool_results": [{"name": "lookup", "arguments": {}, "result": "42"}],
+           "expected_tool_calls": [{"name": "lookup", "arguments": {}}]}
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with JudgeServer(message_for=agent) as server:
+        result = api.run(test_suite=suite, epochs=2, evaluators=["tool_call_accuracy"], output_dir=tmp_path / "out",
+                         llm_cache=str(tmp_path / "c.sqlite"),
+                         hosts=[{"key": "agent", "kind": "openai_chat", "base_url": server.base_url, "model": "m",
+                                 "temperature": 0.7, "retries": 0}])
+        # Two model turns per conversation, in each of the two epochs (epoch 1 is not epoch 0's cache entry).
+        assert server.calls == 4
+    assert result.exit_code == 0, result.message
+    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert [(r["key"], r["epoch"], r["actual_output"]) for r in rows] == [
+        ("conv::agent", 0, "Found: 42"), ("conv::agent::epoch1", 1, "Found: 42")]
