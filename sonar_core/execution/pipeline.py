@@ -160,8 +160,9 @@ class AnswerStore:
                 # The line a kill cut short: its item is asked again.
                 continue
 
-    def get(self, ident: tuple[str, str, int]) -> dict[str, Any] | None:
-        return self.answers.get(ident)
+    def get(self, ident: tuple[str, str, int] | tuple[str, str]) -> dict[str, Any] | None:
+        """The answer to (test case, model, epoch); (test case, model) is epoch 0."""
+        return self.answers.get(ident if len(ident) == 3 else (*ident, 0))
 
     def add(self, records: list[dict[str, Any]]) -> None:
         if not records:
