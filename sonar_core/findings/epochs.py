@@ -113,8 +113,8 @@ class EpochFindings:
         flaky = self.flaky()
         for row in board["rows"]:
             row["consistency"] = by_model.get(row["model"])
-        board["epochs"] = {"epochs": self.epochs, "reducer": self.reducer, "verdict_metric": self.reduced.primary.key
-                           if self.verdicts else None,
+        verdict_metric = self.reduced.primary.key if self.verdicts else None
+        board["epochs"] = {"epochs": self.epochs, "reducer": self.reducer, "verdict_metric": verdict_metric,
                            "flaky_test_cases": {model: len(cases) for model, cases in flaky.items()}}
 
     def insights(self) -> list[dict[str, Any]]:
