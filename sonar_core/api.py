@@ -79,6 +79,8 @@ def run(
     executor: Literal["local", "ray"] | None = None,
     ray_address: str | None = None,
     ray_shard_rows: int | None = None,
+    epochs: int | None = None,
+    epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -127,6 +129,10 @@ def run(
         executor: ``local`` (default) or ``ray``: score on a Ray cluster (docs/scale-out.md).
         ray_address: the Ray cluster to join (None: start a local instance; ``auto``: the running one).
         ray_shard_rows: rows per Ray shard (default ``batch_size``).
+        epochs: ask every host every test case this many times (default 1; needs ``test_suite``);
+            a deterministic host is asked once (docs/epochs.md).
+        epoch_reducer: how a test case's epochs become one value: ``mean`` (default), ``majority``,
+            ``pass_at_k`` or ``pass_hat_k``.
         progress: show a progress bar on the terminal.
 
     Returns:

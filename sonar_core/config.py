@@ -168,6 +168,12 @@ class RunConfig(BaseModel):
     #: Rows per Ray shard (one task or actor call each); rounded up to a multiple of ``batch_size`` so
     #: every evaluator sees the batches it sees locally. None: ``batch_size``.
     ray_shard_rows: int | None = Field(default=None, ge=1)
+    #: Ask every host every test case this many times (each epoch its own cache entry; a
+    #: deterministic host is asked once); findings reduce a test case's epochs (docs/epochs.md).
+    epochs: int = Field(default=1, ge=1, le=1000)
+    #: How a test case's epochs become one value: ``mean``, or for pass/fail verdicts ``majority``,
+    #: ``pass_at_k`` (at least one passes) or ``pass_hat_k`` (all pass).
+    epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] = "mean"
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
 
@@ -198,6 +204,13 @@ class RunConfig(BaseModel):
     def _perturb_needs_hosts(self) -> "RunConfig":
         if self.perturb and self.test_suite is None:
             raise ValueError("'perturb' needs 'test_suite' and 'hosts' (perturbed copies are asked of the models)")
+        return self
+
+    @model_validator(mode="after")
+    def _epochs_need_hosts(self) -> "RunConfig":
+        # A ready dataset's rows are not asked again: its epochs are its rows' ``epoch`` column.
+        if self.epochs > 1 and self.test_suite is None:
+            raise ValueError("'epochs' needs 'test_suite' and 'hosts' (each epoch asks the models again)")
         return self
 
     @model_validator(mode="after")

@@ -24,7 +24,8 @@ from typing import Any
 from .errors import DatasetError
 
 __all__ = ["ROLES", "CONVERSATION_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
-           "first_user_content", "last_assistant_content", "called_tools", "assistant_turns", "transcript_text"]
+           "first_user_content", "last_assistant_content", "conversation_defaults", "called_tools", "assistant_turns",
+           "transcript_text"]
 
 #: The roles a turn may have.
 ROLES = ("system", "user", "assistant", "tool")
@@ -287,3 +288,17 @@ def transcript_text(conversation: list[dict[str, Any]]) -> str:
                   for c in turn.get("tool_calls", ())]
         lines.append(f"[turn {index}] {role}: " + " ".join(parts))
     return "\n".join(lines)
+
+
+def conversation_defaults(values: dict[str, Any]) -> None:
+    """A conversation row's ``input`` and ``actual_output`` default to its first user turn and last
+    assistant turn, so every single-turn evaluator scores the final answer."""
+    conversation = values["conversation"]
+    if not values.get("input"):
+        first = first_user_content(conversation)
+        if first is not None:
+            values["input"] = first
+    if not values.get("actual_output"):
+        last = last_assistant_content(conversation)
+        if last is not None:
+            values["actual_output"] = last

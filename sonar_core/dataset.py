@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
-from .conversation import CONVERSATION_FIELDS, first_user_content, last_assistant_content, parse_field
+from .conversation import CONVERSATION_FIELDS, conversation_defaults, parse_field
 from .errors import DatasetError
 from .inputs import Input
 from .text_clean import clean_value, count_cleaned
@@ -61,6 +61,8 @@ class Row:
     tool_results: list[dict[str, Any]] = field(default_factory=list)
     max_turns: int | None = None
     simulated_user: dict[str, Any] = field(default_factory=dict)
+    #: Which ask of the test case this row's answer is (0..epochs-1; docs/epochs.md).
+    epoch: int = 0
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -115,6 +117,7 @@ DATASET_FIELDS: dict[str, type] = {
     "tool_results": list,
     "max_turns": int,
     "simulated_user": dict,
+    "epoch": int,
 }
 
 # Columns of the dataset file that carry each catalogue input.
@@ -233,6 +236,13 @@ def _coerce_field(name: str, value: Any, where: str) -> Any:
         if name == "relationships" and not all(isinstance(v, dict) for v in value):
             raise DatasetError(f"{where}, field '{name}': expected a list of objects")
         return value
+    if expected is int:  # ``epoch``: a whole number, 0 or more (CSV cells hold it as text)
+        number = value.strip() if isinstance(value, str) else value
+        if isinstance(number, str) and number.isdigit():
+            return int(number)
+        if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+            return number
+        raise DatasetError(f"{where}, field '{name}': expected a whole number of at least 0, got {value!r}"[:300])
     if isinstance(value, (int, float)) and not isinstance(value, bool) and name in ("key", "test_case_key", "model_key", "test_key"):
         return str(value)
     if not isinstance(value, str):
@@ -283,7 +293,7 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         if coerced is not None:
             values[name] = coerced
     if values.get("conversation"):
-        _conversation_defaults(values)
+        conversation_defaults(values)
     if "input" not in values and "actual_output" not in values and not values.get("simulated_user"):
         raise DatasetError(f"{where}: row has neither 'input' nor 'actual_output'")
     for name, value in values.items():
@@ -311,20 +321,6 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
             {"type": "perturbation_of", "target": values["original_test_case_key"]}
         )
     return Row(**values)
-
-
-def _conversation_defaults(values: dict[str, Any]) -> None:
-    """A conversation row's ``input`` and ``actual_output`` default to its first user turn and last
-    assistant turn, so every single-turn evaluator scores the final answer."""
-    conversation = values["conversation"]
-    if not values.get("input"):
-        first = first_user_content(conversation)
-        if first is not None:
-            values["input"] = first
-    if not values.get("actual_output"):
-        last = last_assistant_content(conversation)
-        if last is not None:
-            values["actual_output"] = last
 
 
 def load_dataset(path: str | Path) -> LLMDataset:

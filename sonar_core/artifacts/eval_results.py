@@ -120,9 +120,11 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
     import datatable as dt  # imported here: only this writer needs it
 
     explanation = root / names.EVAL_RESULTS
-    columns = _columns(ev) + (["judge_trust"] if judge_trust else [])
+    # Rows of several epochs keep their epoch (docs/epochs.md); a one-epoch run's files are as before.
+    epochs = any(row.epoch for row, _ in ev.scored)
+    columns = _columns(ev) + (["judge_trust"] if judge_trust else []) + (["epoch"] if epochs else [])
     metric_keys = [m.key for m in ev.cls.metrics]
-    numeric = {"actual_duration", "cost", *metric_keys}
+    numeric = {"actual_duration", "cost", *metric_keys} | ({"epoch"} if epochs else set())
     types = [dt.Type.float64 if c in numeric else dt.Type.str32 for c in columns]
     targets = {mime: explanation / names.mime_dir(mime) / f"{names.EXPLANATION_STEM}.{ext}"
                for mime, ext in ((names.MIME_JSON, "json"), (names.MIME_CSV, "csv"), (names.MIME_JAY, "jay"))}
@@ -150,6 +152,9 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
             if judge_trust:
                 for record in records:
                     record["judge_trust"] = judge_trust["status"]
+            if epochs:
+                for record, (row, _) in zip(records, chunk):
+                    record["epoch"] = row.epoch
             encoded = _encode_records(records)
             json_file.write(encoded[1:-1] if first else "," + encoded[1:-1])
             first = False

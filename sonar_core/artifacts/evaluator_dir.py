@@ -33,7 +33,7 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
     """The JSON index plus one file for all metrics and one per metric."""
     data = {row["model"]: row["metrics"] for row in board["rows"]}
     extra = {row["model"]: {k: row.get(k) for k in ("rank", "rows", "total_time", "total_cost", "counts",
-                                                    "tied_with_best") if k in row}
+                                                    "tied_with_best", "consistency") if k in row}
              for row in board["rows"]}
     intervals = {row["model"]: row["intervals"] for row in board["rows"] if "intervals" in row}
     meta = {m["key"]: m for m in board["metrics_meta"]}
@@ -64,6 +64,7 @@ def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, 
         "primary_metric": board["primary_metric"],
         "files": index,
         "metrics": [m.key for m in ev.cls.metrics],
+        **({"epochs": board["epochs"]} if "epochs" in board else {}),
         **({"pairwise": board["pairwise"]} if "pairwise" in board else {}),
         **({"judge_trust": board["judge_trust"]} if "judge_trust" in board else {}),
     }

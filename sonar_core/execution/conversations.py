@@ -76,7 +76,8 @@ def _transcript(history: list[dict[str, Any]]) -> str:
     return "\n".join(lines) or "(nothing yet)"
 
 
-def _user_turns(row: Row, llm, tags: dict[str, Any], history: list[dict[str, Any]]) -> Iterator[str | None]:
+def _user_turns(row: Row, llm, tags: dict[str, Any], history: list[dict[str, Any]],
+                repeat: int = 0) -> Iterator[str | None]:
     """The user turns: the script's, else the simulated user's (None when it cannot answer)."""
     scripted = [t["content"] for t in row.conversation if t["role"] == "user"]
     if scripted or not row.simulated_user:
@@ -88,7 +89,8 @@ def _user_turns(row: Row, llm, tags: dict[str, Any], history: list[dict[str, Any
         messages = [{"role": "system", "content": SIMULATED_USER_PROMPT.format(**{k: sim[k] for k in ("scenario", "stop_when")})},
                     {"role": "user", "content": f"The conversation so far:\n{_transcript(history)}\n\n"
                                                 "What does the user say next?"}]
-        completion = client.complete_many([LLMRequest(messages, tags={**tags, "role": "simulated user"})])[0]
+        completion = client.complete_many([LLMRequest(messages, repeat=repeat,
+                                                      tags={**tags, "role": "simulated user"})])[0]
         if completion.error is not None:
             yield None
             return
@@ -98,7 +100,7 @@ def _user_turns(row: Row, llm, tags: dict[str, Any], history: list[dict[str, Any
         yield text
 
 
-def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any]) -> ConversationAnswer:
+def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any], repeat: int = 0) -> ConversationAnswer:
     """Ask ``host`` the conversation of test case ``row`` (see the module docstring); never raises."""
     if not can_converse(host):
         return ConversationAnswer(text=None, error=f"host kind '{host.kind}' cannot be asked a conversation "
@@ -113,7 +115,7 @@ def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any]) -> Con
             journal.event("conversation turn", "HostWorker", "converse", **tags, turn=len(history) - 1,
                           role=turn["role"], **extra)
 
-    for user in _user_turns(row, llm, tags, history):
+    for user in _user_turns(row, llm, tags, history, repeat):
         if user is None:
             return ConversationAnswer(text=None, error="the simulated user's judge did not answer",
                                       conversation=history)
@@ -123,7 +125,7 @@ def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any]) -> Con
             if host_turns >= limit:
                 stopped = "max_turns"
                 break
-            answer = ask_turn(host, history, row.tools, tags)
+            answer = ask_turn(host, history, row.tools, tags, repeat)
             host_turns += 1
             if answer.error is not None:
                 return ConversationAnswer(text=None, error=answer.error, duration=duration + answer.duration,
@@ -153,14 +155,17 @@ def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any]) -> Con
                               stopped=stopped)
 
 
-def ask_items(host: Host, rows: list[Row], tags: list[dict[str, Any]], *, llm, journal) -> list[HostAnswer]:
-    """Answers to ``rows`` in order: one prompt each as before, conversations turn by turn."""
+def ask_items(host: Host, rows: list[Row], tags: list[dict[str, Any]], *, llm, journal,
+              repeat: int = 0) -> list[HostAnswer]:
+    """Answers to ``rows`` in order: one prompt each as before, conversations turn by turn; ``repeat``:
+    the epoch (every request's repeat index)."""
     plain = [i for i, row in enumerate(rows) if not is_conversation(row)]
     answers: list[HostAnswer | None] = [None] * len(rows)
     if plain:
-        for i, answer in zip(plain, host.ask_many([rows[i].input for i in plain], tags=[tags[i] for i in plain])):
+        for i, answer in zip(plain, host.ask_many([rows[i].input for i in plain], tags=[tags[i] for i in plain],
+                                                  **({"repeat": repeat} if repeat else {}))):
             answers[i] = answer
     for i, row in enumerate(rows):
         if answers[i] is None:
-            answers[i] = converse(host, row, llm=llm, journal=journal, tags=tags[i])
+            answers[i] = converse(host, row, llm=llm, journal=journal, tags=tags[i], repeat=repeat)
     return answers  # type: ignore[return-value]

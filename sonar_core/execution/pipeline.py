@@ -27,6 +27,7 @@ import csv
 import dataclasses
 import hashlib
 import io
+import itertools
 import json
 import os
 import threading
@@ -40,6 +41,7 @@ from .. import names
 from ..artifacts.formats import write_atomic, write_json
 from ..dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
 from ..perturbations import expand_perturbations
+from .epoch_items import EpochPlan, epoch_row_key
 from ..errors import DatasetError
 from ..text_clean import clean_value, count_cleaned
 from ..hosts.base import Host, HostAnswer, HostPool
@@ -60,14 +62,21 @@ _PERTURBATION_COLUMNS = ("original_test_case_key", "perturbation", "relationship
 
 @dataclass
 class Item:
-    """One test case for one host."""
+    """One test case for one host, in one epoch (0 unless the run asks every test case more than once)."""
 
     row: Row
     host: str
+    epoch: int = 0
 
     @property
-    def ident(self) -> tuple[str, str]:
-        return self.row.test_case_key, self.host
+    def ident(self) -> tuple[str, str, int]:
+        return self.row.test_case_key, self.host, self.epoch
+
+    @property
+    def tags(self) -> dict[str, Any]:
+        """The journal's item fields (the epoch only where it is not 0: one epoch journals as before)."""
+        return {"test_case_key": self.row.test_case_key, "model_key": self.host,
+                **({"epoch": self.epoch} if self.epoch else {})}
 
 
 @dataclass
@@ -78,12 +87,15 @@ class PipelineResult:
     seconds: float
     suite: str
     suite_fingerprint: str
+    #: The epochs and the deterministic hosts asked once (:mod:`.epoch_items`); None for one epoch.
+    epochs: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """run.json's ``pipeline`` record."""
         return {"test_suite": self.suite, "test_suite_fingerprint": self.suite_fingerprint,
                 "seconds": round(self.seconds, 3), "hosts": self.counts,
-                "failed_items": len(self.failed), "dataset": f"{names.DATASET_DIR}/{names.LLM_DATASET_JSON}"}
+                "failed_items": len(self.failed), "dataset": f"{names.DATASET_DIR}/{names.LLM_DATASET_JSON}",
+                **({"epochs": self.epochs} if self.epochs else {})}
 
     def finished_fields(self) -> dict[str, Any]:
         """What the runner's ``finished pipeline`` event adds (001's fields)."""
@@ -119,9 +131,10 @@ def item_source(rows: list[Row], config: Any = None, plugins: Any = None) -> lis
     return expand_perturbations(rows, getattr(config, "perturb", None), plugins)
 
 
-def assign_hosts(rows: list[Row], hosts: HostPool) -> list[Item]:
-    """One item per test case and host, test case by test case (the dataset's row order)."""
-    return [Item(row, key) for row in rows for key in hosts.keys()]
+def assign_hosts(rows: list[Row], hosts: HostPool, epochs: int = 1) -> list[Item]:
+    """One item per test case and host, test case by test case (the dataset's row order); with
+    ``epochs`` > 1 that order once per epoch, epoch 0 first (its items are those of a one-epoch run)."""
+    return [Item(row, key, epoch) for epoch in range(epochs) for row in rows for key in hosts.keys()]
 
 
 class AnswerStore:
@@ -129,7 +142,7 @@ class AnswerStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.answers: dict[tuple[str, str], dict[str, Any]] = {}
+        self.answers: dict[tuple[str, str, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
         if path.is_file():
             self._read()
@@ -142,13 +155,14 @@ class AnswerStore:
         for line in self.path.read_text(encoding="utf-8").split("\n"):
             try:
                 record = json.loads(line)
-                self.answers[(record["test_case_key"], record["model_key"])] = record
+                self.answers[_answer_key(record)] = record
             except (ValueError, KeyError, TypeError):
                 # The line a kill cut short: its item is asked again.
                 continue
 
-    def get(self, ident: tuple[str, str]) -> dict[str, Any] | None:
-        return self.answers.get(ident)
+    def get(self, ident: tuple[str, str, int] | tuple[str, str]) -> dict[str, Any] | None:
+        """The answer to (test case, model, epoch); (test case, model) is epoch 0."""
+        return self.answers.get(ident if len(ident) == 3 else (*ident, 0))
 
     def add(self, records: list[dict[str, Any]]) -> None:
         if not records:
@@ -159,11 +173,16 @@ class AnswerStore:
             self._file.flush()
             os.fsync(self._file.fileno())
             for record in records:
-                self.answers[(record["test_case_key"], record["model_key"])] = record
+                self.answers[_answer_key(record)] = record
 
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+def _answer_key(record: dict[str, Any]) -> tuple[str, str, int]:
+    # A record of epoch 0 has no "epoch" field: answers.jsonl of a one-epoch run is as it was.
+    return record["test_case_key"], record["model_key"], int(record.get("epoch", 0))
 
 
 def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
@@ -171,7 +190,8 @@ def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
     # so that a resumed run counts it too.
     text, text_cleaned = clean_value(answer.text)
     contexts, contexts_cleaned = clean_value(answer.contexts)
-    record = {"test_case_key": item.row.test_case_key, "model_key": item.host, "actual_output": text,
+    record = {"test_case_key": item.row.test_case_key, "model_key": item.host,
+              **({"epoch": item.epoch} if item.epoch else {}), "actual_output": text,
               "actual_duration": round(answer.duration, 6), "cost": answer.cost, "input_tokens": answer.input_tokens,
               "output_tokens": answer.output_tokens, "contexts": contexts, "cached": answer.cached,
               **({"conversation": answer.conversation} if getattr(answer, "conversation", None) else {})}
@@ -195,18 +215,19 @@ class _Batches:
 
 
 def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
-              failures: dict[tuple[str, str], str], advance: Callable[[int], None], llm: Any = None,
+              failures: dict[tuple[str, str, int], str], advance: Callable[[int], None], llm: Any = None,
               ask: Callable | None = None) -> None:
     while (chunk := batches.next()) is not None:
-        tags = [{"test_case_key": item.row.test_case_key, "model_key": item.host} for item in chunk]
+        tags = [item.tags for item in chunk]
         journal.events("queuing item", "HostAssigner", "assign", (
             {**tag, "prompt_text": item.row.input} for tag, item in zip(tags, chunk)))
-        if any(is_conversation(item.row) for item in chunk):  # asked turn by turn (execution/conversations.py)
-            answers = ask_items(host, [item.row for item in chunk], tags, llm=llm, journal=journal)
-        else:
-            prompts = [item.row.input for item in chunk]
-            # ``ask``: the executor's way (a Ray task under the host's cluster-wide limits); else the host's own.
-            answers = ask(host, prompts, tags) if ask is not None else host.ask_many(prompts, tags=tags)
+        answers = []
+        start = 0
+        # The items of one epoch are asked together: the epoch is the request's repeat index.
+        for epoch, group in itertools.groupby(chunk, key=lambda item: item.epoch):
+            items = list(group)
+            answers += _ask_items(host, items, tags[start:start + len(items)], epoch, llm, journal, ask)
+            start += len(items)
         records = []
         with batches.lock:
             for item, answer in zip(chunk, answers):
@@ -221,6 +242,17 @@ def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts
         advance(len(chunk))
 
 
+def _ask_items(host: Host, items: list[Item], tags: list[dict[str, Any]], epoch: int, llm: Any, journal,
+               ask: Callable | None) -> list[HostAnswer]:
+    # Epoch e asks with repeat=e (its own cache entry); epoch 0's request is the one-epoch run's.
+    repeat = {"repeat": epoch} if epoch else {}
+    if any(is_conversation(item.row) for item in items):  # asked turn by turn (execution/conversations.py)
+        return ask_items(host, [item.row for item in items], tags, llm=llm, journal=journal, **repeat)
+    prompts = [item.row.input for item in items]
+    # ``ask``: the executor's way (a Ray task under the host's cluster-wide limits); else the host's own.
+    return ask(host, prompts, tags, **repeat) if ask is not None else host.ask_many(prompts, tags=tags, **repeat)
+
+
 def _values(row: Row) -> dict[str, Any]:
     # dataclasses.asdict deep-copies every value: a thousand rows took seconds.
     return {name: getattr(row, name) for name in _ROW_FIELDS}
@@ -228,7 +260,7 @@ def _values(row: Row) -> dict[str, Any]:
 
 def _row(item: Item, record: dict[str, Any]) -> Row:
     values = _values(item.row)
-    values.update(key=f"{item.row.test_case_key}::{item.host}", model_key=item.host,
+    values.update(key=epoch_row_key(item.row.test_case_key, item.host, item.epoch), model_key=item.host, epoch=item.epoch,
                   actual_output=record["actual_output"], actual_duration=record.get("actual_duration"),
                   cost=record.get("cost"))
     if record.get("contexts") is not None:
@@ -265,27 +297,30 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
     suite_rows, suite_columns, fingerprint = suite.rows, suite.columns, suite.fingerprint
     cleaned = dict(suite.cleaned)
     rows = item_source(suite_rows, config, plugins)
-    items = assign_hosts(rows, hosts)
+    plan = EpochPlan(hosts, getattr(config, "epochs", 1))
+    items = assign_hosts(rows, hosts, plan.epochs)
     folder = run_dir / names.DATASET_DIR
     store = AnswerStore(folder / names.ANSWERS_FILE)
     journal.item_test = str(suite_path)  # the item field `test` of the hosts' item messages
     journal.event("running pipeline", "Pipeline", "run", hosts=hosts.keys(), test_cases=len(rows), items=len(items))
     journal.event("using test items", "Pipeline", "run", test=str(suite_path), using=len(rows), total=len(suite_rows))
-    counts = {key: {"items": 0, "answered": 0, "fetched": 0, "cached": 0, "resumed": 0, "failed": 0}
+    counts = {key: {"items": 0, "answered": 0, "fetched": 0, "cached": 0, "resumed": 0, "failed": 0,
+                    **({"reused": 0} if plan.epochs > 1 else {})}
               for key in hosts.keys()}
     todo: dict[str, list[Item]] = {key: [] for key in hosts.keys()}
+    plan.journal(journal)
     for item in items:
         counts[item.host]["items"] += 1
         if store.get(item.ident) is not None:
             counts[item.host]["resumed"] += 1
             counts[item.host]["answered"] += 1
-        else:
+        elif not plan.reuses(item):  # a deterministic host's later epochs take epoch 0's answer
             todo[item.host].append(item)
     for key, c in counts.items():
         if c["resumed"]:
             journal.event("using resumed sut responses", "Pipeline", "run", model_key=key, items=c["resumed"],
                           file=f"{names.DATASET_DIR}/{names.ANSWERS_FILE}")
-    failures: dict[tuple[str, str], str] = {}
+    failures: dict[tuple[str, str, int], str] = {}
     try:
         # Hosts are asked at the same time (a slow local model beside a fast endpoint), each by
         # FEEDERS threads so its next batch is queued while the last answers of one come in; each
@@ -309,19 +344,24 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
     answered, failed = [], []
     for item in items:
         record = store.get(item.ident)
+        if record is None and plan.reuses(item) and (record := plan.reused_record(item, store)) is not None:
+            counts[item.host]["reused"] += 1
+            counts[item.host]["answered"] += 1
         if record is not None:
             answered.append(_row(item, record))
             for name in record.get("cleaned", ()):
                 count_cleaned(cleaned, name, True)
         else:
             failed.append({"test_case_key": item.row.test_case_key, "model_key": item.host,
-                           "error": failures.get(item.ident, "not answered")})
+                           **({"epoch": item.epoch} if item.epoch else {}),
+                           "error": failures.get(item.ident, failures.get(item.ident[:2] + (0,), "not answered"))})
     columns = [name for name in DATASET_FIELDS
                if name in suite_columns or name in _ANSWER_COLUMNS
                or (name == "context" and any(r.context for r in answered))
                or (name == "conversation" and any(r.conversation for r in answered))
                # perturb: copies carry their link to the original (the core's flip problems read it).
-               or (name in _PERTURBATION_COLUMNS and any(r.original_test_case_key for r in answered))]
+               or (name in _PERTURBATION_COLUMNS and any(r.original_test_case_key for r in answered))
+               or (name == "epoch" and plan.epochs > 1)]
     json_path, dataset_fingerprint = _write_dataset(folder, answered, columns)
     write_json(folder / names.FAILED_ITEMS, failed)
     journal.event("wrote llm dataset", "Pipeline", "run", path=f"{names.DATASET_DIR}/{names.LLM_DATASET_JSON}",
@@ -329,4 +369,4 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
     dataset = LLMDataset(rows=answered, source=str(json_path), columns=columns, fingerprint=dataset_fingerprint,
                          cleaned=cleaned)
     return PipelineResult(dataset=dataset, failed=failed, counts=counts, seconds=time.perf_counter() - started,
-                          suite=str(suite_path), suite_fingerprint=fingerprint)
+                          suite=str(suite_path), suite_fingerprint=fingerprint, epochs=plan.summary())

@@ -270,14 +270,14 @@ class RayExecutor:
         kit = self._kit()
         kit.reader = self._reader_actor()
 
-        def ask(host: Any, prompts: list[str], tags: list[dict[str, Any]]) -> list[Any]:
+        def ask(host: Any, prompts: list[str], tags: list[dict[str, Any]], repeat: int = 0) -> list[Any]:
             spec = getattr(host, "spec", None)
             gate = None
             if spec is not None and getattr(host, "client", None) is not None:
                 gate = self._gate(f"host:{host.key}", spec.max_concurrency, spec.requests_per_minute,
                                   getattr(spec, "adaptive_concurrency", False))
             prices = {k: v for k, v in (self.config.prices or {}).items() if k == host.key}
-            out = self._get(self._ask.remote(kit, entries[host.key], prices, gate, prompts, tags))
+            out = self._get(self._ask.remote(kit, entries[host.key], prices, gate, prompts, tags, repeat))
             client = getattr(host, "client", None)
             self._absorb(out, journal, None, lambda key: client)
             journal.event("asked shard", "RayExecutor", "ask", model_key=host.key, items=len(prompts),

@@ -357,7 +357,7 @@ _HOSTS: dict[tuple[str, str], Any] = {}
 
 
 def ask_chunk(kit: WorkerKit, entry: dict[str, Any], prices: dict[str, Any], gate: Any, prompts: list[str],
-              tags: list[dict[str, Any]]) -> ShardOutput:
+              tags: list[dict[str, Any]], repeat: int = 0) -> ShardOutput:
     """One chunk of prompts asked of one model under test (a Ray task's body).
 
     The host is built once per worker process (a local model loads once) from its configuration
@@ -382,7 +382,7 @@ def ask_chunk(kit: WorkerKit, entry: dict[str, Any], prices: dict[str, Any], gat
         client.gate = RayGate(gate, client.limit_changed) if gate is not None else None
         client.stats = type(client.stats)()  # this chunk's counters only
     host.attach(shard.journal)
-    answers = host.ask_many(prompts, tags=tags)
+    answers = host.ask_many(prompts, tags=tags, repeat=repeat)  # repeat: the epoch (docs/epochs.md)
     out = shard.output(answers, began)
     if client is not None:
         out.stats = {"host": asdict(client.stats)}

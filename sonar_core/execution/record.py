@@ -30,7 +30,8 @@ __all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stat
 
 def stats_settings(config: RunConfig) -> StatsSettings:
     """The run's interval and test settings, from its configuration (the seed is fixed)."""
-    return StatsSettings(confidence=config.confidence_level, resamples=config.bootstrap_resamples)
+    return StatsSettings(confidence=config.confidence_level, resamples=config.bootstrap_resamples,
+                         epoch_reducer=config.epoch_reducer)
 
 
 def _rankings(state: RunState) -> list[list[str]]:
@@ -42,6 +43,12 @@ def _versions(state: RunState) -> dict[str, Any]:
 
     return {"sonar": __version__, "python": platform.python_version(),
             "plugins": {p.name: p.version for p in state.plugins.plugins}}
+
+
+def _epoch_keys(config: RunConfig) -> set[str]:
+    """The epoch settings left out of run.json: both while they are the defaults (a run of one epoch
+    records what it recorded before epochs existed)."""
+    return {"epochs", "epoch_reducer"} if config.epochs == 1 and config.epoch_reducer == "mean" else set()
 
 
 def run_record(state: RunState, status: str) -> RunRecord:
@@ -61,7 +68,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         status=status,
         progress=1.0 if status != "running" else state.progress,
         error=result.message,
-        interpretation_parameters=config.model_dump(mode="json", exclude=set(EXECUTION_KEYS)),
+        interpretation_parameters=config.model_dump(mode="json", exclude=set(EXECUTION_KEYS) | _epoch_keys(config)),
         explainers=[j.label for j in jobs],
         versions=_versions(state),
         timings={"seconds": round(time.time() - state.started, 3)},

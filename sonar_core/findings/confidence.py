@@ -35,6 +35,8 @@ class StatsSettings:
     #: Bootstrap replicates per interval, and random sign patterns per permutation test.
     resamples: int = 2000
     seed: int = STATS_SEED
+    #: How a test case's epochs become one value before anything is ranked (:mod:`.epochs`).
+    epoch_reducer: str = "mean"
 
     @property
     def alpha(self) -> float:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .confidence import StatsSettings, annotate_board, lead_insight
+from .epochs import reduce_epochs
 from .fallbacks import fallback_notes, fallback_problems
 from .insights import evaluator_insights, standard_insights
 from .judge_reliability import judge_reliability_problems
@@ -83,16 +84,25 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
     ``stats``: the run's interval and test settings; the leaderboard then carries an interval per
     model and metric and the paired tests between models (:mod:`.confidence`), and the best-model
     insight says whether the lead is significant. None: no intervals, no tests.
+    Rows of several epochs (``Row.epoch``) are first reduced to one per test case and model with
+    ``stats.epoch_reducer`` (:mod:`.epochs`): everything below counts test cases; the findings'
+    ``scored`` keeps every epoch's row.
     """
+    shown = ev
+    epochs = reduce_epochs(ev, stats.epoch_reducer if stats is not None else "mean")
+    if epochs is not None:
+        ev, shown = epochs.reduced, epochs.shown
     board = build_leaderboard(ev)
+    if epochs is not None:
+        epochs.annotate(board)
     if judge_trust is not None:
         board["judge_trust"] = judge_trust.as_dict()
     if judge_trust is None or judge_trust.counts:
-        insights = standard_insights(ev)
+        insights = standard_insights(ev) + (epochs.insights() if epochs is not None else [])
         if stats is not None:
             annotate_board(board, ev, stats)
             lead_insight(insights, board)
-        return EvaluatorFindings(scored=ev, leaderboard=board, problems=collect_problems(ev),
+        return EvaluatorFindings(scored=shown, leaderboard=board, problems=collect_problems(ev),
                                  insights=insights + evaluator_insights(ev), judge_trust=judge_trust,
                                  fallbacks=fallback_notes(ev))
     # Models keep their values, in name order, but no rank: the judge's verdicts are not evidence.
@@ -103,5 +113,5 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
         annotate_board(board, ev, stats)  # intervals on the values kept; no ranking, so no tests
     problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev) + fallback_problems(ev)
     insights = [i for i in standard_insights(ev) if i["insight_type"] in _VERDICT_FREE_INSIGHTS]
-    return EvaluatorFindings(scored=ev, leaderboard=board, problems=problems, insights=insights,
+    return EvaluatorFindings(scored=shown, leaderboard=board, problems=problems, insights=insights,
                              judge_trust=judge_trust, fallbacks=fallback_notes(ev))

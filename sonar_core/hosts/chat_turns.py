@@ -77,12 +77,14 @@ def _calls(raw: Any) -> tuple[list[dict[str, Any]], str | None]:
     return calls, None
 
 
-def ask_turn(host: Host, history: list[dict[str, Any]], tools: list[dict[str, Any]], tags: dict[str, Any]) -> AssistantTurn:
+def ask_turn(host: Host, history: list[dict[str, Any]], tools: list[dict[str, Any]], tags: dict[str, Any],
+             repeat: int = 0) -> AssistantTurn:
     """The host's next assistant turn after ``history`` (never raises: a failure is in ``error``)."""
     messages = openai_messages(history)
     if tools:
         messages = [{"role": TOOLS_ROLE, "tools": tools}] + messages
-    completion = host.client.complete_many([LLMRequest(messages, tags={"model_key": host.key, **tags})])[0]
+    completion = host.client.complete_many([LLMRequest(messages, repeat=repeat,
+                                                       tags={"model_key": host.key, **tags})])[0]
     if completion.error is not None:
         return AssistantTurn(error=completion.error, duration=completion.seconds)
     calls, error = _calls(completion.meta.get("tool_calls"))

@@ -271,3 +271,21 @@ def test_a_run_resumes_on_the_other_executor(tmp_path, ray_cluster, first, then)
     assert [e["executor"] for e in journal[resumed_at - 3:] if e["message"] == "started executor"] == \
         (["ray"] if then == "ray" else [])
     assert differences(reference.run_dir, resumed.run_dir) == []
+
+
+# -- epochs on Ray: each epoch asked with its repeat index --------------------------------------------
+
+def test_epochs_on_ray_ask_each_epoch_once(tmp_path, ray_cluster):
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(json.dumps({"test_case_key": f"c{i}", "input": f"Question {i}?"}) + "\n"
+                             for i in range(6)), encoding="utf-8")
+    with JudgeServer(default="An answer.") as server:
+        # With the response cache on: epoch 1 must be its own entry, not epoch 0's answer again.
+        result = api.run(test_suite=suite, output_dir=tmp_path, run_id="e", evaluators=["text_matching"], epochs=2,
+                         llm_cache=str(tmp_path / "cache.sqlite"), executor="ray",
+                         hosts=[{"key": "m", "kind": "openai_chat", "base_url": server.base_url, "model": "m",
+                                 "temperature": 0.7, "retries": 0}])
+        assert server.calls == 12
+    assert result.exit_code == 0, result.message
+    produced = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text())
+    assert [(row["key"], row["epoch"]) for row in produced][5:7] == [("c5::m", 0), ("c0::m::epoch1", 1)]
