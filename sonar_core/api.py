@@ -79,6 +79,7 @@ def run(
     executor: Literal["local", "ray"] | None = None,
     ray_address: str | None = None,
     ray_shard_rows: int | None = None,
+    max_cost: float | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -111,7 +112,7 @@ def run(
         base_dir: the folder relative paths are resolved from.
         test_suite: test cases without answers, asked of ``hosts`` (docs/hosts.md).
         hosts: the models under test, ``{key, kind, ...settings}`` each.
-        prices: host key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens.
+        prices: host or judge key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens (docs/costs.md).
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
             an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
         calibration_items: calibrate on a balanced subset of at most this many items per set.
@@ -127,6 +128,8 @@ def run(
         executor: ``local`` (default) or ``ray``: score on a Ray cluster (docs/scale-out.md).
         ray_address: the Ray cluster to join (None: start a local instance; ``auto``: the running one).
         ray_shard_rows: rows per Ray shard (default ``batch_size``).
+        max_cost: the budget in USD: the run stops asking before a call would take its priced spending past
+            it (exit code 7; docs/costs.md).
         progress: show a progress bar on the terminal.
 
     Returns:
@@ -156,14 +159,19 @@ def _plain(value: Any) -> Any:
 
 
 def resume(run_dir: str | Path, *, progress: bool = False, executor: str | None = None,
-           ray_address: str | None = None, ray_shard_rows: int | None = None) -> RunResult:
+           ray_address: str | None = None, ray_shard_rows: int | None = None,
+           max_cost: float | None = None) -> RunResult:
     """Finish a run that was interrupted: only evaluators without a done marker run again.
 
     ``executor`` (with ``ray_address``, ``ray_shard_rows``) picks where the rest runs: a run started
-    on one executor resumes on either, since where rows are scored changes no result.
+    on one executor resumes on either, since where rows are scored changes no result. ``max_cost``:
+    the whole run's budget (what the interrupted run spent counts); None keeps the budget it had.
     """
     previous = PreviousRun.open(run_dir)  # run.json is read once, here
+    if max_cost is None:
+        max_cost = ((previous.record or {}).get("costs") or {}).get("budget", {}).get("max_cost")
     where = {key: value for key, value in (("executor", executor), ("ray_address", ray_address),
-                                           ("ray_shard_rows", ray_shard_rows)) if value is not None}
+                                           ("ray_shard_rows", ray_shard_rows), ("max_cost", max_cost))
+             if value is not None}
     config = build_config({**previous.parameters(), **where}, str(previous.run_dir / names.RUN_JSON))
     return RunResult.of(execute_run(config, previous=previous, progress=progress))

@@ -226,7 +226,8 @@ class RunResult(_RunState):
         """The run layer's result, with tables."""
         return cls(run_dir=result.run_dir, status=result.status, exit_code=result.exit_code,
                    executed=result.executed, problems=result.problems, insights=result.insights,
-                   failed=result.failed, skipped=result.skipped, message=result.message)
+                   failed=result.failed, skipped=result.skipped, message=result.message,
+                   costs=getattr(result, "costs", None))
 
 
 def _exit_code(status: str, failed: list[dict[str, str]], problems: list[dict[str, Any]],

@@ -74,6 +74,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         fallbacks={s["view"]["label"]: s["view"]["fallbacks"] for s in state.summaries
                    if s["view"].get("fallbacks")} or None,
         benchmark=(state.benchmark_findings.to_json_data() if state.benchmark_findings is not None else None),
+        costs=state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
         result=RunOutcome(
             dataset=dataset,
             models=dataset["models"],

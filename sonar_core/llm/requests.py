@@ -99,6 +99,11 @@ class ClientStats:
     cleaned: int = 0
     #: Requests answered by an identical request's call already in flight (single-flight).
     shared: int = 0
+    #: Tokens of the answered calls (the endpoint's usage, or a local model's tokenizer; docs/costs.md).
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: USD of the answered calls at the run's price for this key; None without a price.
+    cost: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         counts = {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
@@ -106,4 +111,9 @@ class ClientStats:
         # Only when they happened: run.json of a run without them stays as it was.
         counts.update({name: value for name, value in (("cleaned_text", self.cleaned), ("shared_calls", self.shared))
                        if value})
+        # Tokens only when some were reported, the cost only under a price: older shapes stay as they were.
+        counts.update({name: value for name, value in (("input_tokens", self.input_tokens),
+                                                       ("output_tokens", self.output_tokens)) if value})
+        if self.cost is not None:
+            counts["cost"] = round(self.cost, 6)
         return counts
