@@ -14,6 +14,7 @@ from .. import names
 from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
 from ..artifacts.formats import write_atomic
 from ..artifacts.benchmark_dir import benchmark_view
+from ..artifacts.costs_md import costs_markdown
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.stored import items_value, severities
@@ -125,6 +126,7 @@ def _run_view(state: RunState) -> dict[str, Any]:
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
         "pipeline": state.pipeline, "core_problems": state.core_problems,
+        "costs": state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
     }
 
 
@@ -138,4 +140,6 @@ def write_index(state: RunState) -> None:
     tradeoff = tradeoff_view(views, state.model_stats)
     shown = redact_views(views, book.hidden_texts)
     grades = benchmark_view(state.benchmark_findings, book.links)
+    if run["costs"]:
+        write_atomic(state.run_dir / names.COSTS_MD, costs_markdown(run["costs"]).encode("utf-8"))
     write_atomic(state.run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff, grades).encode("utf-8"))

@@ -94,6 +94,8 @@ class CostLedger:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        #: Notified whenever a reservation is settled or released (a budgeted call may be waiting).
+        self._settled = threading.Condition(self._lock)
         self._reserved = 0.0
         self._outputs: dict[tuple[str, str], _Mean] = {}
         self._cached_outputs: dict[tuple[str, str], float | None] = {}
@@ -212,6 +214,7 @@ class CostLedger:
         price = self.price(who)
         amount = (price.cost(input_tokens, output_tokens) or 0.0) if price is not None else 0.0
         reservation = Reservation(kind, who, evaluator, amount, input_tokens, output_tokens)
+        waited = False
         if self.dry:
             with self._lock:
                 counted = key not in self._seen
@@ -222,13 +225,26 @@ class CostLedger:
             reservation.answers = [self._placeholder(request, output_tokens // max(1, choices))
                                    for _ in range(max(1, choices))]
             return reservation
-        with self._lock:
-            if self.stopped is None and self.spent + self._reserved + amount > self.max_cost:
-                self.stopped = (f"budget reached: spent ${self.spent:.4f} of --max-cost ${self.max_cost:.4f}; the "
-                                f"next call ({kind[:-1]} '{who}', about ${amount:.4f}) would exceed it")
-            if self.stopped is not None:
-                raise BudgetExceeded(self.stopped)
-            self._reserved += amount
+        while True:
+            with self._settled:
+                if self.stopped is None and self.spent + self._reserved + amount <= self.max_cost:
+                    self._reserved += amount
+                    break
+                if self.stopped is None and self._reserved > 0:
+                    # Calls in flight may cost less than reserved: wait for them (they settle or fail
+                    # without waiting here), then estimate again, with what they answered.
+                    self._settled.wait(timeout=0.5)
+                    waited = True
+                else:
+                    if self.stopped is None:
+                        self.stopped = (f"budget reached: spent ${self.spent:.4f} of --max-cost "
+                                        f"${self.max_cost:.4f}; the next call ({kind[:-1]} '{who}', about "
+                                        f"${amount:.4f}) would exceed it")
+                    raise BudgetExceeded(self.stopped)
+            if waited:
+                input_tokens, output_tokens = self.estimate(client, request, params, choices)
+                amount = (price.cost(input_tokens, output_tokens) or 0.0) if price is not None else 0.0
+                reservation = Reservation(kind, who, evaluator, amount, input_tokens, output_tokens)
         return reservation
 
     @staticmethod
@@ -268,6 +284,7 @@ class CostLedger:
             self._tally(kind, who, evaluator, int(reservation is not None), input_tokens, output_tokens, cost)
             if output_tokens is not None:
                 self._outputs.setdefault((kind, who), _Mean()).add(output_tokens)
+            self._settled.notify_all()
         return cost
 
     def release(self, reservation: Reservation | None) -> None:
@@ -275,6 +292,7 @@ class CostLedger:
         if reservation is not None:
             with self._lock:
                 self._reserved -= reservation.amount
+                self._settled.notify_all()
 
     def _tally(self, kind: str, who: str, evaluator: str | None, calls: int, input_tokens: int | None,
                output_tokens: int | None, cost: float | None) -> None:
