@@ -9,6 +9,7 @@ import click
 
 from . import names
 from .config import RunConfig
+from .listings import LISTING_SCHEMA_VERSION
 
 __all__ = ["print_estimate", "resumed_config"]
 
@@ -29,7 +30,7 @@ def print_estimate(config: RunConfig, as_json: bool) -> None:
 
     estimate = dry_run(config)
     if as_json:
-        click.echo(json.dumps(estimate, indent=2, ensure_ascii=False))
+        click.echo(json.dumps({"schema_version": LISTING_SCHEMA_VERSION, **estimate}, indent=2, ensure_ascii=False))
         return
     for line in format_estimate(estimate):
         click.echo(line)
