@@ -171,10 +171,9 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
             journal.event("plugin failed", "Runner", "execute_run", plugin=failure.name, stage=failure.stage,
                           error=failure.error)
         if hosts is not None:
-            try:
-                _ask_hosts(state, dataset_path, suite_fingerprint, journal, progress)
-            except BudgetExceeded as exc:
-                _stop_for_budget(state, journal, exc)
+            _ask_hosts(state, dataset_path, suite_fingerprint, journal, progress)
+            if ledger.stopped:  # the items the budget refused failed; those answered are kept
+                _stop_for_budget(state, journal, BudgetExceeded(ledger.stopped))
         journal.event("loaded dataset", "Runner", "execute_run", rows=len(state.dataset),
                       models=state.dataset.models, fingerprint=state.dataset.fingerprint)
         journal_items(state, journal)
@@ -184,6 +183,8 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
 
         try:
             calibrate_judges(state, journal)  # every judge measured before its verdicts are scored
+            if ledger.stopped:
+                raise BudgetExceeded(ledger.stopped)
             _run_jobs(state, journal, progress)
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=len(state.summaries))

@@ -266,8 +266,8 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
         confusion=confusion, unreadable=predicted.count(UNREADABLE),
         mean_confidence=sum(confidences) / len(confidences) if confidences else None,
         seconds=round(time.perf_counter() - started, 3), judge_identity=identity, set_items=len(whole.items))
-    if cache is not None:
-        cache.put(cache_key, result.as_dict())
+    if cache is not None and not getattr(getattr(service, "ledger", None), "stopped", None):
+        cache.put(cache_key, result.as_dict())  # (never a measurement the budget cut short: --max-cost)
     return result
 
 

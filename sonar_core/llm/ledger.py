@@ -59,6 +59,8 @@ class Reservation:
     input_tokens: int = 0
     output_tokens: int = 0
     answers: list[Answer] | None = None
+    #: Why the budget refused the call (nothing reserved), or None.
+    refused: str | None = None
 
 
 @dataclass
@@ -345,13 +347,27 @@ class CostLedger:
 # -- the client's side (kept here so that the client's own code stays small) ---------------------
 
 def begin_call(client, request, params: dict[str, Any], key: str, choices: int = 1) -> Reservation | None:
-    """The ledger's word before one uncached call of ``client`` (None without a ledger)."""
-    return client.ledger.begin(client, request, params, key, choices) if client.ledger is not None else None
+    """The ledger's word before one uncached call of ``client`` (None without a ledger); a call the budget
+    refuses comes back ``refused``."""
+    if client.ledger is None:
+        return None
+    try:
+        return client.ledger.begin(client, request, params, key, choices)
+    except BudgetExceeded as exc:
+        return Reservation(client.ledger.kind_of(client), client.config.key, None, refused=str(exc))
 
 
 def dry_call(reservation: Reservation | None, many: bool = False):
-    """In a dry run, the call to make instead of the backend's: it returns the placeholder answer (all
-    of them, ``many``) at once; None in a real run."""
+    """The call to make instead of the backend's: in a dry run one that returns the placeholder answer
+    (all of them, ``many``) at once; for a call the budget refused one that raises BudgetExceeded, so
+    that the request fails as any failed request does (not cached, asked again by ``--resume``) and
+    the caller keeps what was answered; None otherwise."""
+    if reservation is not None and reservation.refused is not None:
+        message = reservation.refused
+
+        def refuse():
+            raise BudgetExceeded(message)
+        return refuse
     if reservation is None or reservation.answers is None:
         return None
     answers = reservation.answers
