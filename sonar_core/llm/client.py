@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
 from .cache import ResponseCache, request_key
 from .configs import LLMConfig
-from .ledger import CostLedger, begin_call, count_tokens, dry_call, release_call
+from .call_costs import begin_call, count_tokens, dry_call, release_call
 from .rate_limit import RateLimiter, RetryPolicy
 from .requests import ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest
 from .secrets import Redactor
@@ -106,7 +106,7 @@ class LLMClient:
         #: own slot: a cluster-wide slot (and pace) when workers of a Ray run share one LLM's limits
         #: (:mod:`sonar_core.execution.ray_limiter`). None: this client's own bounds are the only ones.
         self.gate: Callable[[], Any] | None = None
-        self.ledger: CostLedger | None = None  #: the run's tokens, cost, budget and dry run (:mod:`.ledger`)
+        self.ledger: Any = None  #: the run's CostLedger: tokens, cost, budget and dry run (:mod:`.ledger`)
 
     # -- requests ------------------------------------------------------------------------------
 

@@ -19,11 +19,7 @@ its tokens and cost (or :meth:`CostLedger.release` when it failed). docs/costs.m
   tokens and hands back placeholder answers (a labelled request's first label); a request already
   counted is answered again without counting, as the response cache would answer it in a real run.
 
-Estimates: input tokens from the prompt (the local tokenizer where the configuration is a local
-model, else :data:`CHARS_PER_TOKEN` characters per token plus :data:`MESSAGE_TOKENS` per chat
-message); output tokens are the longest label of a labelled request, else the mean output of the
-answers this key gave in this run, else of the answers the response cache holds for it, else
-:data:`DEFAULT_OUTPUT_TOKENS` (never above the request's ``max_tokens``).
+Estimates: :meth:`CostLedger.estimate` (docs/costs.md, *Dry runs*).
 """
 
 from __future__ import annotations
@@ -38,8 +34,7 @@ from .backends import Answer
 from .tokens import (CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, Price, Tally, estimate_prompt_tokens,
                      estimate_text_tokens, usage_tokens)
 
-__all__ = ["Price", "Tally", "Reservation", "CostLedger", "PLACEHOLDER", "begin_call", "dry_call", "count_tokens",
-           "release_call"]
+__all__ = ["Price", "Tally", "Reservation", "CostLedger", "PLACEHOLDER"]
 
 #: The word a dry run's placeholder answers are made of.
 PLACEHOLDER = "placeholder"
@@ -103,8 +98,6 @@ class CostLedger:
         self._cached_outputs: dict[tuple[str, str], float | None] = {}
         self._tokenizers: dict[str, Any] = {}
         self._seen: set[str] = set()
-
-    # -- who is asked --------------------------------------------------------------------------
 
     @staticmethod
     def kind_of(client) -> str:
@@ -188,7 +181,10 @@ class CostLedger:
         return mean.value()
 
     def estimate(self, client, request, params: dict[str, Any], choices: int = 1) -> tuple[int, int]:
-        """(input, output) tokens one call of ``request`` is expected to take (see the module docstring)."""
+        """(input, output) tokens one call of ``request`` is expected to take: input from the prompt (the local
+        tokenizer for a local configuration, else the character rule of :mod:`.tokens`); output the longest
+        label of a labelled request, else the mean output of this key's answers in this run, else of those
+        the response cache holds, else ``DEFAULT_OUTPUT_TOKENS``, never above the request's ``max_tokens``."""
         kind = self.kind_of(client)
         input_tokens, _ = self.count_tokens(client, request.messages)
         cap = int(params.get("max_tokens") or DEFAULT_OUTPUT_TOKENS)
@@ -331,9 +327,14 @@ class CostLedger:
     def estimate_record(self) -> dict[str, Any]:
         """A dry run's answer (``sonar run --dry-run --json``): ``calls``, ``tokens`` and ``cost``, each
         mapping every host and judge key (and ``total``) to its figure."""
+        tallies: dict[str, Tally] = {}
+        kinds: dict[str, str] = {}
         with self._lock:
-            tallies = {**{k: t for k, t in self.hosts.items()}, **{k: t for k, t in self.judges.items()}}
-            kinds = {**{k: "host" for k in self.hosts}, **{k: "judge" for k in self.judges}}
+            for kind, section in (("host", self.hosts), ("judge", self.judges)):
+                for key, tally in section.items():  # a key both a host's and a judge's: one entry, summed
+                    tallies.setdefault(key, Tally()).add(tally.calls, tally.input_tokens, tally.output_tokens,
+                                                         tally.cost if tally.priced else None)
+                    kinds[key] = f"{kinds[key]} and {kind}" if key in kinds else kind
         total = self.totals()
         calls = {k: t.calls for k, t in sorted(tallies.items())}
         tokens = {k: {"input": t.input_tokens, "output": t.output_tokens} for k, t in sorted(tallies.items())}
@@ -342,58 +343,3 @@ class CostLedger:
                 "tokens": {**tokens, "total": {"input": total.input_tokens, "output": total.output_tokens}},
                 "cost": {**cost, "total": round(total.cost, 6) if total.priced else None},
                 "kinds": dict(sorted(kinds.items())), "currency": "USD", "estimate": True}
-
-
-# -- the client's side (kept here so that the client's own code stays small) ---------------------
-
-def begin_call(client, request, params: dict[str, Any], key: str, choices: int = 1) -> Reservation | None:
-    """The ledger's word before one uncached call of ``client`` (None without a ledger); a call the budget
-    refuses comes back ``refused``."""
-    if client.ledger is None:
-        return None
-    try:
-        return client.ledger.begin(client, request, params, key, choices)
-    except BudgetExceeded as exc:
-        return Reservation(client.ledger.kind_of(client), client.config.key, None, refused=str(exc))
-
-
-def dry_call(reservation: Reservation | None, many: bool = False):
-    """The call to make instead of the backend's: in a dry run one that returns the placeholder answer
-    (all of them, ``many``) at once; for a call the budget refused one that raises BudgetExceeded, so
-    that the request fails as any failed request does (not cached, asked again by ``--resume``) and
-    the caller keeps what was answered; None otherwise."""
-    if reservation is not None and reservation.refused is not None:
-        message = reservation.refused
-
-        def refuse():
-            raise BudgetExceeded(message)
-        return refuse
-    if reservation is None or reservation.answers is None:
-        return None
-    answers = reservation.answers
-    return (lambda: list(answers)) if many else (lambda: answers[0])
-
-
-def count_tokens(client, request, answer: Answer, reservation: Reservation | None) -> dict[str, Any]:
-    """Count one answer's tokens and cost (the client's counters, the run's ledger); the journal's fields
-    for them, those known only. A dry run's placeholder was counted when its call began."""
-    if (reservation is not None and reservation.answers is not None) or (client.ledger is not None
-                                                                          and client.ledger.dry):
-        return {}
-    if client.ledger is not None:
-        input_tokens, output_tokens = client.ledger.tokens(client, request, answer)
-        cost = client.ledger.settle(reservation, client, input_tokens, output_tokens, request.tags.get("evaluator"))
-    else:
-        (input_tokens, output_tokens), cost = usage_tokens(answer.meta), None
-    client._count(input_tokens=input_tokens or 0, output_tokens=output_tokens or 0)
-    if cost is not None:
-        with client._stats_lock:
-            client.stats.cost = (client.stats.cost or 0.0) + cost
-    return {name: value for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens),
-                                             ("cost", cost)) if value is not None}
-
-
-def release_call(client, reservation: Reservation | None) -> None:
-    """A call that failed: its reservation is given back."""
-    if reservation is not None and client.ledger is not None:
-        client.ledger.release(reservation)

@@ -102,8 +102,9 @@ class ClientStats:
     #: Tokens of the answered calls (the endpoint's usage, or a local model's tokenizer; docs/costs.md).
     input_tokens: int = 0
     output_tokens: int = 0
-    #: USD of the answered calls at the run's price for this key; None without a price.
-    cost: float | None = None
+    #: USD of the answered calls at the run's price for this key (a number, so that a Ray worker's counters
+    #: add up in the driver); reported only when not 0.
+    cost: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         counts = {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
@@ -114,6 +115,6 @@ class ClientStats:
         # Tokens only when some were reported, the cost only under a price: older shapes stay as they were.
         counts.update({name: value for name, value in (("input_tokens", self.input_tokens),
                                                        ("output_tokens", self.output_tokens)) if value})
-        if self.cost is not None:
+        if self.cost:
             counts["cost"] = round(self.cost, 6)
         return counts

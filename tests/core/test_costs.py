@@ -179,6 +179,8 @@ def test_max_cost_stops_within_one_call_and_a_resume_finishes_the_run_as_without
         prices = [e["cost"] for e in events if e["message"].startswith("fetched") and "cost" in e]
         assert spent == pytest.approx(sum(prices), abs=1e-6)
         assert budget - max(prices) < spent <= budget
+        opened = api.open_run(run_dir)
+        assert (opened.exit_code, opened.message, opened.costs) == (7, record["error"], record["costs"])
         messages = [e["message"] for e in events]
         assert "run stopped by budget" in messages and "finished run" not in messages
         # Finished work is kept: the hosts' answers so far.
