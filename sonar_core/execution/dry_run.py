@@ -52,6 +52,8 @@ def dry_run(config: RunConfig, *, plugins: PluginManager | None = None) -> dict[
         result = execute_run(dry, plugins=plugins, dry=True)
     estimate = dict(result.costs or {})
     estimate["estimated"] = estimated_evaluators(config, plugins)
+    # A skipped evaluator asks nothing: say why, or a 0 would read as "all cached".
+    estimate["skipped"] = [dict(entry) for entry in result.skipped]
     return estimate
 
 
@@ -79,4 +81,6 @@ def format_estimate(estimate: dict[str, Any]) -> list[str]:
                  "(docs/costs.md). A cost of - has no price (prices:).")
     for label in estimate.get("estimated", []):
         lines.append(f"'{label}' asks in steps that depend on earlier answers: its count is an estimate.")
+    for entry in estimate.get("skipped", []):
+        lines.append(f"'{entry['evaluator']}' would be skipped: {entry['reason']}")
     return lines

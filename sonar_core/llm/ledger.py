@@ -150,9 +150,12 @@ class CostLedger:
         if tokenizer is not None:
             from .backends import LocalCausalLMBackend
 
-            prompt = LocalCausalLMBackend._prompt(tokenizer, messages)
             count = lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])  # noqa: E731
-            return count(prompt), (count(answer) if answer is not None else None)
+            try:
+                prompt = count(LocalCausalLMBackend._prompt(tokenizer, messages)) if messages else 0
+                return prompt, (count(answer) if answer is not None else None)
+            except Exception:  # a count must never cost the call: the character rule stands in
+                pass
         return estimate_prompt_tokens(messages), (estimate_text_tokens(answer) if answer is not None else None)
 
     def _cached_mean(self, client, kind: str) -> float | None:
