@@ -12,7 +12,9 @@ is masked before comparing, and why (bench/compare_runs.py masks times the same 
   ``end_count``) and the clients' (``cached``, ``fetched``, ``retries``, ``attempts``) are left out,
   and the journal's per-answer events are compared without their ``fetched``/``using cached``
   wording and as a sorted list of events (answers fetched concurrently are journalled in the
-  order they arrive);
+  order they arrive); what the calls cost (run.json's ``costs``, the tokens and ``call_cost`` of the
+  counters and journal events, ``costs.md`` and index.html's costs table: docs/costs.md) goes too, as an
+  answer read from the cache costs nothing;
 - archive timestamps: zip files are compared member by member.
 """
 
@@ -28,7 +30,8 @@ __all__ = ["compare_folders", "MASKED_KEYS"]
 
 _TIME_KEYS = {"created", "timestamp", "seconds", "duration", "actual_duration", "run_time", "call_seconds", "pid",
               "started", "finished", "elapsed", "wall_seconds", "fresh_since"}
-_CACHE_KEYS = {"hits", "writes", "start_count", "end_count", "cached", "fetched", "retries", "attempts"}
+_CACHE_KEYS = {"hits", "writes", "start_count", "end_count", "cached", "fetched", "retries", "attempts",
+               "costs", "input_tokens", "output_tokens", "call_cost"}
 #: Keys whose values are masked wherever they are nested.
 MASKED_KEYS = frozenset(_TIME_KEYS | _CACHE_KEYS)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:[+-]\d{2}:?\d{2}|Z)?")
@@ -37,6 +40,10 @@ _SECONDS = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms)\b")
 _PATH_SETTINGS = {"dataset", "output_dir", "base_dir", "llm_configs", "llm_cache", "test_suite"}
 #: Journal event names that say where an answer came from, not what it was.
 _SOURCE_WORDING = re.compile(r"^(fetched|using cached) (annotator|sut) response$")
+#: index.html's costs section (a replay's answers all come from the cache, and cost nothing).
+_COSTS_SECTION = re.compile(r'<h2 id="costs">.*?</table>\n?', re.DOTALL)
+#: Files only a run that made calls writes (names.COSTS_MD).
+_COST_FILES = {"costs.md"}
 
 
 def _mask(value):
@@ -78,6 +85,8 @@ def _lines(name: str, data: bytes) -> list[str]:
             return json.dumps(_mask(json.loads(text)), ensure_ascii=False, indent=1).splitlines()
         except json.JSONDecodeError:
             pass
+    if name.endswith(".html"):
+        text = _COSTS_SECTION.sub("", text)
     return _SECONDS.sub("<secs>", _ISO.sub("<iso>", text)).splitlines()
 
 
@@ -86,8 +95,8 @@ def compare_folders(before: Path, after: Path, aliases: list[tuple[str, str]] = 
 
     ``aliases``: (text in ``before``, text in ``after``) pairs that stand for the same thing.
     """
-    files_before = {p.relative_to(before).as_posix() for p in before.rglob("*") if p.is_file()}
-    files_after = {p.relative_to(after).as_posix() for p in after.rglob("*") if p.is_file()}
+    files_before = {p.relative_to(before).as_posix() for p in before.rglob("*") if p.is_file()} - _COST_FILES
+    files_after = {p.relative_to(after).as_posix() for p in after.rglob("*") if p.is_file()} - _COST_FILES
     report: dict[str, list[str]] = {name: ["only in the pack"] for name in sorted(files_before - files_after)}
     report.update({name: ["only in the replay"] for name in sorted(files_after - files_before)})
     # Longest first: a folder's path must not be replaced inside a longer path that starts with it.

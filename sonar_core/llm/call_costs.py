@@ -61,7 +61,7 @@ def count_tokens(client, request, answer: Answer, reservation: Reservation | Non
         with client._stats_lock:
             client.stats.cost = (client.stats.cost or 0.0) + cost
     return {name: value for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens),
-                                             ("cost", cost)) if value is not None}
+                                             ("call_cost", cost)) if value is not None}
 
 
 def release_call(client, reservation: Reservation | None) -> None:

@@ -116,5 +116,5 @@ class ClientStats:
         counts.update({name: value for name, value in (("input_tokens", self.input_tokens),
                                                        ("output_tokens", self.output_tokens)) if value})
         if self.cost:
-            counts["cost"] = round(self.cost, 6)
+            counts["call_cost"] = round(self.cost, 6)
         return counts

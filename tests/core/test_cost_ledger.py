@@ -75,8 +75,8 @@ def test_calls_tokens_and_cost_per_host_judge_and_evaluator():
     assert record["total"] == {"calls": 4, "input_tokens": 50, "output_tokens": 17, "cost": pytest.approx(0.066)}
     assert "budget" not in record
     # The clients' own counters.
-    assert judge.stats.as_dict()["cost"] == pytest.approx(0.066) and host.stats.as_dict()["input_tokens"] == 20
-    assert "cost" not in host.stats.as_dict()
+    assert judge.stats.as_dict()["call_cost"] == pytest.approx(0.066) and host.stats.as_dict()["input_tokens"] == 20
+    assert "call_cost" not in host.stats.as_dict()
 
 
 def test_cached_answers_cost_nothing(tmp_path):

@@ -129,7 +129,7 @@ def test_the_run_records_tokens_and_cost_per_host_judge_and_evaluator(tmp_path):
     events = [json.loads(line) for line in (result.run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()]
     fetched = [e for e in events if e["message"] == "fetched sut response"]
     assert sorted((e["input_tokens"], e["output_tokens"]) for e in fetched) == [(18, 4), (18, 4)]
-    assert all(e["cost"] == pytest.approx(18 / 1000 + 8 / 1000) for e in fetched)
+    assert all(e["call_cost"] == pytest.approx(18 / 1000 + 8 / 1000) for e in fetched)
     # The report: index.html's table and costs.md.
     html = (result.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
     assert 'id="cost-table"' in html and '<tr data-kind="evaluator"><td>evaluator</td><td>sexism</td>' in html
@@ -176,7 +176,7 @@ def test_max_cost_stops_within_one_call_and_a_resume_finishes_the_run_as_without
         assert record["costs"]["budget"] == {"max_cost": budget, "spent": spent, "stopped": True}
         # Within one call's price of the budget, and never past it.
         events = [json.loads(line) for line in (run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()]
-        prices = [e["cost"] for e in events if e["message"].startswith("fetched") and "cost" in e]
+        prices = [e["call_cost"] for e in events if e["message"].startswith("fetched") and "call_cost" in e]
         assert spent == pytest.approx(sum(prices), abs=1e-6)
         assert budget - max(prices) < spent <= budget
         opened = api.open_run(run_dir)
