@@ -201,3 +201,17 @@ def test_max_cost_stops_within_one_call_and_a_resume_finishes_the_run_as_without
     assert _rows(resumed) == _rows(reference)
     assert record["result"]["problems"] == json.loads(
         (reference.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))["result"]["problems"]
+
+
+def test_a_dry_run_names_the_evaluators_whose_counts_are_estimates(tmp_path):
+    from sonar_core.config import build_config
+    from sonar_core.execution.dry_run import estimated_evaluators, format_estimate
+
+    config = build_config({"dataset": "demo", "evaluators": ["faithfulness", "sexism", "text_matching"]})
+    # faithfulness extracts statements, then asks about each: its later calls depend on earlier answers.
+    assert estimated_evaluators(config) == ["faithfulness"]
+    lines = format_estimate({"kinds": {}, "calls": {"total": 0}, "tokens": {"total": {"input": 0, "output": 0}},
+                             "cost": {"total": None}, "estimated": ["faithfulness"],
+                             "skipped": [{"evaluator": "x", "reason": "no judge"}]})
+    assert lines[-2:] == ["'faithfulness' asks in steps that depend on earlier answers: its count is an estimate.",
+                          "'x' would be skipped: no judge"]
