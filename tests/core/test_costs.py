@@ -215,3 +215,21 @@ def test_a_dry_run_names_the_evaluators_whose_counts_are_estimates(tmp_path):
                              "skipped": [{"evaluator": "x", "reason": "no judge"}]})
     assert lines[-2:] == ["'faithfulness' asks in steps that depend on earlier answers: its count is an estimate.",
                           "'x' would be skipped: no judge"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-d", "demo", "--json"], "error: --json goes with --dry-run (a run's record is its run.json)"),
+    (["-d", "demo", "--max-cost", "0"], "error: --max-cost must be a positive amount of USD, not 0"),
+    (["-d", "demo", "-e", "text_matching", "--max-cost", "1", "--executor", "ray"],
+     "error: --max-cost (max_cost) needs the local executor: under Ray the calls are made in the workers, where the "
+     "budget cannot be kept"),
+    (["-d", "demo", "-e", "text_matching", "--dry-run", "--max-cost", "1"], None),
+])
+def test_cost_options_are_checked_with_one_line_errors(tmp_path, args, message):
+    result = CliRunner().invoke(cli, ["run", *args, "--no-progress", "-o", str(tmp_path / "o")],
+                                catch_exceptions=False)
+    if message is None:  # a dry run of a run without calls: nothing to count, and nothing written
+        assert result.exit_code == 0 and "total" in result.output and not (tmp_path / "o").exists()
+        return
+    assert result.exit_code == 2
+    assert [line for line in result.output.splitlines() if line.startswith("error:")] == [message]
