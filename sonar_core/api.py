@@ -81,6 +81,7 @@ def run(
     ray_shard_rows: int | None = None,
     epochs: int | None = None,
     epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] | None = None,
+    max_cost: float | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -113,7 +114,7 @@ def run(
         base_dir: the folder relative paths are resolved from.
         test_suite: test cases without answers, asked of ``hosts`` (docs/hosts.md).
         hosts: the models under test, ``{key, kind, ...settings}`` each.
-        prices: host key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens.
+        prices: host or judge key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens (docs/costs.md).
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
             an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
         calibration_items: calibrate on a balanced subset of at most this many items per set.
@@ -133,6 +134,8 @@ def run(
             a deterministic host is asked once (docs/epochs.md).
         epoch_reducer: how a test case's epochs become one value: ``mean`` (default), ``majority``,
             ``pass_at_k`` or ``pass_hat_k``.
+        max_cost: the budget in USD: the run stops asking before a call would take its priced spending past
+            it (exit code 7; docs/costs.md).
         progress: show a progress bar on the terminal.
 
     Returns:
@@ -162,14 +165,19 @@ def _plain(value: Any) -> Any:
 
 
 def resume(run_dir: str | Path, *, progress: bool = False, executor: str | None = None,
-           ray_address: str | None = None, ray_shard_rows: int | None = None) -> RunResult:
+           ray_address: str | None = None, ray_shard_rows: int | None = None,
+           max_cost: float | None = None) -> RunResult:
     """Finish a run that was interrupted: only evaluators without a done marker run again.
 
     ``executor`` (with ``ray_address``, ``ray_shard_rows``) picks where the rest runs: a run started
-    on one executor resumes on either, since where rows are scored changes no result.
+    on one executor resumes on either, since where rows are scored changes no result. ``max_cost``:
+    the whole run's budget (what the interrupted run spent counts); None keeps the budget it had.
     """
     previous = PreviousRun.open(run_dir)  # run.json is read once, here
+    if max_cost is None:
+        max_cost = ((previous.record or {}).get("costs") or {}).get("budget", {}).get("max_cost")
     where = {key: value for key, value in (("executor", executor), ("ray_address", ray_address),
-                                           ("ray_shard_rows", ray_shard_rows)) if value is not None}
+                                           ("ray_shard_rows", ray_shard_rows), ("max_cost", max_cost))
+             if value is not None}
     config = build_config({**previous.parameters(), **where}, str(previous.run_dir / names.RUN_JSON))
     return RunResult.of(execute_run(config, previous=previous, progress=progress))

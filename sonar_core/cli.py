@@ -16,6 +16,7 @@ import click
 from .cli_common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_hosts, parse_params,
                          parse_thresholds, plugin_manager)
 from .cli_compare import compare_command
+from .cli_costs import print_estimate, resumed_config
 from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
@@ -88,18 +89,24 @@ def cli() -> None:
               help="Ask every host every test case N times (docs/epochs.md; default 1).")
 @click.option("--epoch-reducer", type=click.Choice(["mean", "majority", "pass_at_k", "pass_hat_k"]), default=None,
               help="How a test case's epochs become one value (default mean).")
+@click.option("--max-cost", type=float, default=None, metavar="USD",
+              help="Budget: stop asking (exit 7) before a call would take the priced spending past USD; "
+                   "--resume with a higher budget finishes the run (docs/costs.md).")
+@click.option("--dry-run", is_flag=True, help="Ask nothing: print per host and judge the calls still needed after "
+                                               "cache lookups, their estimated tokens and cost (docs/costs.md).")
+@click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the estimate as JSON (docs/cli.md).")
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
                 calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
                 min_grade=None, executor=None, ray_address=None, ray_shard_rows=None, epochs=None,
-                epoch_reducer=None) -> None:
+                epoch_reducer=None, max_cost=None, dry_run=False, as_json=False) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
     Exit codes: 0 ok, 1 an evaluator failed or nothing could be scored, 2 bad usage or configuration,
     3 bad dataset, 4 strict-mode failure, 5 --fail-on-problems gate, 6 output folder not writable,
-    130 interrupted (resume with --resume).
+    7 --max-cost budget reached (resume with a higher --max-cost), 130 interrupted (resume with --resume).
     """
     from .api import resume
     from .config import load_config
@@ -107,10 +114,16 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     from .execution import execute_run
 
     show = sys.stderr.isatty() if progress is None else progress
+    if as_json and not dry_run:
+        fail("--json goes with --dry-run (a run's record is its run.json)", EXIT_USAGE)
+    if max_cost is not None and not max_cost > 0:
+        fail(f"--max-cost must be a positive amount of USD, not {max_cost:g}", EXIT_USAGE)
     try:
+        if resume_dir is not None and dry_run:
+            return print_estimate(resumed_config(resume_dir), as_json)
         if resume_dir is not None:
             result = resume(resume_dir, progress=show, executor=executor, ray_address=ray_address,
-                            ray_shard_rows=ray_shard_rows)
+                            ray_shard_rows=ray_shard_rows, max_cost=max_cost)
         else:
             if config is None and not dataset and not test_suite:
                 fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
@@ -129,6 +142,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
                 "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
                 "epochs": epochs, "epoch_reducer": epoch_reducer,
+                "max_cost": max_cost,
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -143,6 +157,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 specs = [s.model_copy(update={"params": {**s.params, **per_evaluator.get(s.label, {})}})
                          for s in specs]
                 cfg = cfg.model_copy(update={"evaluators": specs})
+            if dry_run:
+                return print_estimate(cfg, as_json)
             result = execute_run(cfg, progress=show)
     except SonarError as exc:
         fail(str(exc).splitlines()[0], exc.exit_code)

@@ -34,7 +34,7 @@ DEMO_DATASET = "demo"
 ALL_OFFLINE = "offline"
 #: Settings that say where a run executes, not what it computes: run.json leaves them out (a run
 #: on Ray records the same run.json as a local one), and a resumed run takes them afresh.
-EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows")
+EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "max_cost")
 
 
 def _safe_name(value: Any) -> Any:
@@ -138,7 +138,8 @@ class RunConfig(BaseModel):
     test_suite: str | None = None
     #: The models under test: ``{key, kind, ...settings}`` per host (docs/hosts.md).
     hosts: list[dict[str, Any]] = Field(default_factory=list)
-    #: Host key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens, for each row's ``cost``.
+    #: Host or judge configuration key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens: each row's
+    #: ``cost``, and run.json's ``costs`` (docs/costs.md).
     prices: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: Measure every judge a run uses on its evaluator's calibration set before scoring (cached), and
     #: count an untrusted judge's verdicts as one problem about the judge (docs/judges.md).
@@ -174,6 +175,9 @@ class RunConfig(BaseModel):
     #: How a test case's epochs become one value: ``mean``, or for pass/fail verdicts ``majority``,
     #: ``pass_at_k`` (at least one passes) or ``pass_hat_k`` (all pass).
     epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] = "mean"
+    #: The run's budget in USD (``--max-cost``; docs/costs.md): no call is asked that would take the priced
+    #: spending past it. An execution setting (not in run.json's parameters): a resume names its own.
+    max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
 

@@ -9,6 +9,8 @@ Exit codes (docs/cli.md):
   5  --fail-on-problems: a problem at or above the given severity was found
   6  the output folder cannot be written (not writable, or a write failed mid-run; finished
      evaluators are kept for --resume)
+  7  --max-cost: the run stopped before its next call would exceed the budget (finished work is kept
+     for --resume with a higher budget)
   130 the run was interrupted (Ctrl-C); finished evaluators are kept for --resume
 """
 
@@ -31,6 +33,8 @@ __all__ = [
     "OutputError",
     "RunInterrupted",
     "validation_message",
+    "EXIT_BUDGET",
+    "BudgetExceeded",
 ]
 
 EXIT_OK = 0
@@ -41,6 +45,7 @@ EXIT_STRICT = 4
 EXIT_PROBLEMS = 5
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT = 6
+EXIT_BUDGET = 7
 
 
 def validation_message(error, noun: str) -> str:
@@ -107,3 +112,10 @@ class OutputError(SonarError):
         then = ("finished evaluators are kept (continue with --resume once it can be written)" if kept
                 else "nothing was kept (run it again once it can be written)")
         return cls(f"{where}: {exc.strerror or type(exc).__name__}; {then}")
+
+
+class BudgetExceeded(SonarError):
+    """The run's next uncached call would have taken its spending past ``--max-cost``: the run stopped
+    asking; what finished is kept, and ``--resume`` with a higher budget finishes it (docs/costs.md)."""
+
+    exit_code = EXIT_BUDGET

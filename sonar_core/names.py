@@ -14,6 +14,8 @@ import uuid
 RUN_JSON = "run.json"
 INDEX_HTML = "index.html"
 JOURNAL = "journal.jsonl"
+#: The run's calls, tokens and cost per host, judge and evaluator (docs/costs.md); only in runs that called one.
+COSTS_MD = "costs.md"
 
 RESULT_DESCRIPTOR = "result_descriptor.json"
 PROBLEMS_DIR = "problems"

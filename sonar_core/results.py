@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import names
-from .errors import EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, ConfigError
+from .errors import EXIT_BUDGET, EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, ConfigError
 from .execution.state import RunResult as _RunState
 from .findings.run_findings import gating_problems
 
@@ -226,7 +226,8 @@ class RunResult(_RunState):
         """The run layer's result, with tables."""
         return cls(run_dir=result.run_dir, status=result.status, exit_code=result.exit_code,
                    executed=result.executed, problems=result.problems, insights=result.insights,
-                   failed=result.failed, skipped=result.skipped, message=result.message)
+                   failed=result.failed, skipped=result.skipped, message=result.message,
+                   costs=getattr(result, "costs", None))
 
 
 def _exit_code(status: str, failed: list[dict[str, str]], problems: list[dict[str, Any]],
@@ -258,6 +259,9 @@ def open_run(path: str | Path) -> RunResult:
     problems = list(result.get("problems") or [])
     fail_on = (record.get("interpretation_parameters") or {}).get("fail_on_problems")
     exit_code, message = _exit_code(record.get("status", ""), failed, problems, fail_on)
+    if record.get("status") == "stopped_by_budget":  # --max-cost (docs/costs.md)
+        exit_code, message = EXIT_BUDGET, str(record.get("error") or "")
     return RunResult(run_dir=run_dir, status=record.get("status", ""), exit_code=exit_code, executed=executed,
                      problems=problems, insights=list(result.get("insights") or []), failed=failed,
-                     skipped=list(result.get("incompatible_explainers") or []), message=message)
+                     skipped=list(result.get("incompatible_explainers") or []), message=message,
+                     costs=record.get("costs"))

@@ -26,6 +26,11 @@ arrival order; a retried request is a new call):
 ``ignore_n``           answer one choice whatever ``n`` the request asks for (as some
                        OpenAI-compatible servers do)
 ``ignore_logprobs``    answer without ``logprobs`` whatever the request asks for
+``usage``              how ``usage`` counts tokens: ``words`` (default: the last user message's
+                       whitespace words, and the reply's) or ``tokens`` (closer to a real BPE
+                       tokenizer: every message's words and punctuation marks, a word past 8
+                       characters one token per 8, 3 tokens per message and 3 to prime the reply;
+                       see :func:`bpe_like_tokens`), for the cost tests (docs/costs.md)
 ``raw``                a callable ``Call -> (status, headers, body bytes, truncate)``: every call
                        not faulted gets exactly that response (any status, content type, body);
                        with ``truncate`` half the body is sent and the connection closed (the fuzz
@@ -83,7 +88,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Pattern, Union
 import urllib.request
 
-__all__ = ["JudgeServer", "Call", "write_llm_configs", "served", "server_stats"]
+__all__ = ["JudgeServer", "Call", "write_llm_configs", "served", "server_stats", "bpe_like_tokens"]
 
 Matcher = Union[str, Pattern[str]]
 Reply = Union[str, Callable[[str], str]]
@@ -127,6 +132,7 @@ class JudgeServer:
         ignore_logprobs: bool = False,
         raw: Callable[[Call], tuple[int, dict[str, str], bytes, bool]] | None = None,
         message_for: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+        usage: str = "words",
     ) -> None:
         self.script: list[tuple[Matcher, Reply]] = list(script)
         self.default = default
@@ -149,6 +155,7 @@ class JudgeServer:
         self.ignore_logprobs = ignore_logprobs
         self.raw = raw
         self.message_for = message_for
+        self.usage = usage
         self.requests: list[Call] = []
         #: Most requests being handled at once (a client's concurrency bound shows here).
         self.max_in_flight = 0
@@ -413,16 +420,28 @@ class _Handler(BaseHTTPRequestHandler):
                         choice["logprobs"] = {"content": [{
                             "token": top[0][0], "logprob": top[0][1],
                             "top_logprobs": [{"token": t, "logprob": lp} for t, lp in top]}]}
+                if server.usage == "tokens":
+                    prompt_tokens = 3 + sum(3 + bpe_like_tokens(str(m.get("content") or ""))
+                                            for m in (body or {}).get("messages", []))
+                    completion_tokens = sum(bpe_like_tokens(a) for a in answers)
+                else:
+                    prompt_tokens, completion_tokens = len(prompt.split()), sum(len(a.split()) for a in answers)
                 self._send(200, json.dumps({
                     "id": f"chatcmpl-{call.n}", "object": "chat.completion", "created": int(time.time()),
                     "model": call.model,
                     "choices": choices,
-                    "usage": {"prompt_tokens": len(prompt.split()),
-                              "completion_tokens": sum(len(a.split()) for a in answers),
-                              "total_tokens": len(prompt.split()) + sum(len(a.split()) for a in answers)},
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                              "total_tokens": prompt_tokens + completion_tokens},
                 }).encode())
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout): nothing to answer
+
+
+def bpe_like_tokens(text: str) -> int:
+    """Tokens of ``text`` as a BPE tokenizer roughly counts them: each run of word characters (one token
+    per 8 characters) and each punctuation mark. Not Sonar's estimate (characters / 4), on purpose."""
+    return sum(-(-len(piece) // 8) if piece[0].isalnum() or piece[0] == "_" else 1
+               for piece in re.findall(r"\w+|[^\w\s]", text))
 
 
 def write_llm_configs(path: Path, base_url: str, **settings) -> Path:

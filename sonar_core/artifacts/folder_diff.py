@@ -19,6 +19,9 @@ is masked before comparing, and why (bench/compare_runs.py masks times the same 
   per-batch summaries of scoring, its note of rows read back and its embedding counters
   (:data:`ROW_SOURCE_EVENTS`) are left out, as are run.json's ``services.model_loads`` and
   ``services.embeddings``; the rows' values are compared in the evaluator's results like every other file;
+- what the calls cost (run.json's ``costs``, the tokens and ``call_cost`` of the counters and journal
+  events, ``costs.md`` and index.html's costs table: docs/costs.md), as an answer read from the cache
+  costs nothing;
 - archive timestamps: zip files are compared member by member.
 """
 
@@ -35,7 +38,7 @@ __all__ = ["compare_folders", "MASKED_KEYS", "ROW_SOURCE_EVENTS"]
 _TIME_KEYS = {"created", "timestamp", "seconds", "duration", "actual_duration", "run_time", "call_seconds", "pid",
               "started", "finished", "elapsed", "wall_seconds", "fresh_since"}
 _CACHE_KEYS = {"hits", "writes", "start_count", "end_count", "cached", "fetched", "retries", "attempts",
-               "concurrency_limit"}
+               "concurrency_limit", "costs", "input_tokens", "output_tokens", "call_cost"}
 #: Keys whose values are masked wherever they are nested.
 MASKED_KEYS = frozenset(_TIME_KEYS | _CACHE_KEYS)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:[+-]\d{2}:?\d{2}|Z)?")
@@ -48,6 +51,10 @@ ROW_SOURCE_EVENTS = frozenset({"measured batch quality", "using cached row resul
 _ROW_SOURCE_KEYS = {"model_loads", "embeddings"}
 #: Journal event names that say where an answer came from, not what it was.
 _SOURCE_WORDING = re.compile(r"^(fetched|using cached) (annotator|sut) response$")
+#: index.html's costs section (a replay's answers all come from the cache, and cost nothing).
+_COSTS_SECTION = re.compile(r'<h2 id="costs">.*?</table>\n?', re.DOTALL)
+#: Files only a run that made calls writes (names.COSTS_MD).
+_COST_FILES = {"costs.md"}
 
 
 def _mask(value):
@@ -94,6 +101,8 @@ def _lines(name: str, data: bytes) -> list[str]:
             return json.dumps(_mask(json.loads(text)), ensure_ascii=False, indent=1).splitlines()
         except json.JSONDecodeError:
             pass
+    if name.endswith(".html"):
+        text = _COSTS_SECTION.sub("", text)
     return _SECONDS.sub("<secs>", _ISO.sub("<iso>", text)).splitlines()
 
 
@@ -102,8 +111,8 @@ def compare_folders(before: Path, after: Path, aliases: list[tuple[str, str]] = 
 
     ``aliases``: (text in ``before``, text in ``after``) pairs that stand for the same thing.
     """
-    files_before = {p.relative_to(before).as_posix() for p in before.rglob("*") if p.is_file()}
-    files_after = {p.relative_to(after).as_posix() for p in after.rglob("*") if p.is_file()}
+    files_before = {p.relative_to(before).as_posix() for p in before.rglob("*") if p.is_file()} - _COST_FILES
+    files_after = {p.relative_to(after).as_posix() for p in after.rglob("*") if p.is_file()} - _COST_FILES
     report: dict[str, list[str]] = {name: ["only in the pack"] for name in sorted(files_before - files_after)}
     report.update({name: ["only in the replay"] for name in sorted(files_after - files_before)})
     # Longest first: a folder's path must not be replaced inside a longer path that starts with it.

@@ -95,7 +95,7 @@ class RunRecord(_Record):
     created: str
     """ISO 8601 UTC time the run started, in seconds."""
     status: str
-    """``running``, ``success`` or ``failed`` (an evaluator failed)."""
+    """``running``, ``success``, ``failed`` (an evaluator failed) or ``stopped_by_budget`` (``--max-cost``)."""
     progress: float
     """Share of evaluators done, 0-1; 1.0 once finished."""
     error: str
@@ -126,12 +126,16 @@ class RunRecord(_Record):
     benchmark: dict[str, Any] | None = None
     """Benchmark runs (``--benchmark``): the benchmark, its standards, and per model each test's safe items,
     each hazard's score, interval, reference and grade, and the benchmark's (``benchmark/benchmark.json``)."""
+    costs: dict[str, Any] | None = None
+    """Runs that called a host or judge (or had a budget): ``currency``, and per host, judge and evaluator
+    (its judge calls) ``calls``, ``input_tokens``, ``output_tokens``, ``cost`` (null without a price), the
+    ``total``, and with ``--max-cost`` the ``budget`` (``max_cost``, ``spent``, ``stopped``); docs/costs.md."""
     result: RunOutcome
     """What the run scored and found."""
 
     @classmethod
     def _optional_sections(cls) -> tuple[str, ...]:
-        return ("pipeline", "fallbacks", "benchmark")
+        return ("pipeline", "fallbacks", "benchmark", "costs")
 
 
 def write_run_record(run_dir: Path, record: RunRecord) -> None:

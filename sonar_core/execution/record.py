@@ -14,6 +14,7 @@ from .. import names
 from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
 from ..artifacts.formats import write_atomic
 from ..artifacts.benchmark_dir import benchmark_view
+from ..artifacts.costs_md import costs_markdown
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.stored import items_value, severities
@@ -81,6 +82,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         fallbacks={s["view"]["label"]: s["view"]["fallbacks"] for s in state.summaries
                    if s["view"].get("fallbacks")} or None,
         benchmark=(state.benchmark_findings.to_json_data() if state.benchmark_findings is not None else None),
+        costs=state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
         result=RunOutcome(
             dataset=dataset,
             models=dataset["models"],
@@ -132,6 +134,7 @@ def _run_view(state: RunState) -> dict[str, Any]:
         "sonar_version": __version__,
         "pipeline": state.pipeline, "core_problems": state.core_problems,
         "concurrency": concurrency_ranges(state),
+        "costs": state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
     }
 
 
@@ -160,4 +163,6 @@ def write_index(state: RunState) -> None:
     tradeoff = tradeoff_view(views, state.model_stats)
     shown = redact_views(views, book.hidden_texts)
     grades = benchmark_view(state.benchmark_findings, book.links)
+    if run["costs"]:
+        write_atomic(state.run_dir / names.COSTS_MD, costs_markdown(run["costs"]).encode("utf-8"))
     write_atomic(state.run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff, grades).encode("utf-8"))

@@ -22,8 +22,8 @@ from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
 from ..models import EmbeddingService
-from ..errors import (EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, ConfigError, OutputError, PluginError,
-                      RunInterrupted)
+from ..errors import (EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, BudgetExceeded, ConfigError, OutputError,
+                      PluginError, RunInterrupted)
 from ..findings import derive_findings
 from ..findings.host_problems import host_problems
 from ..findings.run_findings import gating_problems
@@ -40,7 +40,7 @@ from .previous import PreviousRun
 from .progress import ProgressSink
 from .record import prepare_index, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
-from .services import host_service, llm_service
+from .services import cost_ledger, host_service, llm_service
 from .cache_keys import record_cache_keys
 from .state import RunResult, RunServices, RunState
 
@@ -60,18 +60,19 @@ def _close_services(services: RunServices) -> None:
 
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
                 plugins: PluginManager | None = None, previous: PreviousRun | None = None,
-                replayed: dict[str, str] | None = None) -> RunResult:
+                replayed: dict[str, str] | None = None, dry: bool = False) -> RunResult:
     """Execute a run described by ``config``; see the module docstring.
 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
     ``replayed``: replaying an evidence pack, the packed run's incompatible evaluators (label -> reason),
     skipped again for the same reasons instead of checking this machine's models and judges.
-    A write that fails raises :class:`OutputError` naming the file (docs/reliability.md).
+    A write that fails raises :class:`OutputError` naming the file (docs/reliability.md). ``dry``: the
+    run of a dry run (:mod:`.dry_run`): nothing asked, no cache written, the estimate in ``costs``.
     """
     made: dict[str, Path] = {}
     try:
         return _execute_run(config, resume_dir=resume_dir, progress=progress, plugins=plugins, previous=previous,
-                            made=made, replayed=replayed)
+                            made=made, replayed=replayed, dry=dry)
     except OSError as exc:
         new = made.get("run_dir")
         if new is not None and not (new / names.RUN_JSON).exists():
@@ -84,7 +85,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
 
 def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, plugins: PluginManager | None,
                  previous: PreviousRun | None, made: dict[str, Path],
-                 replayed: dict[str, str] | None = None) -> RunResult:
+                 replayed: dict[str, str] | None = None, dry: bool = False) -> RunResult:
     started = time.time()
     # Before any work: a run that cannot write its results must not find out after scoring.
     resuming = previous.run_dir if previous is not None else resume_dir
@@ -132,6 +133,10 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         hosts = host_service(config, plugins, llm) if config.hosts else None
         if hosts is not None:
             closing.callback(hosts.close)
+        ledger = cost_ledger(config, llm, hosts, dry=dry, previous=(previous.record or {}).get("costs")
+                             if previous is not None else None)
+        if dry and llm.cache is not None:
+            llm.cache.read_only = True  # a dry run looks the caches up and writes nothing
         # A produced dataset's columns are known once the hosts have answered.
         incompatible = incompatibilities(jobs, dataset, columns_known=suite_fingerprint is None, llm=llm,
                                          hosts=hosts, replayed=replayed)
@@ -158,7 +163,8 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
                          created=datetime.now(timezone.utc).isoformat(timespec="seconds"), started=started,
                          jobs=jobs, plugins=plugins, services=services, dataset=dataset,
                          dataset_summary=dataset.summary(), incompatible=incompatible,
-                         result=RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK), benchmark=benchmark)
+                         result=RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK), benchmark=benchmark,
+                         ledger=ledger)
         start = "starting calibration run" if benchmark is not None and benchmark.calibrating else "starting run"
         journal.event("resuming run" if previous else start, "Runner", "execute_run", run_id=run_id,
                       **start_fields(state), evaluators=[j.label for j in jobs], dataset=str(dataset_path))
@@ -169,6 +175,8 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
                           error=failure.error)
         if hosts is not None:
             _ask_hosts(state, dataset_path, suite_fingerprint, journal, progress)
+            if ledger.stopped:  # the items the budget refused failed; those answered are kept
+                _stop_for_budget(state, journal, BudgetExceeded(ledger.stopped))
         journal.event("loaded dataset", "Runner", "execute_run", rows=len(state.dataset),
                       models=state.dataset.models, fingerprint=state.dataset.fingerprint)
         journal_items(state, journal)
@@ -178,10 +186,14 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
 
         try:
             calibrate_judges(state, journal)  # every judge measured before its verdicts are scored
+            if ledger.stopped:
+                raise BudgetExceeded(ledger.stopped)
             _run_jobs(state, journal, progress)
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=len(state.summaries))
             raise RunInterrupted(run_dir) from None
+        except BudgetExceeded as exc:
+            _stop_for_budget(state, journal, exc)
         record_cache_keys(llm, run_dir)
         _close_services(services)
         # The rows are no longer needed once index.html's drill-down is taken from them (run.json and
@@ -197,7 +209,19 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         write_index(state)
         journal.event("finished run", "Runner", "execute_run", status=state.result.status,
                       exit_code=state.result.exit_code, seconds=round(time.time() - started, 3))
+    state.result.costs = ledger.estimate_record() if dry else ledger.record()
     return state.result
+
+
+def _stop_for_budget(state: RunState, journal: Journal, exc: BudgetExceeded) -> None:
+    """The budget stopped the run: run.json says so, and the error names the command that finishes it."""
+    message = (f"{exc}; finished work is kept: continue with `sonar run --resume {state.run_dir} --max-cost "
+               f"<higher>`")
+    journal.event("run stopped by budget", "Runner", "execute_run", reason=str(exc),
+                  finished=len(state.summaries))
+    state.result.message = message
+    write_run_json(state, status="stopped_by_budget")
+    raise BudgetExceeded(message) from None
 
 
 def _ask_hosts(state: RunState, suite_path: Path, suite_fingerprint: str | None, journal: Journal,
@@ -259,6 +283,8 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, state.dataset, state.services, journal, batch_size=config.batch_size,
                                    progress=lambda total: sink.task(label, total=total), logger=logger)
+                if state.ledger is not None and state.ledger.stopped:  # an evaluator that kept the error per row
+                    raise BudgetExceeded(state.ledger.stopped)
                 findings = derive_findings(scored, state.judge_trust.get(job.label), stats_settings(config))
                 if config.strict and findings.fallbacks:
                     # Before the folder is written: a resumed run scores the evaluator again.
@@ -267,8 +293,8 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 summary = stored_summary(write_evaluator_dir(findings, job.folder,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)
-            except PluginError:
-                raise  # --strict: the run stops here
+            except (PluginError, BudgetExceeded):
+                raise  # --strict, or the budget: the run stops here
             except Exception as exc:  # one evaluator's failure must not end the run
                 if _is_output_fault(exc, state.run_dir):
                     raise  # ... but a folder that cannot be written ends it (OutputError; --resume continues)

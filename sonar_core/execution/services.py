@@ -9,10 +9,11 @@ from ..hosts.base import HostPool
 from ..hosts.factory import HostFactoryServices
 from ..hosts.registry import build_hosts, prices_from
 from ..llm import LLMService, load_llm_configs
+from ..llm.ledger import CostLedger
 from ..plugins import PluginManager
 from .state import Job
 
-__all__ = ["llm_service", "host_service"]
+__all__ = ["llm_service", "host_service", "cost_ledger"]
 
 
 def llm_service(config: RunConfig, jobs: list[Job], fresh_since: float) -> LLMService:
@@ -40,5 +41,23 @@ def host_service(config: RunConfig, plugins: PluginManager, llm: LLMService) -> 
     """The run's models under test, every entry and price checked before anything runs."""
     keys = [str(entry.get("key")) for entry in config.hosts if isinstance(entry, dict)]
     services = HostFactoryServices(cache=llm.cache, device=config.device, base_dir=config.base_dir,
-                            prices=prices_from(config.prices, keys), redact=llm.redact)
+                            prices=prices_from(config.prices, keys, sorted(llm.configs.configs)), redact=llm.redact)
     return build_hosts(config.hosts, services, plugins)
+
+
+def cost_ledger(config: RunConfig, llm: LLMService, hosts: HostPool | None, *, dry: bool = False,
+                previous: dict | None = None) -> CostLedger:
+    """The run's cost ledger (docs/costs.md), every price checked, handed to the judges' and hosts' clients;
+    ``previous``: the costs an interrupted run recorded, which a resumed run goes on from."""
+    keys = [str(entry.get("key")) for entry in config.hosts if isinstance(entry, dict)]
+    if config.max_cost is not None and config.executor != "local" and not dry:
+        raise ConfigError("--max-cost (max_cost) needs the local executor: under Ray the calls are made in "
+                          "the workers, where the budget cannot be kept")
+    ledger = CostLedger(prices_from(config.prices, keys, sorted(llm.configs.configs)),
+                        max_cost=None if dry else config.max_cost, dry=dry)
+    ledger.resume_from(previous)
+    llm.ledger = ledger
+    for host in hosts or ():
+        if getattr(host, "client", None) is not None:
+            host.client.ledger = ledger
+    return ledger

@@ -59,6 +59,8 @@ class RunResult:
     failed: list[dict[str, str]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     message: str = ""
+    #: run.json's ``costs`` (a dry run: its estimate, :meth:`~sonar_core.llm.ledger.CostLedger.estimate_record`).
+    costs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,8 @@ class RunState:
     #: The benchmark the run scores (``benchmark:``), and its findings once scored.
     benchmark: Any = None
     benchmark_findings: Any = None
+    #: The run's tokens, cost and budget (:class:`~sonar_core.llm.ledger.CostLedger`).
+    ledger: Any = None
 
     @property
     def progress(self) -> float:

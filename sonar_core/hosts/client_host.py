@@ -8,7 +8,6 @@ sut response`` once the answer is in Sonar's form (text, contexts, tokens, cost,
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..llm.backends import Backend
 from ..llm.client import SUT_EVENTS, Completion, LLMClient, LLMRequest
 from ..llm.configs import LLMConfig
+from ..llm.tokens import Price, usage_tokens as _tokens
 from .base import Host, HostAnswer
 
 __all__ = ["HostSpec", "ClientHost", "Price"]
@@ -40,34 +40,6 @@ class HostSpec(BaseModel):
     description: str = ""
     #: Halve the in-flight limit on a 429, grow it back after successes (docs/concurrency.md); false: fixed.
     adaptive_concurrency: bool = True
-
-
-class Price(BaseModel):
-    """USD per 1,000 input (prompt) and output (completion) tokens."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    input_per_1k: float = Field(default=0.0, ge=0)
-    output_per_1k: float = Field(default=0.0, ge=0)
-
-    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
-        if input_tokens is None and output_tokens is None:
-            return None
-        return (input_tokens or 0) / 1000 * self.input_per_1k + (output_tokens or 0) / 1000 * self.output_per_1k
-
-
-def _tokens(meta: dict[str, Any]) -> tuple[int | None, int | None]:
-    usage = meta.get("usage") if isinstance(meta.get("usage"), dict) else meta
-
-    def number(*names: str) -> int | None:
-        for name in names:
-            value = usage.get(name)
-            # A NaN or infinite count (a broken endpoint) is no count.
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-                return int(value)
-        return None
-
-    return number("prompt_tokens", "input_tokens"), number("completion_tokens", "output_tokens")
 
 
 class ClientHost(Host):

@@ -83,12 +83,16 @@ def build_hosts(entries: list[dict[str, Any]], services: HostFactoryServices,
     return pool
 
 
-def prices_from(table: dict[str, Any], host_keys: list[str]) -> dict[str, Price]:
-    """The price table checked: one entry per host key (ConfigError for an unknown key or setting)."""
+def prices_from(table: dict[str, Any], host_keys: list[str], judge_keys: list[str] | None = None) -> dict[str, Price]:
+    """The price table checked: one entry per host key or, with ``judge_keys``, LLM (judge) configuration
+    key (ConfigError for an unknown key or setting)."""
     prices = {}
     for key, value in (table or {}).items():
-        if key not in host_keys:
-            raise ConfigError(f"prices: '{key}' is not a host key (hosts: {', '.join(host_keys) or 'none'})")
+        if key not in host_keys and key not in (judge_keys or ()):
+            if judge_keys is None:
+                raise ConfigError(f"prices: '{key}' is not a host key (hosts: {', '.join(host_keys) or 'none'})")
+            raise ConfigError(f"prices: '{key}' is neither a host key nor a judge configuration key (hosts: "
+                              f"{', '.join(host_keys) or 'none'}; judges: {', '.join(judge_keys) or 'none'})")
         try:
             prices[key] = Price.model_validate(value)
         except ValidationError as exc:

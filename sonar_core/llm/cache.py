@@ -88,6 +88,8 @@ class ResponseCache:
         #: Keys asked for and missing while cache-only (see CACHE_ONLY_ENV).
         self.missed: set[str] = set()
         self.cache_only = os.environ.get(CACHE_ONLY_ENV) == "1"
+        #: True for a dry run (``sonar run --dry-run``): lookups as usual, every write dropped.
+        self.read_only = False
         if mode != "off":
             self._open()
 
@@ -132,7 +134,7 @@ class ResponseCache:
         """Store (or replace) one answer and commit it at once."""
         payload = json.dumps(request, ensure_ascii=False, sort_keys=True)
         with self._lock:
-            if self._db is None:  # closed: an interrupted run's last answers are not kept
+            if self._db is None or self.read_only:  # closed: an interrupted run's last answers are not kept
                 return
             self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
                              "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
@@ -154,11 +156,21 @@ class ResponseCache:
     def put_row(self, key: str, evaluator: str, result: str) -> None:
         """Store (or replace) one row result and commit it at once."""
         with self._lock:
-            if self._db is None:
+            if self._db is None or self.read_only:
                 return
             self._db.execute("INSERT OR REPLACE INTO row_results (key, evaluator, result, created) "
                              "VALUES (?, ?, ?, ?)", (key, evaluator, result, time.time()))
             self.used_rows.add(key)
+
+    def answers_of(self, llm: str, limit: int) -> list[str]:
+        """Up to ``limit`` stored answers of configuration ``llm`` (the newest first): the cost estimate's
+        sample of how long its answers are (docs/costs.md). No hit is counted."""
+        with self._lock:
+            if self._db is None:
+                return []
+            rows = self._db.execute("SELECT response FROM responses WHERE llm = ? ORDER BY created DESC LIMIT ?",
+                                    (llm, limit)).fetchall()
+        return [row[0] for row in rows]
 
     def count(self) -> int:
         with self._lock:

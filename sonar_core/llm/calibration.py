@@ -137,6 +137,8 @@ class CalibrationCache:
     def __init__(self, path: Path, read: bool = True) -> None:
         self.path = Path(path)
         self.read = read
+        #: False in a dry run: results measured on placeholder answers are never kept.
+        self.write = True
         self._lock = threading.Lock()
 
     def _load(self) -> dict[str, Any]:
@@ -154,6 +156,8 @@ class CalibrationCache:
         return entry if isinstance(entry, dict) else None
 
     def put(self, key: str, result: dict[str, Any]) -> None:
+        if not self.write:
+            return
         with self._lock:
             data = self._load()
             data[key] = result
@@ -263,8 +267,8 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
         confusion=confusion, unreadable=predicted.count(UNREADABLE),
         mean_confidence=sum(confidences) / len(confidences) if confidences else None,
         seconds=round(time.perf_counter() - started, 3), judge_identity=identity, set_items=len(whole.items))
-    if cache is not None:
-        cache.put(cache_key, result.as_dict())
+    if cache is not None and not getattr(getattr(service, "ledger", None), "stopped", None):
+        cache.put(cache_key, result.as_dict())  # (never a measurement the budget cut short: --max-cost)
     return result
 
 
@@ -272,4 +276,6 @@ def cache_for(service) -> CalibrationCache | None:
     """The calibration cache next to ``service``'s response cache (None when its cache is off)."""
     if service.cache_mode == "off":
         return None
-    return CalibrationCache(Path(service.cache_path).parent / CACHE_FILE, read=service.cache_mode == "use")
+    cache = CalibrationCache(Path(service.cache_path).parent / CACHE_FILE, read=service.cache_mode == "use")
+    cache.write = not getattr(getattr(service, "ledger", None), "dry", False)  # a dry run writes nothing
+    return cache

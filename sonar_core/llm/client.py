@@ -40,8 +40,10 @@ from .adaptive import AdaptiveLimit, LimitChange
 from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
 from .cache import ResponseCache, request_key
 from .configs import LLMConfig
+from .call_costs import begin_call, count_tokens, dry_call, release_call
 from .rate_limit import RateLimiter, RetryPolicy
-from .requests import ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest
+from .requests import (ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest,
+                       decode_entry, label_fields)
 from .secrets import Redactor
 from .single_flight import SingleFlight
 from ..text_clean import clean_value
@@ -106,6 +108,7 @@ class LLMClient:
         #: own slot: a cluster-wide slot (and pace) when workers of a Ray run share one LLM's limits
         #: (:mod:`sonar_core.execution.ray_limiter`). None: this client's own bounds are the only ones.
         self.gate: Callable[[], Any] | None = None
+        self.ledger: Any = None  #: the run's CostLedger: tokens, cost, budget and dry run (:mod:`.ledger`)
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -125,24 +128,6 @@ class LLMClient:
         if self.journal is not None:
             who = {self.events.who: self.config.key} if self.events.who else {}
             self.journal.event(message, self.events.cls, "complete", **{**who, **fields})
-
-    def _decode(self, stored: str, labelled: bool) -> tuple[str, dict[str, Any], float, Any]:
-        """text, meta, original seconds and the journal's response, from a cache entry (an envelope when
-        the client keeps envelopes or the request was labelled)."""
-        if not (self.envelope or labelled):
-            return stored, {}, 0.0, stored
-        try:
-            payload = json.loads(stored)
-            text, meta = str(payload["text"]), dict(payload.get("meta") or {})
-        except (ValueError, KeyError, TypeError):
-            return stored, {}, 0.0, stored  # an entry written without an envelope
-        response = {"text": text, "meta": meta} if self.envelope else text
-        return text, meta, float(payload.get("seconds") or 0.0), response
-
-    @staticmethod
-    def _label_fields(request: LLMRequest, meta: dict[str, Any]) -> dict[str, Any]:
-        """The journal's fields of a labelled answer: its confidence (None when read from text)."""
-        return {"confidence": meta.get("confidence")} if request.labels else {}
 
     def _count(self, **increments: float) -> None:
         with self._stats_lock:
@@ -189,12 +174,13 @@ class LLMClient:
             self._fetch_all(pending, results)
             return [r for r in results if r is not None]
         _, first, params, first_key = pending[0]
-        answers, error, attempts, seconds = self._attempts(first.tags, lambda: multi(
-            first.messages, params["temperature"], params["max_tokens"], seed_of(first_key), len(pending)))
+        reservation = begin_call(self, first, params, first_key, len(pending))  # a dry run's call answers at once
+        answers, error, attempts, seconds = self._attempts(first.tags, dry_call(reservation, many=True) or (lambda: multi(
+            first.messages, params["temperature"], params["max_tokens"], seed_of(first_key), len(pending))))
         if answers is None:
             for number, (index, req, req_params, key) in enumerate(pending):
                 results[index] = self._failed(req, req_params, key, error, attempts, seconds,
-                                              counted_seconds=seconds if number == 0 else 0.0)
+                                              counted_seconds=seconds if number == 0 else 0.0, reservation=None if number else reservation)
         else:
             answers = answers[:len(pending)]
             if len(answers) < len(pending):
@@ -202,7 +188,7 @@ class LLMClient:
             for number, ((index, req, req_params, key), answer) in enumerate(zip(pending, answers)):
                 results[index] = self._answered(req, req_params, key, answer, attempts, seconds,
                                                 counted_seconds=seconds if number == 0 else 0.0,
-                                                choices=len(answers))
+                                                choices=len(answers), reservation=None if number else reservation)
             self._fetch_all(pending[len(answers):], results)
         return [r for r in results if r is not None]
 
@@ -223,10 +209,10 @@ class LLMClient:
     def _cached(self, request: LLMRequest, params: dict[str, Any], key: str, cached: str | None) -> Completion | None:
         if cached is None:
             return None
-        text, meta, seconds, response = self._decode(cached, bool(request.labels))
+        text, meta, seconds, response = decode_entry(cached, self.envelope, bool(request.labels))
         self._count(requests=1, cached=1)
         self._event(self.events.cached, request=self._record(request, params),
-                    response=response, **self._label_fields(request, meta), **request.tags)
+                    response=response, **label_fields(request, meta), **request.tags)
         return Completion(text=text, cached=True, key=key, seconds=seconds, meta=meta)
 
     def _fetch_once(self, request: LLMRequest, params: dict[str, Any], key: str) -> Completion:
@@ -319,23 +305,24 @@ class LLMClient:
                                              seed_of(key))
 
     def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
-        answer, error, attempts, seconds = self._attempts(request.tags, self._call(request, params, key))
+        reservation = begin_call(self, request, params, key)  # a dry run's call answers at once, as a placeholder
+        answer, error, attempts, seconds = self._attempts(request.tags, dry_call(reservation) or self._call(request, params, key))
         if answer is None:
-            return self._failed(request, params, key, error, attempts, seconds)
+            return self._failed(request, params, key, error, attempts, seconds, reservation=reservation)
         if request.labels and answer.meta.get("logprobs") is False and self._logprobs_work:
             self._logprobs_work = False  # the endpoint gives no log-probabilities: ask it for text from now on
             self._event("judge gives no logprobs", reason="a labelled request came back without logprobs; "
                         "its answers are read as text, without confidence", **request.tags)
         if request.labels:
             answer.meta.setdefault("confidence", None)
-        return self._answered(request, params, key, answer, attempts, seconds, store=store)
+        return self._answered(request, params, key, answer, attempts, seconds, store=store, reservation=reservation)
 
     def _answered(self, request: LLMRequest, params: dict[str, Any], key: str, answer: Answer, attempts: int,
                   seconds: float, *, store: bool = True, counted_seconds: float | None = None,
-                  choices: int = 1) -> Completion:
+                  choices: int = 1, reservation: Any = None) -> Completion:
         """Cache, count and journal one answer. ``counted_seconds``: this answer's share of the call time
         in the statistics (the first of several choices carries the call); ``choices``: how many
-        answers its call brought."""
+        answers its call brought; ``reservation``: the ledger's, for the answer that carries the call."""
         record = self._record(request, params)
         # Cleaned before it is cached, journalled or returned: no UTF-8 file can hold a lone surrogate.
         text, cleaned = clean_value(self.redact(answer.text) or "")
@@ -353,16 +340,17 @@ class LLMClient:
             self.cache.put(key, self.config.key, record, stored, self.events.cache_kind)
         self._count(requests=1, fetched=1, seconds=seconds if counted_seconds is None else counted_seconds,
                     cleaned=int(cleaned))
-        extra = {"choices": choices} if choices > 1 else {}
+        extra = {**({"choices": choices} if choices > 1 else {}), **count_tokens(self, request, answer, reservation)}
         if cleaned:
             extra["cleaned_text"] = True
         self._event(self.events.fetched, run_time=round(seconds, 4), request=record, response=response,
-                    attempts=attempts, **extra, **self._label_fields(request, answer.meta), **request.tags)
+                    attempts=attempts, **extra, **label_fields(request, answer.meta), **request.tags)
         return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta),
                           cleaned=cleaned)
 
     def _failed(self, request: LLMRequest, params: dict[str, Any], key: str, error: str, attempts: int,
-                seconds: float, *, counted_seconds: float | None = None) -> Completion:
+                seconds: float, *, counted_seconds: float | None = None, reservation: Any = None) -> Completion:
+        release_call(self, reservation)
         self._count(requests=1, failed=1, seconds=seconds if counted_seconds is None else counted_seconds)
         self._event(self.events.failed, request=self._record(request, params), error=error, attempts=attempts,
                     **request.tags)

@@ -6,10 +6,13 @@ completions (judges, hosts, the ragas adapter).
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LLMRequest", "Completion", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS", "SUT_EVENTS"]
+__all__ = ["LLMRequest", "Completion", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS", "SUT_EVENTS", "decode_entry",
+           "label_fields"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,12 @@ class ClientStats:
                 setattr(self, name, value if old is None else (min if name == "limit_low" else max)(old, value))
         else:
             setattr(self, name, old + value)
+    #: Tokens of the answered calls (the endpoint's usage, or a local model's tokenizer; docs/costs.md).
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: USD of the answered calls at the run's price for this key (a number, so that a Ray worker's counters
+    #: add up in the driver); reported only when not 0.
+    cost: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         counts = {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
@@ -121,4 +130,28 @@ class ClientStats:
                        if value})
         if self.limit_low is not None:
             counts["concurrency_limit"] = {"min": self.limit_low, "max": self.limit_high}
+        # Tokens only when some were reported, the cost only under a price: older shapes stay as they were.
+        counts.update({name: value for name, value in (("input_tokens", self.input_tokens),
+                                                       ("output_tokens", self.output_tokens)) if value})
+        if self.cost:
+            counts["call_cost"] = round(self.cost, 6)
         return counts
+
+
+def decode_entry(stored: str, envelope: bool, labelled: bool) -> tuple[str, dict[str, Any], float, Any]:
+    """text, meta, original seconds and the journal's response, from a cache entry (an envelope when
+    the client keeps envelopes or the request was labelled)."""
+    if not (envelope or labelled):
+        return stored, {}, 0.0, stored
+    try:
+        payload = json.loads(stored)
+        text, meta = str(payload["text"]), dict(payload.get("meta") or {})
+    except (ValueError, KeyError, TypeError):
+        return stored, {}, 0.0, stored  # an entry written without an envelope
+    response = {"text": text, "meta": meta} if envelope else text
+    return text, meta, float(payload.get("seconds") or 0.0), response
+
+
+def label_fields(request: LLMRequest, meta: dict[str, Any]) -> dict[str, Any]:
+    """The journal's fields of a labelled answer: its confidence (None when read from text)."""
+    return {"confidence": meta.get("confidence")} if request.labels else {}

@@ -56,6 +56,8 @@ class LLMService:
         self.redact = Redactor()
         self._cache: ResponseCache | None = cache
         self._clients: dict[str, LLMClient] = {}
+        #: The run's cost ledger (:mod:`.ledger`), handed to every client made; None: no accounting.
+        self.ledger = None
         self._lock = threading.Lock()
 
     def attach(self, journal) -> None:
@@ -93,6 +95,7 @@ class LLMService:
                 self.redact.add(api_key)
                 self._clients[key] = LLMClient(config, api_key=api_key, cache=self._open_cache(),
                                                journal=self.journal, redact=self.redact)
+                self._clients[key].ledger = self.ledger
             return self._clients[key]
 
     def unavailable(self, key: str) -> str | None:

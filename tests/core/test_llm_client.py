@@ -99,8 +99,10 @@ def test_every_fault_is_retried_until_each_request_is_answered(judge_server, tmp
     assert server.calls == 22
     assert server.outcomes() == {"answered": 10, "rate_limited": 7, "malformed": 3, "timeout": 1, "dropped": 1}
     assert [c.n for c in server.requests if c.outcome == "rate_limited"] == [3, 6, 9, 12, 15, 18, 21]
+    # Tokens are the server's usage (whitespace words): one-word prompts and answers, ten answered calls.
     assert client.stats.as_dict() | {"call_seconds": 0} == {"requests": 10, "cached": 0, "fetched": 10, "failed": 0,
-                                                             "retries": 12, "call_seconds": 0}
+                                                             "retries": 12, "call_seconds": 0, "input_tokens": 10,
+                                                             "output_tokens": 10}
     retries = [e for e in journal.events if e["message"] == "retrying annotator request"]
     assert [(e["test_case_key"], e["attempt"], e["reason"].split(":")[0]) for e in retries] == [
         ("t3", 1, "rate_limit"), ("t4", 1, "malformed"), ("t4", 2, "rate_limit"), ("t4", 3, "timeout"),
@@ -245,8 +247,10 @@ def test_choices_are_one_call_with_n_and_each_its_own_cache_entry(judge_server, 
     fetched = [e for e in journal.events if e["message"] == "fetched annotator response"]
     assert [(e["request"]["repeat"], e["response"], e["choices"], e["evaluator"]) for e in fetched] == [
         (0, "answer 1", 3, "e"), (1, "answer 2", 3, "e"), (2, "answer 3", 3, "e")]
+    # One call: its usage once (a one-word prompt; three two-word answers), not once per choice.
     assert client.stats.as_dict() | {"call_seconds": 0} == {"requests": 3, "cached": 0, "fetched": 3, "failed": 0,
-                                                            "retries": 0, "call_seconds": 0}
+                                                            "retries": 0, "call_seconds": 0, "input_tokens": 1,
+                                                            "output_tokens": 6}
     # The entries are those of the single requests repeat 0..2: complete_many reads them back.
     again = client.complete_many([LLMRequest(_ask("Q").messages, repeat=r) for r in range(3)])
     assert [(a.text, a.cached) for a in again] == [("answer 1", True), ("answer 2", True), ("answer 3", True)]

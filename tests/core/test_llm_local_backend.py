@@ -160,3 +160,25 @@ def test_a_sampled_local_label_is_reproducible_per_repeat(tiny_lm):
     again = [c.text for c in LLMClient(_config(tiny_lm, temperature=2.0)).complete_many(requests)]
     assert first == again and set(first) <= set(labels)
     assert len(set(first)) > 1  # at a high temperature the repeats differ
+
+
+def test_a_local_call_without_usage_is_counted_by_the_models_tokenizer(tiny_lm):
+    """docs/costs.md: a local model's labelled verdict reports no usage; its tokenizer counts the prompt (chat
+    template applied) and the answer, for the client's counters and the run's ledger."""
+    from transformers import AutoTokenizer
+
+    from sonar_core.llm.ledger import CostLedger
+
+    messages = [{"role": "user", "content": "Is the answer safe? Respond with true or false."}]
+    tokenizer = AutoTokenizer.from_pretrained(tiny_lm)
+    prompt = "".join(f"<|{m['role']}|>{m['content']}\n" for m in messages) + "<|assistant|>"
+    client = LLMClient(_config(tiny_lm))
+    client.ledger = CostLedger()
+    answer = client.complete_many([LLMRequest(messages, labels=("true", "false"), tags={"evaluator": "e"})])[0]
+    assert answer.ok and answer.text in ("true", "false")
+    expected = (len(tokenizer(prompt, add_special_tokens=False)["input_ids"]),
+                len(tokenizer(answer.text, add_special_tokens=False)["input_ids"]))
+    assert expected[0] > 10
+    assert (client.stats.input_tokens, client.stats.output_tokens) == expected
+    assert client.ledger.record()["evaluators"]["e"] == {"calls": 1, "input_tokens": expected[0],
+                                                          "output_tokens": expected[1], "cost": None}

@@ -273,7 +273,7 @@ def test_the_demo_lookup_host_is_fragile_to_typos_in_keywords():
     ([{"key": "a", "kind": "python", "callable": "json:dumps"}, {"key": "a", "kind": "python", "callable": "json:dumps"}],
      {}, "hosts[1] (key 'a'): another host has the key 'a'"),
     ([{"key": "a", "kind": "python", "callable": "json:dumps"}], {"b": {"input_per_1k": 1}},
-     "prices: 'b' is not a host key (hosts: a)"),
+     "prices: 'b' is neither a host key nor a judge configuration key (hosts: a; judges: local-smollm2)"),
     ([{"key": "a", "kind": "python", "callable": "json:dumps"}], {"a": {"input_per_1k": -1}},
      "prices.a: setting 'input_per_1k': Input should be greater than or equal to 0"),
 ])

@@ -188,8 +188,14 @@ def test_journal_records_each_judge_answer_and_the_cache(judged):
     assert [e["message"] for e in events][-2:] == ["cache info", "finished run"]
     llm = json.loads((result.run_dir / names.RUN_JSON).read_text())["llm"]
     assert llm["default_judge"] == "test-judge"
-    assert {k: v for k, v in llm["used"]["test-judge"].items() if k not in ("config", "call_seconds")} == \
-        {"requests": 84, "cached": 0, "fetched": 84, "failed": 0, "retries": 0}
+    used = llm["used"]["test-judge"]
+    assert {k: v for k, v in used.items() if k not in ("config", "call_seconds", "input_tokens", "output_tokens")} \
+        == {"requests": 84, "cached": 0, "fetched": 84, "failed": 0, "retries": 0}
+    # Tokens are the server's usage (whitespace words of the last user message, and of the answer), call by call.
+    assert all(e["input_tokens"] == len(e["request"]["messages"][-1]["content"].split())
+               and e["output_tokens"] == len(e["response"].split()) for e in fetched)
+    assert (used["input_tokens"], used["output_tokens"]) == (sum(e["input_tokens"] for e in fetched),
+                                                             sum(e["output_tokens"] for e in fetched))
 
 
 @pytest.mark.parametrize("evaluator_id, line", [
