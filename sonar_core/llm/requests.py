@@ -7,7 +7,6 @@ completions (judges, hosts, the ragas adapter).
 from __future__ import annotations
 
 import json
-
 from dataclasses import dataclass, field
 from typing import Any
 
