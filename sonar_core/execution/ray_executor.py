@@ -152,7 +152,7 @@ class RayExecutor:
         return WorkerKit(run_id=self.run_id, llm_configs=llm.configs, default_judge=llm.default_judge,
                          cache_mode=llm.cache_mode, reader=self._reader_actor() if judge_keys or gates else None,
                          judge_gates=gates, device=config.device, plugins=list(config.plugins),
-                         base_dir=config.base_dir)
+                         base_dir=config.base_dir, prices=dict(config.prices))
 
     # -- what the driver does with a shard's output --------------------------------------------
 
@@ -175,6 +175,9 @@ class RayExecutor:
             client = clients(key)
             if client is not None:
                 client._count(**stats)
+        ledger = self._services.llm.ledger
+        if ledger is not None and out.costs:
+            ledger.merge(out.costs)  # the workers' calls, tokens and cost, in run.json's costs
         self._absorb_models(out)
 
     def _absorb_models(self, out: ShardOutput) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..contract import RowResult
 from ..dataset import Row
 from ..llm.adaptive import LimitChange, outcome_of
+from ..llm.ledger import CostLedger, Price
 
 __all__ = ["WorkerKit", "ShardOutput", "ShippedCache", "CollectingJournal", "RayGate", "score_shard",
            "ask_chunk", "EvaluatorWorker"]
@@ -41,6 +42,8 @@ class WorkerKit:
     device: str = "auto"
     plugins: list[str] = field(default_factory=list)
     base_dir: str | None = None
+    #: The run's ``prices:`` (host and judge key -> USD per 1,000 tokens), for the workers' cost ledgers.
+    prices: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -58,6 +61,8 @@ class ShardOutput:
     logs: list[tuple[int, str]] = field(default_factory=list)
     #: LLM configuration key -> the client's counters (added to the driver's client).
     stats: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The shard's calls, tokens and cost (CostLedger.take), added to the run's ledger (docs/costs.md).
+    costs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     seconds: float = 0.0
     node: str = ""
     pid: int = 0
@@ -240,6 +245,9 @@ class _Shard:
 
         self.llm = WorkerLLM(kit.llm_configs, default_judge=kit.default_judge, cache_mode=kit.cache_mode,
                              journal=self.journal, cache=self.cache)
+        # The shard's own tally of calls, tokens and cost; the driver adds it to the run's ledger.
+        self.ledger = CostLedger(prices={key: Price.model_validate(value) for key, value in kit.prices.items()})
+        self.llm.ledger = self.ledger
         self.handler = _ListHandler()
         self.logger = logging.getLogger(f"sonar.worker.{name}.{os.getpid()}.{id(self)}")
         self.logger.setLevel(logging.INFO)
@@ -275,6 +283,7 @@ class _Shard:
             device = self.embeddings.device_setting
         out = ShardOutput(embedding_stats=used, model_loads=loads, device=device,results=results, writes=cache.writes if cache else [], hits=cache.hits if cache else {},
                            events=self.journal.records, logs=self.handler.lines, stats=stats,
+                           costs=self.ledger.take(),
                            seconds=time.perf_counter() - began, node=_node(), pid=os.getpid(),
                            state=plain_state(evaluator) if evaluator is not None else {})
         if keep:  # the next shard's buffers start empty
@@ -381,6 +390,7 @@ def ask_chunk(kit: WorkerKit, entry: dict[str, Any], prices: dict[str, Any], gat
         client.cache = shard.cache if getattr(host.spec, "cache", True) else None
         client.gate = RayGate(gate, client.limit_changed) if gate is not None else None
         client.stats = type(client.stats)()  # this chunk's counters only
+        client.ledger = shard.ledger
     host.attach(shard.journal)
     answers = host.ask_many(prompts, tags=tags, repeat=repeat)  # repeat: the epoch (docs/epochs.md)
     out = shard.output(answers, began)

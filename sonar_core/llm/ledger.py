@@ -311,6 +311,26 @@ class CostLedger:
                           tally.cost if tally.priced else None)
         return total
 
+    def take(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """What this ledger tallied since the last take (``hosts``/``judges``/``evaluators`` -> key -> tally
+        record), emptied: a Ray worker's shard hands it to the driver, which adds it with :meth:`merge`."""
+        with self._lock:
+            taken = {name: {key: tally.as_dict() for key, tally in getattr(self, name).items()}
+                     for name in ("hosts", "judges", "evaluators")}
+            self.hosts, self.judges, self.evaluators = {}, {}, {}
+        return {name: tallies for name, tallies in taken.items() if tallies}
+
+    def merge(self, taken: dict[str, dict[str, dict[str, Any]]]) -> None:
+        """Add a worker's :meth:`take` to this run's tallies (and its priced calls to what was spent)."""
+        with self._lock:
+            for name in ("hosts", "judges", "evaluators"):
+                for key, record in (taken.get(name) or {}).items():
+                    tally = Tally.of(record)
+                    getattr(self, name).setdefault(key, Tally()).add(
+                        tally.calls, tally.input_tokens, tally.output_tokens, tally.cost if tally.priced else None)
+                    if name != "evaluators" and tally.priced:
+                        self.spent += tally.cost
+
     def record(self) -> dict[str, Any] | None:
         """run.json's ``costs`` (None when the run made no call and has no budget)."""
         with self._lock:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from judge_server import JudgeServer
+from judge_server import JudgeServer, write_llm_configs
 from sonar_core import api, names
 from sonar_core.config import build_config
 from sonar_core.errors import ConfigError
@@ -289,3 +289,32 @@ def test_epochs_on_ray_ask_each_epoch_once(tmp_path, ray_cluster):
     assert result.exit_code == 0, result.message
     produced = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text())
     assert [(row["key"], row["epoch"]) for row in produced][5:7] == [("c5::m", 0), ("c0::m::epoch1", 1)]
+
+
+def test_costs_on_ray_count_every_workers_calls(tmp_path, ray_cluster):
+    """The hosts' and judges' calls happen in the workers; run.json's costs count them as a local run does."""
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(json.dumps({"test_case_key": f"c{i}", "input": f"Question number {i}?"}) + "\n"
+                             for i in range(12)), encoding="utf-8")
+    records = []
+    with JudgeServer(default="An answer of five words.") as server:
+        configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url)
+        for executor in ("local", "ray"):
+            result = api.run(test_suite=suite, output_dir=tmp_path / executor, run_id="c", executor=executor,
+                             evaluators=["text_matching", {"id": "contact_information", "max_rows": 6}],
+                             llm_configs=str(configs), llm_cache=str(tmp_path / f"{executor}.sqlite"), calibrate=False,
+                             prices={"m": {"input_per_1k": 1.0, "output_per_1k": 2.0},
+                                     "test-judge": {"input_per_1k": 0.5, "output_per_1k": 0.5}},
+                             hosts=[{"key": "m", "kind": "openai_chat", "base_url": server.base_url, "model": "m"}])
+            assert result.status == "success", result.message
+            records.append(json.loads((result.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))["costs"])
+    local, on_ray = records
+    host = local["hosts"]["m"]
+    # The server counts whitespace words: "Question number N?" is 3 in, "An answer of five words." 5 out.
+    assert host == {"calls": 12, "input_tokens": 36, "output_tokens": 60,
+                    "cost": round(36 / 1000 * 1.0 + 60 / 1000 * 2.0, 6)}
+    # The six judged rows hold the same answer: one prompt, one call (the others read it back).
+    assert local["judges"]["test-judge"]["calls"] == 1 and local["evaluators"]["contact_information"]["calls"] == 1
+    assert local["judges"]["test-judge"]["cost"] > 0
+    assert on_ray == local
+
