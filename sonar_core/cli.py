@@ -21,7 +21,7 @@ from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benc
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
-from .errors import EXIT_OK, EXIT_USAGE, SonarError
+from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
 
 __all__ = ["main", "cli"]
@@ -162,6 +162,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
             result = execute_run(cfg, progress=show)
     except SonarError as exc:
         fail(str(exc).splitlines()[0], exc.exit_code)
+        return
+    except KeyboardInterrupt:  # before the run could record anything (loading, a dry run): still exit 130
+        fail("interrupted", EXIT_INTERRUPTED)
         return
     except OSError as exc:  # a path given on the command line that cannot be read (the run's writes are exit 6)
         fail(f"{exc.filename}: {exc.strerror or type(exc).__name__}", EXIT_USAGE)
