@@ -29,6 +29,7 @@ from sonar_core.llm.configs import LLMConfig
 from sonar_core.llm.ledger import CostLedger
 from sonar_core.llm.requests import SUT_EVENTS
 from sonar_core.llm.tokens import Price
+from sonar_core.results import open_run
 
 
 class _Backend:
@@ -294,3 +295,5 @@ def test_sigint_ends_a_run_waiting_on_its_budget_with_exit_130(tmp_path, sonar_c
     assert record["error"] == stderr[len("error: "):].strip()
     events = [json.loads(line)["message"] for line in (run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()]
     assert "run interrupted" in events and "finished run" not in events
+    opened = open_run(run_dir)
+    assert (opened.status, opened.exit_code, opened.message) == ("interrupted", 130, record["error"])
