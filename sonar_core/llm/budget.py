@@ -97,11 +97,10 @@ class Budget:
         with self._settled:
             self._spent += units
 
-    def reserve(self, max_cost: float, estimate: Callable[[], Reservation], describe: Callable[[Reservation], str]
-                ) -> Reservation:
+    def reserve(self, max_cost: float, estimate: Callable[[], Reservation], call: str) -> Reservation:
         """Reserve ``estimate()`` against ``max_cost`` USD and return it, waiting (module docstring) while it
         does not fit and calls are in flight; a ``cancelled`` refusal once the run is cancelled.
-        BudgetExceeded (``describe(reservation)``: the next call, for the message) when it cannot fit."""
+        BudgetExceeded when it cannot fit (``call`` names the call in its message: ``host 'm'``)."""
         reservation = estimate()
         waiting_since = time.monotonic()
         while True:
@@ -118,7 +117,7 @@ class Budget:
                 else:
                     if self.stopped is None:
                         self.stopped = (f"budget reached: spent ${self.spent:.4f} of --max-cost ${max_cost:.4f}; "
-                                        f"the next call ({describe(reservation)}, about ${reservation.amount:.4f}) "
+                                        f"the next call ({call}, about ${reservation.amount:.4f}) "
                                         f"would exceed it" + (f" with the calls in flight, none of which settled "
                                                               f"within {self.max_wait:g} s" if self._reserved else ""))
                     raise BudgetExceeded(self.stopped)

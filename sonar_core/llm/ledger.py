@@ -221,8 +221,9 @@ class CostLedger:
             return Reservation(kind, who, evaluator, amount, input_tokens, output_tokens, units=units_of(amount))
 
         if not self.dry:
-            return self.budget.reserve(self.max_cost, estimate, lambda r: f"{kind[:-1]} '{who}'")
+            return self.budget.reserve(self.max_cost, estimate, f"{kind[:-1]} '{who}'")
         reservation = estimate()
+        reservation.open = False  # a dry run reserves nothing: nothing to give back
         with self._lock:
             counted = key not in self._seen
             self._seen.add(key)

@@ -135,7 +135,7 @@ def test_cancel_wakes_a_waiting_call_and_refuses_every_later_one():
 def test_a_budget_gives_a_reservation_back_once():
     budget = Budget()
     reservation = Reservation("hosts", "h", None, 0.5, units=500_000_000)
-    assert budget.reserve(1.0, lambda: reservation, str) is reservation
+    assert budget.reserve(1.0, lambda: reservation, "host 'h'") is reservation
     budget.give_back(reservation, spent_units=400_000_000)
     budget.give_back(reservation)  # a release after the settle takes nothing off again
     assert (budget.reserved, budget.spent) == (0.0, 0.4)
