@@ -58,8 +58,11 @@ def exit_now(code: int) -> None:
     sys.stderr.flush()
     deadline = time.monotonic() + _GRACE
     others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
-    for thread in others:
-        thread.join(max(0.0, deadline - time.monotonic()))
+    try:
+        for thread in others:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    except KeyboardInterrupt:  # Ctrl-C again: no more grace
+        os._exit(code)
     if any(thread.is_alive() for thread in others):
         os._exit(code)
     sys.exit(code)
