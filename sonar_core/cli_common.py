@@ -19,8 +19,8 @@ from .errors import EXIT_INTERRUPTED, EXIT_USAGE
 from .text_clean import clean_text
 from .terminal import LazyConsole, terminal_width
 
-__all__ = ["out", "fail", "exit_now", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION",
-           "OneLineGroup"]
+__all__ = ["out", "fail", "exit_now", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager",
+           "JSON_OPTION", "OneLineGroup"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
 out = LazyConsole(highlight=False, width=terminal_width())

@@ -106,8 +106,8 @@ class RunResult(_RunState):
     def __repr__(self) -> str:
         """One line, whatever the run's size: run id, folder, status and exit code, how many evaluators
         ran (failed, skipped), the models and how many problems. The tables hold the rest."""
-        counts = ", ".join(f"{len(items)} {what}" for items, what in ((self.failed, "failed"), (self.skipped, "skipped"))
-                           if items)
+        counts = ", ".join(f"{len(items)} {what}"
+                           for items, what in ((self.failed, "failed"), (self.skipped, "skipped")) if items)
         shown = [str(m) for m in self.models[:_REPR_MODELS]]
         if len(self.models) > _REPR_MODELS:
             shown.append(f"+{len(self.models) - _REPR_MODELS} more")

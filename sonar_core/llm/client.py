@@ -176,12 +176,14 @@ class LLMClient:
         _, first, params, first_key = pending[0]
         # A dry run's call answers at once; the reservation is given back however the call ends.
         with reserved_call(self, first, params, first_key, len(pending)) as reservation:
-            answers, error, attempts, seconds = self._attempts(first.tags, dry_call(reservation, many=True) or (lambda: multi(
-                first.messages, params["temperature"], params["max_tokens"], seed_of(first_key), len(pending))))
+            answers, error, attempts, seconds = self._attempts(first.tags, dry_call(reservation, many=True) or (
+                lambda: multi(first.messages, params["temperature"], params["max_tokens"], seed_of(first_key),
+                              len(pending))))
             if answers is None:
                 for number, (index, req, req_params, key) in enumerate(pending):
                     results[index] = self._failed(req, req_params, key, error, attempts, seconds,
-                                                  counted_seconds=seconds if number == 0 else 0.0, reservation=None if number else reservation)
+                                                  counted_seconds=seconds if number == 0 else 0.0,
+                                                  reservation=None if number else reservation)
             else:
                 answers = answers[:len(pending)]
                 if len(answers) < len(pending):
@@ -309,7 +311,8 @@ class LLMClient:
     def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
         # A dry run's call answers at once, as a placeholder; the reservation is given back however it ends.
         with reserved_call(self, request, params, key) as reservation:
-            answer, error, attempts, seconds = self._attempts(request.tags, dry_call(reservation) or self._call(request, params, key))
+            answer, error, attempts, seconds = self._attempts(request.tags,
+                                                              dry_call(reservation) or self._call(request, params, key))
             if answer is None:
                 return self._failed(request, params, key, error, attempts, seconds, reservation=reservation)
             if request.labels and answer.meta.get("logprobs") is False and self._logprobs_work:
