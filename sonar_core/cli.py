@@ -21,7 +21,7 @@ from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benc
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
-from .errors import EXIT_OK, EXIT_USAGE, SonarError
+from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
 
 __all__ = ["main", "cli"]
@@ -163,6 +163,9 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     except SonarError as exc:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
+    except KeyboardInterrupt:  # before the run could record anything (loading, a dry run): still exit 130
+        fail("interrupted", EXIT_INTERRUPTED)
+        return
     except OSError as exc:  # a path given on the command line that cannot be read (the run's writes are exit 6)
         fail(f"{exc.filename}: {exc.strerror or type(exc).__name__}", EXIT_USAGE)
         return
@@ -187,28 +190,16 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
 def evaluators_command(plugins, as_json: bool) -> None:
     """List installed evaluators and the inputs each needs.
 
-    Columns: LLM/RAG compatibility, judge (J), required inputs (Q/EA/RC/AA/C), GPU.
+    Columns: LLM/RAG compatibility, judge (J), required inputs (Q/EA/RC/AA/C/CV/TC/EO), GPU; a legend
+    under the table says what each means. On a narrow terminal the flags are grouped.
     """
-    from .catalogue import OVERVIEW_COLUMNS, overview_cells
+    from .listings import evaluators_listing, print_evaluators, to_json
 
     manager = plugin_manager(plugins)
     if as_json:
-        from .listings import evaluators_listing, to_json
-
         click.echo(to_json(evaluators_listing(manager)), nl=False)
-        for failure in manager.failures:
-            click.echo(f"warning: {failure.message()}", err=True)
-        return
-    table = RichTable(title="Sonar evaluators")
-    # Evaluators whose extra is not installed say what they need, in a column shown only then.
-    needs = {eid: cls.needs() for eid, cls in manager.evaluators.items()}
-    extra_column = ("Needs",) if any(needs.values()) else ()
-    for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS, *extra_column):
-        table.add_column(column)
-    for eid, cls in manager.evaluators.items():
-        table.add_row(eid, cls.display_name, cls.kind.value, *overview_cells(cls),
-                      *((RichText(needs[eid] or ""),) if extra_column else ()))
-    out.print(table)
+    else:
+        print_evaluators(manager, out)
     for failure in manager.failures:
         click.echo(f"warning: {failure.message()}", err=True)
 

@@ -7,17 +7,20 @@ from :mod:`sonar_core.errors` (documented in docs/cli.md).
 from __future__ import annotations
 
 import math
+import os
 import sys
+import threading
+import time
 from typing import Any
 
 import click
 
-from .errors import EXIT_USAGE
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE
 from .text_clean import clean_text
 from .terminal import LazyConsole, terminal_width
 
-__all__ = ["out", "fail", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager", "JSON_OPTION",
-           "OneLineGroup"]
+__all__ = ["out", "fail", "exit_now", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager",
+           "JSON_OPTION", "OneLineGroup"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
 out = LazyConsole(highlight=False, width=terminal_width())
@@ -35,6 +38,33 @@ def one_line(message: str) -> str:
 
 def fail(message: str, code: int) -> None:
     click.echo(f"error: {one_line(message)}", err=True)
+    if code == EXIT_INTERRUPTED:
+        exit_now(code)
+    sys.exit(code)
+
+
+#: Seconds an interrupted command gives its other threads to end before it exits without them.
+_GRACE = 2.0
+
+
+def exit_now(code: int) -> None:
+    """Exit with ``code`` (Ctrl-C: 130) even while worker threads are still in a call or waiting.
+
+    The run has already recorded what it had (run.json, the journal, the answers) and closed its
+    services; a thread still in a model call would make the interpreter wait for it at exit. They
+    get ``_GRACE`` seconds to end, then the process ends without them (``os._exit``).
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    deadline = time.monotonic() + _GRACE
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    try:
+        for thread in others:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    except KeyboardInterrupt:  # Ctrl-C again: no more grace
+        os._exit(code)
+    if any(thread.is_alive() for thread in others):
+        os._exit(code)
     sys.exit(code)
 
 

@@ -1,9 +1,14 @@
 """Machine-readable listings for ``sonar evaluators --json``, ``describe --json``, ``plugins --json``,
-``hosts --json``.
+``hosts --json``, and the evaluators table ``sonar evaluators`` prints for people.
 
 Each listing is plain JSON data with a ``schema_version``; docs/cli.md documents the shapes.
 They are built from the evaluators' declarations and the plugin manager only, so a script can
 rely on them without parsing the tables the commands print for people.
+
+The table (:func:`evaluators_table`) fits the terminal: with room, one column per flag (the
+catalogue overview's, :data:`~sonar_core.catalogue.OVERVIEW_COLUMNS`); narrower (80 or 100
+columns), the flags are grouped (``For``, ``Inputs``) and names wrap. Ids never wrap nor are cut:
+they are what a user types. :func:`evaluators_legend` explains the abbreviations.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from .contract import Evaluator, Metric, Param
 from .plugins import PluginManager
 
 __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_description", "plugins_listing",
-           "hosts_listing", "to_json"]
+           "hosts_listing", "to_json", "evaluators_table", "evaluators_legend"]
 
 #: Version of the three listing shapes (docs/cli.md, "Machine-readable output").
 LISTING_SCHEMA_VERSION = "1.0"
@@ -161,3 +166,67 @@ def hosts_listing(plugins: PluginManager) -> dict[str, Any]:
 def to_json(listing: dict[str, Any]) -> str:
     """Indented UTF-8 JSON; a parameter default that is not JSON (a plugin's own type) becomes text."""
     return json.dumps(listing, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+
+
+def evaluators_legend() -> str:
+    """What the evaluators table's abbreviations mean (printed under it)."""
+    from .contract import Input
+
+    inputs = ", ".join(f"{needed.short} {needed.label}" for needed in Input)
+    return (f"LLM / RAG: evaluates plain LLM answers / RAG answers (with retrieved context). J: asks an LLM "
+            f"judge. GPU: uses a GPU when there is one. Inputs every row needs: {inputs}. "
+            f"`sonar describe ID` shows one evaluator's metrics and parameters.")
+
+
+def print_evaluators(plugins: PluginManager, console: Any) -> None:
+    """``sonar evaluators``: the table that fits ``console`` (a rich Console), what is not installed, the legend."""
+    table, needs = evaluators_table(plugins, console)
+    console.print(table)
+    for requirement, ids in needs.items():
+        console.print(f"Not installed, {requirement} needed: {', '.join(ids)}.", highlight=False, markup=False)
+    console.print(evaluators_legend(), highlight=False, markup=False)
+
+
+def evaluators_table(plugins: PluginManager, console: Any) -> tuple[Any, dict[str, list[str]]]:
+    """The rich table of ``sonar evaluators`` that fits ``console`` (module docstring), and, when it is the
+    narrow one, the evaluators whose extra is missing by what they need (the wide one has a Needs column)."""
+    from rich import box
+    from rich.measure import Measurement
+
+    from .catalogue import OVERVIEW_COLUMNS, overview_cells
+    from .contract import Input
+    from .terminal import RichTable, RichText
+
+    evaluators = plugins.evaluators
+    # Evaluators whose extra is not installed say what they need, in a column shown only then.
+    needs = {eid: cls.needs() for eid, cls in evaluators.items()}
+    extra = ("Needs",) if any(needs.values()) else ()
+    id_width = max((len(eid) for eid in evaluators), default=2)
+    wide = RichTable(title="Sonar evaluators")
+    for column in ("Id", "Name", "Kind", *OVERVIEW_COLUMNS, *extra):
+        wide.add_column(column, no_wrap=column == "Id", min_width=id_width if column == "Id" else None)
+    for eid, cls in evaluators.items():
+        wide.add_row(eid, cls.display_name, cls.kind.value, *overview_cells(cls),
+                     *((RichText(needs[eid] or ""),) if extra else ()))
+    width = console.width
+    unbounded = console.options.update_width(10_000)  # the table's natural width, not clamped to the console
+    if Measurement.get(console, unbounded, wide).maximum <= width:
+        return wide, {}
+    narrow = RichTable(title="Sonar evaluators", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    narrow.add_column("Id", no_wrap=True, min_width=id_width)
+    for column in ("Kind", "For", "J", "Inputs", "GPU"):
+        narrow.add_column(column, no_wrap=column != "Inputs")
+    # The names, when at least 16 columns are left for them (they wrap).
+    with_name = Measurement.get(console, unbounded, narrow).maximum + 16 <= width
+    if with_name:
+        narrow.add_column("Name", ratio=1)
+    for eid, cls in evaluators.items():
+        compatible = " ".join(kind.upper() for kind in ("llm", "rag") if kind in cls.compatibility)
+        inputs = " ".join(needed.short for needed in Input if needed in cls.required_inputs)
+        narrow.add_row(eid, cls.kind.value, compatible, "✓" if cls.requires_judge else "", inputs,
+                       "✓" if cls.supports_gpu else "", *((cls.display_name,) if with_name else ()))
+    missing: dict[str, list[str]] = {}
+    for eid, requirement in needs.items():
+        if requirement:
+            missing.setdefault(requirement, []).append(eid)
+    return narrow, missing

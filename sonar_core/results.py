@@ -11,6 +11,7 @@ Example::
     result = sonar_core.open_run("reports/quickstart-20250101-120000-000000")
     rows = result.rows("rouge")          # one row per dataset row, every ROUGE metric a column
     board = result.leaderboard("rouge")  # one row per model, best first
+    boards = result.leaderboard()        # every evaluator's, an ``evaluator`` column first
     result.problems()                    # every problem of the run, one per row
 """
 
@@ -18,12 +19,12 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from . import names
-from .errors import EXIT_BUDGET, EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, ConfigError
+from .errors import EXIT_BUDGET, EXIT_EVALUATOR_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS, ConfigError
 from .execution.state import RunResult as _RunState
 from .findings.run_findings import gating_problems
 
@@ -33,6 +34,8 @@ __all__ = ["RunResult", "Findings", "open_run", "frame"]
 _LEADERBOARDS = (names.HEATMAP_LEADERBOARD, names.BOOL_LEADERBOARD)
 #: Problems shown by ``_repr_html_`` before "and N more".
 _HTML_PROBLEMS = 10
+#: Models named by ``repr`` before "+N more".
+_REPR_MODELS = 5
 
 
 def frame(records: list[dict[str, Any]], columns: list[str] | None = None):
@@ -87,14 +90,33 @@ class RunResult(_RunState):
     """What a run produced, and its tables (see the module docstring).
 
     The attributes are the run layer's (``run_dir``, ``status``, ``exit_code``, ``executed``,
-    ``problems``, ``insights``, ``failed``, ``skipped``, ``message``); ``problems`` and ``insights``
-    are also callable (:class:`Findings`). Tables are read from the folder on disk when asked.
+    ``problems``, ``insights``, ``failed``, ``skipped``, ``message``) and ``models`` (the models the
+    run evaluated); ``problems`` and ``insights`` are also callable (:class:`Findings`). Tables are
+    read from the folder on disk when asked. ``print(result)`` is one line (:meth:`__repr__`).
     """
+
+    #: The models (``model_key``) the run evaluated, as run.json lists them.
+    models: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir)
         self.problems = Findings(self.problems)
         self.insights = Findings(self.insights)
+
+    def __repr__(self) -> str:
+        """One line, whatever the run's size: run id, folder, status and exit code, how many evaluators
+        ran (failed, skipped), the models and how many problems. The tables hold the rest."""
+        counts = ", ".join(f"{len(items)} {what}"
+                           for items, what in ((self.failed, "failed"), (self.skipped, "skipped")) if items)
+        shown = [str(m) for m in self.models[:_REPR_MODELS]]
+        if len(self.models) > _REPR_MODELS:
+            shown.append(f"+{len(self.models) - _REPR_MODELS} more")
+        return (f"RunResult(run_id={self.run_dir.name!r}, run_dir={str(self.run_dir)!r}, status={self.status!r}, "
+                f"exit_code={self.exit_code}, evaluators={len(self.executed)}"
+                + (f" ({counts})" if counts else "") + f", models=[{', '.join(shown)}], "
+                f"problems={len(self.problems)})")
+
+    __str__ = __repr__
 
     # -- where things are -------------------------------------------------------------------
 
@@ -153,10 +175,31 @@ class RunResult(_RunState):
                 records.append({"evaluator": entry["label"], **row})
         return frame(records, list(columns))
 
-    def leaderboard(self, evaluator: str):
+    def leaderboard(self, evaluator: str | None = None):
         """One row per model, best first: ``model``, ``rank``, each metric's mean, ``rows``,
-        ``total_time``, ``total_cost`` (and a bool leaderboard's ``count_<role>`` counts)."""
-        entry = self._pick(evaluator)
+        ``total_time``, ``total_cost`` (and a bool leaderboard's ``count_<role>`` counts).
+
+        ``evaluator`` None: every evaluator's leaderboard in one table, as :meth:`rows` does: the first
+        column, ``evaluator``, names the evaluator's label; evaluators in run order, each's models best
+        first; a metric another evaluator does not have is None on its rows. An evaluator that wrote no
+        leaderboard (it failed) is left out; naming it raises ConfigError.
+        """
+        if evaluator is not None:
+            entry = self._pick(evaluator)
+            records = self._board(entry)
+            if records is None:
+                raise ConfigError(f"evaluator '{evaluator}' wrote no leaderboard in {entry['folder']}")
+            return frame(records)
+        everything: list[dict[str, Any]] = []
+        columns: dict[str, None] = {"evaluator": None}
+        for entry in self._evaluators():
+            for record in self._board(entry) or []:
+                columns.update(dict.fromkeys(record))
+                everything.append({"evaluator": entry["label"], **record})
+        return frame(everything, list(columns))
+
+    def _board(self, entry: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """One evaluator's leaderboard records (None when it wrote none)."""
         for board in _LEADERBOARDS:
             index_path = entry["folder"] / board / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json"
             if index_path.is_file():
@@ -164,7 +207,7 @@ class RunResult(_RunState):
                 data = _read_json(index_path.parent / index["files"]["ALL_METRICS"])
                 break
         else:
-            raise ConfigError(f"evaluator '{evaluator}' wrote no leaderboard in {entry['folder']}")
+            return None
         records = []
         for model in data["ranking"]:
             stats = data.get("models", {}).get(model, {})
@@ -172,7 +215,7 @@ class RunResult(_RunState):
             record.update({k: stats.get(k) for k in ("rows", "total_time", "total_cost")})
             record.update({f"count_{k}": v for k, v in stats.get("counts", {}).items()})
             records.append(record)
-        return frame(records)
+        return records
 
     # -- Jupyter --------------------------------------------------------------------------
 
@@ -227,7 +270,7 @@ class RunResult(_RunState):
         return cls(run_dir=result.run_dir, status=result.status, exit_code=result.exit_code,
                    executed=result.executed, problems=result.problems, insights=result.insights,
                    failed=result.failed, skipped=result.skipped, message=result.message,
-                   costs=getattr(result, "costs", None))
+                   costs=getattr(result, "costs", None), models=_models(Path(result.run_dir) / names.RUN_JSON))
 
 
 def _exit_code(status: str, failed: list[dict[str, str]], problems: list[dict[str, Any]],
@@ -261,7 +304,24 @@ def open_run(path: str | Path) -> RunResult:
     exit_code, message = _exit_code(record.get("status", ""), failed, problems, fail_on)
     if record.get("status") == "stopped_by_budget":  # --max-cost (docs/costs.md)
         exit_code, message = EXIT_BUDGET, str(record.get("error") or "")
+    if record.get("status") == "interrupted":  # Ctrl-C (docs/cli.md)
+        exit_code, message = EXIT_INTERRUPTED, str(record.get("error") or "")
     return RunResult(run_dir=run_dir, status=record.get("status", ""), exit_code=exit_code, executed=executed,
                      problems=problems, insights=list(result.get("insights") or []), failed=failed,
                      skipped=list(result.get("incompatible_explainers") or []), message=message,
-                     costs=record.get("costs"))
+                     costs=record.get("costs"), models=_record_models(record))
+
+
+def _record_models(record: dict[str, Any]) -> list[str]:
+    """The models a run.json record lists (its dataset's), [] when it lists none."""
+    result = record.get("result") or {}
+    models = result.get("models") or (result.get("dataset") or {}).get("models") or []
+    return [str(m) for m in models] if isinstance(models, list) else []
+
+
+def _models(record_path: Path) -> list[str]:
+    """:func:`_record_models` of the run.json at ``record_path`` ([] when there is none to read)."""
+    try:
+        return _record_models(_read_json(record_path))
+    except (OSError, ValueError):
+        return []

@@ -7,6 +7,7 @@ process. :data:`out` stands for the CLI's one ``rich.console.Console`` and makes
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -29,8 +30,9 @@ class LazyConsole:
 
 
 def terminal_width() -> int | None:
-    """Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room."""
-    return None if sys.stdout.isatty() else 200
+    """Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room, unless
+    ``COLUMNS`` says how wide the output is (then rich reads it, as it does on a terminal)."""
+    return None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit() else 200
 
 
 def RichTable(*args: Any, **kwargs: Any):  # noqa: N802 - stands for the class

@@ -95,7 +95,8 @@ class RunRecord(_Record):
     created: str
     """ISO 8601 UTC time the run started, in seconds."""
     status: str
-    """``running``, ``success``, ``failed`` (an evaluator failed) or ``stopped_by_budget`` (``--max-cost``)."""
+    """``running``, ``success``, ``failed`` (an evaluator failed), ``stopped_by_budget`` (``--max-cost``) or
+    ``interrupted`` (Ctrl-C)."""
     progress: float
     """Share of evaluators done, 0-1; 1.0 once finished."""
     error: str

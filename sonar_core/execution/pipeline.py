@@ -32,7 +32,6 @@ import json
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -42,6 +41,7 @@ from ..artifacts.formats import write_atomic, write_json
 from ..dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
 from ..perturbations import expand_perturbations
 from .epoch_items import EpochPlan, epoch_row_key
+from .interrupt import WorkerPool
 from ..errors import DatasetError
 from ..text_clean import clean_value, count_cleaned
 from ..hosts.base import Host, HostAnswer, HostPool
@@ -213,6 +213,11 @@ class _Batches:
         with self.lock:
             return next(self._chunks, None)
 
+    def stop(self) -> None:
+        """Hand out no more batches (Ctrl-C: the feeders end after the batch they are asking)."""
+        with self.lock:
+            self._chunks = iter(())
+
 
 def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
               failures: dict[tuple[str, str, int], str], advance: Callable[[int], None], llm: Any = None,
@@ -327,7 +332,8 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
         # host's own client bounds its concurrency.
         workers = [key for key in hosts.keys() if todo[key]]
         if workers:
-            with ThreadPoolExecutor(max_workers=FEEDERS * len(workers), thread_name_prefix="host-worker") as pool:
+            # Left by Ctrl-C, the pool hands out no more batches, cancels the ledger and waits for no call.
+            with WorkerPool(FEEDERS * len(workers), "host-worker", getattr(llm, "ledger", None)) as pool:
                 futures = []
                 for key in workers:
                     host = hosts.get(key)
@@ -335,6 +341,7 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
                     advance = progress(f"asking {key}", len(todo[key])) if progress else (lambda n: None)
                     slots = getattr(getattr(host, "spec", None), "max_concurrency", 1)
                     batches = _Batches(todo[key], max(1, slots) * BATCH_PER_SLOT)
+                    pool.on_stop(batches.stop)
                     futures += [pool.submit(_ask_host, host, batches, store, journal, counts[key], failures, advance,
                                             llm, ask) for _ in range(FEEDERS)]
                 for future in futures:

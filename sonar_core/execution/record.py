@@ -67,7 +67,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         run_id=state.run_id,
         created=state.created,
         status=status,
-        progress=1.0 if status != "running" else state.progress,
+        progress=1.0 if status in ("success", "failed") else state.progress,  # a stopped run is not done
         error=result.message,
         interpretation_parameters=config.model_dump(mode="json", exclude=set(EXECUTION_KEYS) | _epoch_keys(config)),
         explainers=[j.label for j in jobs],

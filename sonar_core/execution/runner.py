@@ -33,6 +33,7 @@ from ..run_memo import RunMemo
 from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_benchmark, restrict_dataset, start_fields
 from .calibration import calibrate_judges, check_calibration_sets
 from .choose import make_executor
+from .interrupt import interrupt_guard
 from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .output_dir import check_writable, run_folder
 from .pipeline import item_source, load_suite, run_pipeline
@@ -165,6 +166,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
                          dataset_summary=dataset.summary(), incompatible=incompatible,
                          result=RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK), benchmark=benchmark,
                          ledger=ledger)
+        closing.push(interrupt_guard(state, journal))  # Ctrl-C: run.json says interrupted, no call starts
         start = "starting calibration run" if benchmark is not None and benchmark.calibrating else "starting run"
         journal.event("resuming run" if previous else start, "Runner", "execute_run", run_id=run_id,
                       **start_fields(state), evaluators=[j.label for j in jobs], dataset=str(dataset_path))

@@ -1,20 +1,22 @@
 """The client's side of the run's cost ledger: what :class:`~.client.LLMClient` calls around a call.
 
-Kept apart so that the client's own code stays small: before an uncached call :func:`begin_call`
-(the budget's word, or a dry run's placeholder), :func:`dry_call` (the call to make instead of the
-backend's, if any), then :func:`count_tokens` for an answer or :func:`release_call` for a failure.
+Kept apart so that the client's own code stays small: around an uncached call :func:`reserved_call`
+(:func:`begin_call`: the budget's word, or a dry run's placeholder; the reservation given back
+however the call ends), :func:`dry_call` (the call to make instead of the backend's, if any), then
+:func:`count_tokens` for an answer or :func:`release_call` for a failure.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from ..errors import BudgetExceeded
-from .backends import Answer
+from .backends import Answer, PermanentError
 from .ledger import Reservation
 from .tokens import usage_tokens
 
-__all__ = ["begin_call", "dry_call", "count_tokens", "release_call"]
+__all__ = ["begin_call", "reserved_call", "dry_call", "count_tokens", "release_call"]
 
 
 def begin_call(client, request, params: dict[str, Any], key: str, choices: int = 1) -> Reservation | None:
@@ -28,16 +30,28 @@ def begin_call(client, request, params: dict[str, Any], key: str, choices: int =
         return Reservation(client.ledger.kind_of(client), client.config.key, None, refused=str(exc))
 
 
+@contextmanager
+def reserved_call(client, request, params: dict[str, Any], key: str, choices: int = 1) -> Iterator[Reservation | None]:
+    """:func:`begin_call` around one call, its reservation given back however the call ends (an answer
+    that cannot be cached raises before it settles): one left open would hold the budget's waiting
+    calls for a call that is over. Settled or released inside, it is left alone."""
+    reservation = begin_call(client, request, params, key, choices)
+    try:
+        yield reservation
+    finally:
+        release_call(client, reservation)
+
+
 def dry_call(reservation: Reservation | None, many: bool = False):
     """The call to make instead of the backend's: in a dry run one that returns the placeholder answer
-    (all of them, ``many``) at once; for a call the budget refused one that raises BudgetExceeded, so
-    that the request fails as any failed request does (not cached, asked again by ``--resume``) and
-    the caller keeps what was answered; None otherwise."""
+    (all of them, ``many``) at once; for a call the budget refused one that raises BudgetExceeded (a
+    cancelled run's: PermanentError), so that the request fails as any failed request does (not
+    cached, asked again by ``--resume``) and the caller keeps what was answered; None otherwise."""
     if reservation is not None and reservation.refused is not None:
-        message = reservation.refused
+        message, refusal = reservation.refused, (PermanentError if reservation.cancelled else BudgetExceeded)
 
         def refuse():
-            raise BudgetExceeded(message)
+            raise refusal(message)  # a cancelled run's call: the reason alone (PermanentError), no retry
         return refuse
     if reservation is None or reservation.answers is None:
         return None
@@ -65,6 +79,7 @@ def count_tokens(client, request, answer: Answer, reservation: Reservation | Non
 
 
 def release_call(client, reservation: Reservation | None) -> None:
-    """A call that failed: its reservation is given back."""
+    """A call that failed, or ended without settling: its reservation is given back (once: the ledger
+    leaves a settled or released one alone)."""
     if reservation is not None and client.ledger is not None:
         client.ledger.release(reservation)

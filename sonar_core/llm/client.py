@@ -40,7 +40,7 @@ from .adaptive import AdaptiveLimit, LimitChange
 from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
 from .cache import ResponseCache, request_key
 from .configs import LLMConfig
-from .call_costs import begin_call, count_tokens, dry_call, release_call
+from .call_costs import count_tokens, dry_call, release_call, reserved_call
 from .rate_limit import RateLimiter, RetryPolicy
 from .requests import (ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest,
                        decode_entry, label_fields)
@@ -174,22 +174,26 @@ class LLMClient:
             self._fetch_all(pending, results)
             return [r for r in results if r is not None]
         _, first, params, first_key = pending[0]
-        reservation = begin_call(self, first, params, first_key, len(pending))  # a dry run's call answers at once
-        answers, error, attempts, seconds = self._attempts(first.tags, dry_call(reservation, many=True) or (lambda: multi(
-            first.messages, params["temperature"], params["max_tokens"], seed_of(first_key), len(pending))))
-        if answers is None:
-            for number, (index, req, req_params, key) in enumerate(pending):
-                results[index] = self._failed(req, req_params, key, error, attempts, seconds,
-                                              counted_seconds=seconds if number == 0 else 0.0, reservation=None if number else reservation)
-        else:
-            answers = answers[:len(pending)]
-            if len(answers) < len(pending):
-                self._choices_work = False  # the endpoint ignores n
-            for number, ((index, req, req_params, key), answer) in enumerate(zip(pending, answers)):
-                results[index] = self._answered(req, req_params, key, answer, attempts, seconds,
-                                                counted_seconds=seconds if number == 0 else 0.0,
-                                                choices=len(answers), reservation=None if number else reservation)
-            self._fetch_all(pending[len(answers):], results)
+        # A dry run's call answers at once; the reservation is given back however the call ends.
+        with reserved_call(self, first, params, first_key, len(pending)) as reservation:
+            answers, error, attempts, seconds = self._attempts(first.tags, dry_call(reservation, many=True) or (
+                lambda: multi(first.messages, params["temperature"], params["max_tokens"], seed_of(first_key),
+                              len(pending))))
+            if answers is None:
+                for number, (index, req, req_params, key) in enumerate(pending):
+                    results[index] = self._failed(req, req_params, key, error, attempts, seconds,
+                                                  counted_seconds=seconds if number == 0 else 0.0,
+                                                  reservation=None if number else reservation)
+            else:
+                answers = answers[:len(pending)]
+                if len(answers) < len(pending):
+                    self._choices_work = False  # the endpoint ignores n
+                for number, ((index, req, req_params, key), answer) in enumerate(zip(pending, answers)):
+                    results[index] = self._answered(req, req_params, key, answer, attempts, seconds,
+                                                    counted_seconds=seconds if number == 0 else 0.0,
+                                                    choices=len(answers), reservation=None if number else reservation)
+                release_call(self, reservation)  # settled by the first answer, or given back: not held for the rest
+                self._fetch_all(pending[len(answers):], results)
         return [r for r in results if r is not None]
 
     def _lookup(self, requests: Sequence[LLMRequest]) -> tuple[list[Completion | None], list[tuple]]:
@@ -305,17 +309,19 @@ class LLMClient:
                                              seed_of(key))
 
     def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
-        reservation = begin_call(self, request, params, key)  # a dry run's call answers at once, as a placeholder
-        answer, error, attempts, seconds = self._attempts(request.tags, dry_call(reservation) or self._call(request, params, key))
-        if answer is None:
-            return self._failed(request, params, key, error, attempts, seconds, reservation=reservation)
-        if request.labels and answer.meta.get("logprobs") is False and self._logprobs_work:
-            self._logprobs_work = False  # the endpoint gives no log-probabilities: ask it for text from now on
-            self._event("judge gives no logprobs", reason="a labelled request came back without logprobs; "
-                        "its answers are read as text, without confidence", **request.tags)
-        if request.labels:
-            answer.meta.setdefault("confidence", None)
-        return self._answered(request, params, key, answer, attempts, seconds, store=store, reservation=reservation)
+        # A dry run's call answers at once, as a placeholder; the reservation is given back however it ends.
+        with reserved_call(self, request, params, key) as reservation:
+            answer, error, attempts, seconds = self._attempts(request.tags,
+                                                              dry_call(reservation) or self._call(request, params, key))
+            if answer is None:
+                return self._failed(request, params, key, error, attempts, seconds, reservation=reservation)
+            if request.labels and answer.meta.get("logprobs") is False and self._logprobs_work:
+                self._logprobs_work = False  # the endpoint gives no log-probabilities: ask it for text from now on
+                self._event("judge gives no logprobs", reason="a labelled request came back without logprobs; "
+                            "its answers are read as text, without confidence", **request.tags)
+            if request.labels:
+                answer.meta.setdefault("confidence", None)
+            return self._answered(request, params, key, answer, attempts, seconds, store=store, reservation=reservation)
 
     def _answered(self, request: LLMRequest, params: dict[str, Any], key: str, answer: Answer, attempts: int,
                   seconds: float, *, store: bool = True, counted_seconds: float | None = None,

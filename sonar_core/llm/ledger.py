@@ -11,10 +11,12 @@ its tokens and cost (or :meth:`CostLedger.release` when it failed). docs/costs.m
 * **Cost** is ``Price`` (USD per 1,000 input and output tokens) of the host or judge key, from the
   run configuration's ``prices:``; no price, no cost (``null``, never 0).
 * **Budget** (``--max-cost``): before a call, its cost is *estimated* (:meth:`CostLedger.estimate`)
-  and reserved; when what was spent, plus what calls in flight reserved, plus this estimate would
-  exceed the budget, the ledger raises :class:`~sonar_core.errors.BudgetExceeded` and every later
-  call raises too: the run stops asking new questions. A call whose endpoint reports no usage
-  counts its estimate as spent.
+  and reserved (:mod:`.budget`: whole nano-dollars, waits that end); when what was spent, plus what
+  calls in flight reserved, plus this estimate would exceed the budget, the call waits for those in
+  flight to settle and, if it still does not fit, the ledger raises
+  :class:`~sonar_core.errors.BudgetExceeded` and every later call raises too: the run stops asking
+  new questions. A call whose endpoint reports no usage counts its estimate as spent.
+* **Cancel** (:meth:`CostLedger.cancel`, Ctrl-C): no call of the run starts any more.
 * **Dry run** (``dry=True``): nothing is asked. :meth:`begin` counts the call with its estimated
   tokens and hands back placeholder answers (a labelled request's first label); a request already
   counted is answered again without counting, as the response cache would answer it in a real run.
@@ -29,8 +31,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BudgetExceeded
 from .backends import Answer
+from .budget import Budget, Reservation, units_of
 from .tokens import (CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, Price, Tally, estimate_prompt_tokens,
                      estimate_text_tokens, usage_tokens)
 
@@ -40,22 +42,6 @@ __all__ = ["Price", "Tally", "Reservation", "CostLedger", "PLACEHOLDER"]
 PLACEHOLDER = "placeholder"
 #: Most cached answers read per key for the output estimate.
 _CACHED_SAMPLE = 500
-
-
-@dataclass
-class Reservation:
-    """What :meth:`CostLedger.begin` hands back: the estimate reserved against the budget, and in a dry
-    run the placeholder answers (None in a real run)."""
-
-    kind: str
-    key: str
-    evaluator: str | None
-    amount: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    answers: list[Answer] | None = None
-    #: Why the budget refused the call (nothing reserved), or None.
-    refused: str | None = None
 
 
 @dataclass
@@ -84,16 +70,11 @@ class CostLedger:
     hosts: dict[str, Tally] = field(default_factory=dict)
     judges: dict[str, Tally] = field(default_factory=dict)
     evaluators: dict[str, Tally] = field(default_factory=dict)
-    #: USD spent (priced calls answered, by this run and the runs it resumes).
-    spent: float = 0.0
-    #: Why the run stopped asking (the budget's one-line message), or None.
-    stopped: str | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        #: Notified whenever a reservation is settled or released (a budgeted call may be waiting).
-        self._settled = threading.Condition(self._lock)
-        self._reserved = 0.0
+        #: What was spent and reserved, in whole nano-dollars; the waits of calls that do not fit.
+        self.budget = Budget()
         self._outputs: dict[tuple[str, str], _Mean] = {}
         self._cached_outputs: dict[tuple[str, str], float | None] = {}
         self._tokenizers: dict[str, Any] = {}
@@ -106,6 +87,24 @@ class CostLedger:
 
     def price(self, key: str) -> Price | None:
         return self.prices.get(key)
+
+    @property
+    def spent(self) -> float:
+        """USD spent (priced calls answered, by this run and the runs it resumes)."""
+        return self.budget.spent
+
+    @spent.setter
+    def spent(self, usd: float) -> None:
+        self.budget.spent = usd
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the run stopped asking (the budget's one-line message), or None."""
+        return self.budget.stopped
+
+    def cancel(self, reason: str) -> None:
+        """Ctrl-C: every call of the run is refused from now on (a waiting one too), with ``reason``."""
+        self.budget.cancel(reason)
 
     def resume_from(self, record: dict[str, Any] | None) -> None:
         """Start from what an interrupted run's run.json ``costs`` recorded: a resumed run's totals and
@@ -206,46 +205,33 @@ class CostLedger:
 
     def begin(self, client, request, params: dict[str, Any], key: str, choices: int = 1) -> Reservation:
         """Before an uncached call: reserve its estimated cost (BudgetExceeded when the budget would be
-        passed); in a dry run, count it and give placeholder answers instead."""
+        passed; :meth:`.budget.Budget.reserve`); in a dry run, count it and give placeholder answers
+        instead; once the run is cancelled, a refusal (``cancelled``)."""
         kind, who = self.kind_of(client), client.config.key
         evaluator = request.tags.get("evaluator") if kind == "judges" else None
+        if self.budget.cancelled is not None:
+            return Reservation(kind, who, evaluator, refused=self.budget.cancelled, cancelled=True)
         if not self.dry and self.max_cost is None:
             return Reservation(kind, who, evaluator)
-        input_tokens, output_tokens = self.estimate(client, request, params, choices)
         price = self.price(who)
-        amount = (price.cost(input_tokens, output_tokens) or 0.0) if price is not None else 0.0
-        reservation = Reservation(kind, who, evaluator, amount, input_tokens, output_tokens)
-        waited = False
-        if self.dry:
-            with self._lock:
-                counted = key not in self._seen
-                self._seen.add(key)
-                if counted:
-                    self._tally(kind, who, evaluator, 1, input_tokens, output_tokens,
-                                amount if price is not None else None)
-            reservation.answers = [self._placeholder(request, output_tokens // max(1, choices))
-                                   for _ in range(max(1, choices))]
-            return reservation
-        while True:
-            with self._settled:
-                if self.stopped is None and self.spent + self._reserved + amount <= self.max_cost:
-                    self._reserved += amount
-                    break
-                if self.stopped is None and self._reserved > 0:
-                    # Calls in flight may cost less than reserved: wait for them (they settle or fail
-                    # without waiting here), then estimate again, with what they answered.
-                    self._settled.wait(timeout=0.5)
-                    waited = True
-                else:
-                    if self.stopped is None:
-                        self.stopped = (f"budget reached: spent ${self.spent:.4f} of --max-cost "
-                                        f"${self.max_cost:.4f}; the next call ({kind[:-1]} '{who}', about "
-                                        f"${amount:.4f}) would exceed it")
-                    raise BudgetExceeded(self.stopped)
-            if waited:
-                input_tokens, output_tokens = self.estimate(client, request, params, choices)
-                amount = (price.cost(input_tokens, output_tokens) or 0.0) if price is not None else 0.0
-                reservation = Reservation(kind, who, evaluator, amount, input_tokens, output_tokens)
+
+        def estimate() -> Reservation:
+            input_tokens, output_tokens = self.estimate(client, request, params, choices)
+            amount = (price.cost(input_tokens, output_tokens) or 0.0) if price is not None else 0.0
+            return Reservation(kind, who, evaluator, amount, input_tokens, output_tokens, units=units_of(amount))
+
+        if not self.dry:
+            return self.budget.reserve(self.max_cost, estimate, f"{kind[:-1]} '{who}'")
+        reservation = estimate()
+        reservation.open = False  # a dry run reserves nothing: nothing to give back
+        with self._lock:
+            counted = key not in self._seen
+            self._seen.add(key)
+            if counted:
+                self._tally(kind, who, evaluator, 1, reservation.input_tokens, reservation.output_tokens,
+                            reservation.amount if price is not None else None)
+        reservation.answers = [self._placeholder(request, reservation.output_tokens // max(1, choices))
+                               for _ in range(max(1, choices))]
         return reservation
 
     @staticmethod
@@ -276,24 +262,24 @@ class CostLedger:
         price = self.price(who)
         cost = price.cost(input_tokens, output_tokens) if price is not None else None
         with self._lock:
-            if reservation is not None:
-                self._reserved -= reservation.amount
-            if cost is not None:
-                self.spent += cost
-            elif reservation is not None and price is not None:
-                self.spent += reservation.amount  # no usage reported: the estimate counts against the budget
             self._tally(kind, who, evaluator, int(reservation is not None), input_tokens, output_tokens, cost)
             if output_tokens is not None:
                 self._outputs.setdefault((kind, who), _Mean()).add(output_tokens)
-            self._settled.notify_all()
+        # No usage reported: the estimate counts against the budget. Given back after the tally, so that
+        # a waiting call estimates again with this answer's output.
+        spent = units_of(cost) if cost is not None else (
+            reservation.units if reservation is not None and price is not None else 0)
+        if reservation is not None:
+            self.budget.give_back(reservation, spent)
+        elif spent:
+            self.budget.add_spent(spent)
         return cost
 
     def release(self, reservation: Reservation | None) -> None:
-        """A call that failed: its reservation is given back (nothing is known to be spent)."""
+        """A call that failed, or ended without settling: its reservation is given back (nothing is known
+        to be spent); one already settled or released is left alone."""
         if reservation is not None:
-            with self._lock:
-                self._reserved -= reservation.amount
-                self._settled.notify_all()
+            self.budget.give_back(reservation)
 
     def _tally(self, kind: str, who: str, evaluator: str | None, calls: int, input_tokens: int | None,
                output_tokens: int | None, cost: float | None) -> None:
@@ -329,7 +315,7 @@ class CostLedger:
                     getattr(self, name).setdefault(key, Tally()).add(
                         tally.calls, tally.input_tokens, tally.output_tokens, tally.cost if tally.priced else None)
                     if name != "evaluators" and tally.priced:
-                        self.spent += tally.cost
+                        self.budget.add_spent(units_of(tally.cost))
 
     def record(self) -> dict[str, Any] | None:
         """run.json's ``costs`` (None when the run made no call and has no budget)."""
