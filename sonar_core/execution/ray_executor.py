@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Iterator
 
 from ..config import RunConfig
@@ -66,6 +67,21 @@ def uses_embeddings(cls: type[Evaluator]) -> bool:
 def _python_path() -> str:
     """The driver's import path for the workers (so a ``-p`` plugin module imports there as well)."""
     return os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+
+
+@contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """``ray.init`` replaces the process's SIGTERM handler with ``sys.exit``, which a run busy in its
+    host pipeline only sees once the pipeline is done. The handler the process had is put back: SIGTERM
+    ends a run on Ray as it ends a local one (the answers are stored as they arrive, and the reaper ends
+    the instance)."""
+    main = threading.current_thread() is threading.main_thread()
+    kept = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if main and kept is not None:
+            signal.signal(signal.SIGTERM, kept)
 
 
 class RayExecutor:
@@ -104,7 +120,7 @@ class RayExecutor:
                 self._cluster = LocalCluster()
                 options["_temp_dir"] = self._cluster.folder
             try:
-                with self._cluster.marking() if self._cluster else nullcontext():
+                with self._cluster.marking() if self._cluster else nullcontext(), _sigterm_kept():
                     ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
                              logging_level=logging.WARNING,
                              runtime_env={"env_vars": {"PYTHONPATH": _python_path()}}, **options)
