@@ -71,10 +71,10 @@ def _python_path() -> str:
 
 @contextmanager
 def _sigterm_kept() -> Iterator[None]:
-    """``ray.init`` replaces the process's SIGTERM handler with ``sys.exit``, which a run busy in its
-    host pipeline only sees once the pipeline is done. The handler the process had is put back: SIGTERM
-    ends a run on Ray as it ends a local one (the answers are stored as they arrive, and the reaper ends
-    the instance)."""
+    """``ray.init`` replaces the process's SIGTERM handler with ``sys.exit`` (measured: a run asking its
+    host went on asking for seconds, then ended by an abort in Ray's shutdown). The handler the process
+    had is put back: SIGTERM ends a run on Ray as it ends a local one (the answers are stored as they
+    arrive, and the reaper ends the instance)."""
     main = threading.current_thread() is threading.main_thread()
     kept = signal.getsignal(signal.SIGTERM) if main else None
     try:

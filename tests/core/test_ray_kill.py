@@ -93,8 +93,8 @@ def ray_tmpdir():
 
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_killed_ray_run_pays_once_and_leaves_no_ray_process(tmp_path, sonar_cli, ray_tmpdir, stop):
-    """SIGTERM ends a run on Ray at once, as it ends a local one (``ray.init``'s own handler, ``sys.exit``,
-    left it asking its host until the calls held here gave up), and leaves the same state as SIGKILL."""
+    """SIGTERM ends a run on Ray at once, as it ends a local one (under ``ray.init``'s own handler,
+    ``sys.exit``, it went on asking its host), and leaves the same state as SIGKILL."""
     suite = tmp_path / "suite.jsonl"
     suite.write_text("".join(json.dumps({"test_case_key": f"q{i:02d}", "input": f"Question number {i}?",
                                          "expected_output": f"answer {i}"}) + "\n" for i in range(ITEMS)),
