@@ -6,15 +6,15 @@ only the calls that were in flight. On Ray the driver is the only writer of the 
 to receive a shard's answers only with the shard's results: a kill re-asked every answer of the
 shards still running (71 of them in the measurement of issue 35, against 1 locally).
 
-Now a worker's cache (:class:`~.ray_worker.ShippedCache`) puts each new answer into the run's
-:class:`AnswerInbox`, an asyncio actor on the driver's node, and returns to the call only once the
-inbox holds it. The driver's :class:`AnswerSink` thread waits on the inbox (a long poll: it is
-answered as soon as something arrives) and writes each answer to the response cache at once. A
-kill of the driver then loses only the calls in flight and the answers of the last few
-milliseconds, as a local run does.
+Now a worker's cache (:class:`ShippedCache`) sends each new answer to the run's
+:class:`AnswerInbox`, an asyncio actor on the driver's node, as soon as the client has it. The
+driver's :class:`AnswerSink` thread waits on the inbox (a long poll: it is answered as soon as
+something arrives) and writes each answer to the response cache at once. A kill of the driver then
+loses only the calls in flight and the answers on their way to it, as a local run does.
 
+A shard returns only once the inbox holds every answer it sent (:meth:`ShippedCache.settle`), and
 :meth:`AnswerSink.flush` is the barrier the executor passes before it absorbs a shard: every answer
-put before the shard returned is in the cache by then, so what a run writes after a shard (its
+sent before the shard returned is in the cache by then, so what a run writes after a shard (its
 results, ``cache info``, the keys ``sonar pack`` keeps) sees the same cache as before.
 """
 
@@ -124,10 +124,12 @@ class ShippedCache:
     """A worker's response cache: reads through the driver's cache reader, sends its writes to the driver.
 
     It has the :class:`~sonar_core.llm.cache.ResponseCache` methods the clients use. Each new answer
-    goes to the run's inbox at once (``put`` returns when the inbox holds it); without an inbox (a
-    direct call outside a run), or once the inbox is gone (the run is closing), it is kept in
-    ``writes`` and handed back with the shard's results. Row results are the driver's business (it
-    answers rows from the row cache before dispatching), so a worker neither reads nor writes them.
+    is sent to the run's inbox at once, without waiting for the inbox (the call's thread goes on to
+    its next call); :meth:`settle` waits until the inbox holds every answer sent, and the shard does
+    not return before it has. Without an inbox (a direct call outside a run), or once the inbox is
+    gone (the run is closing), an answer is kept in ``writes`` and handed back with the shard's
+    results. Row results are the driver's business (it answers rows from the row cache before
+    dispatching), so a worker neither reads nor writes them.
     """
 
     def __init__(self, reader: Any, mode: str, inbox: Any = None) -> None:
@@ -136,6 +138,8 @@ class ShippedCache:
         self.inbox = inbox
         self.path = "<driver>"
         self.writes: list[tuple] = []
+        #: (the inbox's reply, the answer) per answer sent and not settled yet.
+        self._sent: list[tuple[Any, tuple]] = []
         self._new: dict[str, str] = {}
         self.hits: dict[str, int] = {}
         self.start_count = 0
@@ -157,15 +161,21 @@ class ShippedCache:
     def put(self, key: str, llm: str, request: dict[str, Any], response: str, kind: str = "annotator") -> None:
         self._new[key] = response  # this worker reads it back before the driver has written it
         entry = (key, llm, request, response, kind)
-        if self.inbox is not None:
-            import ray
+        if self.inbox is None:
+            self.writes.append(entry)
+        else:
+            self._sent.append((self.inbox.put.remote(entry), entry))  # list.append: safe from the client's threads
 
+    def settle(self) -> None:
+        """Return once the inbox holds every answer sent; one it could not take goes to ``writes``."""
+        import ray
+
+        sent, self._sent = self._sent, []
+        for reply, entry in sent:
             try:
-                ray.get(self.inbox.put.remote(entry))
-                return
-            except ray.exceptions.RayError:
-                pass  # the inbox is gone: the answer goes back with the shard, as before
-        self.writes.append(entry)
+                ray.get(reply)
+            except ray.exceptions.RayError:  # the inbox is gone: the answer goes back with the shard, as before
+                self.writes.append(entry)
 
     def get_row(self, key: str) -> str | None:
         return None

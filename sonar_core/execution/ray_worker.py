@@ -220,6 +220,8 @@ class _Shard:
 
     def output(self, results: list[Any], began: float, evaluator: Any = None, keep: bool = False) -> ShardOutput:
         """What the shard made, for the driver; ``keep``: the services serve the next shard too (an actor's)."""
+        if self.cache is not None:
+            self.cache.settle()  # the driver flushes what the inbox holds once the shard has returned
         stats = {key: asdict(client.stats) for key, client in self.llm._clients.items()}
         if not keep:
             for client in self.llm._clients.values():
