@@ -117,7 +117,11 @@ class RayExecutor:
         if not ray.is_initialized():
             options: dict[str, Any] = {}
             if not self.address and not os.environ.get("RAY_ADDRESS"):  # an instance of the run's own
-                self._cluster = LocalCluster()
+                try:
+                    self._cluster = LocalCluster()
+                except OSError as exc:
+                    raise ConfigError(f"a local Ray instance: cannot make its temporary folder or start its "
+                                      f"reaper: {exc}") from None
                 options["_temp_dir"] = self._cluster.folder
             try:
                 with self._cluster.marking() if self._cluster else nullcontext(), _sigterm_kept():
@@ -189,15 +193,16 @@ class RayExecutor:
         llm = self._services.llm
         if llm.cache_mode == "off":
             return None
-        if self._inbox is None:
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        with self._lock:
+            if self._inbox is None:
+                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-            node = self.ray.get_runtime_context().get_node_id()
-            self._inbox = self.ray.remote(AnswerInbox).options(
-                num_cpus=0, name=f"sonar:{self.run_id}:answers",
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote()
-            self._sink = AnswerSink(self.ray, self._inbox, llm.cache.put)
-        return self._inbox
+                node = self.ray.get_runtime_context().get_node_id()
+                self._inbox = self.ray.remote(AnswerInbox).options(
+                    num_cpus=0, name=f"sonar:{self.run_id}:answers",
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote()
+                self._sink = AnswerSink(self.ray, self._inbox, llm.cache.put)
+            return self._inbox
 
     def _gate(self, name: str, slots: int, per_minute: float | None, adaptive: bool = False) -> Any:
         with self._lock:
