@@ -17,7 +17,11 @@ What runs where (docs/scale-out.md):
   hold for the cluster as a whole.
 - The driver (this process) stays the only writer of the result tree, the journal and the
   response cache. It answers rows from the row cache before dispatching; workers read answers
-  through a cache reader actor on the driver's node and hand new ones back with their results.
+  through a cache reader actor on the driver's node and put each new one into the run's answer
+  inbox as it arrives, which the driver's sink thread writes to the cache at once
+  (:mod:`.ray_answers`): a killed run loses only the calls in flight, as a local run does.
+- A local instance the run starts is the run's alone: its own temp folder, and a reaper process
+  that ends whatever is left of it when the driver ends, even by SIGKILL (:mod:`.ray_reaper`).
 
 Evaluators that ask the models under test themselves (``requires_hosts``) score on the driver.
 Results come back in shard order; a worker or actor that dies is retried by Ray (tasks up to
@@ -28,8 +32,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import threading
+from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Iterator
 
 from ..config import RunConfig
@@ -37,7 +43,9 @@ from ..contract import Evaluator
 from ..dataset import Row
 from ..errors import ConfigError
 from .executors import LOCAL, Batch
+from .ray_answers import AnswerInbox, AnswerSink
 from .ray_limiter import CacheReader, ClusterLimiter
+from .ray_reaper import LocalCluster
 from .ray_worker import EvaluatorWorker, ShardOutput, WorkerKit, ask_chunk, score_shard
 
 __all__ = ["RayExecutor", "uses_pool"]
@@ -61,6 +69,21 @@ def _python_path() -> str:
     return os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
 
 
+@contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """``ray.init`` replaces the process's SIGTERM handler with ``sys.exit`` (measured: a run asking its
+    host went on asking for seconds, then ended by an abort in Ray's shutdown). The handler the process
+    had is put back: SIGTERM ends a run on Ray as it ends a local one (the answers are stored as they
+    arrive, and the reaper ends the instance)."""
+    main = threading.current_thread() is threading.main_thread()
+    kept = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if main and kept is not None:
+            signal.signal(signal.SIGTERM, kept)
+
+
 class RayExecutor:
     """Scores shards on a Ray cluster; see the module docstring."""
 
@@ -76,6 +99,9 @@ class RayExecutor:
         self._owns = False
         self._lock = threading.Lock()
         self._reader: Any = None
+        self._inbox: Any = None
+        self._sink: AnswerSink | None = None
+        self._cluster: LocalCluster | None = None
         self._gates: dict[str, Any] = {}
         self._services: Any = None
         self._embedder: Any = None
@@ -89,13 +115,26 @@ class RayExecutor:
         """Start a local Ray instance or join ``ray_address`` (unless this process joined one already)."""
         ray = self.ray
         if not ray.is_initialized():
+            options: dict[str, Any] = {}
+            if not self.address and not os.environ.get("RAY_ADDRESS"):  # an instance of the run's own
+                try:
+                    self._cluster = LocalCluster()
+                except OSError as exc:
+                    raise ConfigError(f"a local Ray instance: cannot make its temporary folder or start its "
+                                      f"reaper: {exc}") from None
+                options["_temp_dir"] = self._cluster.folder
             try:
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING,
-                         runtime_env={"env_vars": {"PYTHONPATH": _python_path()}})
+                with self._cluster.marking() if self._cluster else nullcontext(), _sigterm_kept():
+                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.WARNING,
+                             runtime_env={"env_vars": {"PYTHONPATH": _python_path()}}, **options)
             except (ConnectionError, RuntimeError, ValueError) as exc:
+                self._end_cluster()
                 where = f"ray_address '{self.address}'" if self.address else "a local Ray instance"
                 raise ConfigError(f"{where}: cannot start or join Ray: {str(exc).splitlines()[0]}") from None
+            except BaseException:
+                self._end_cluster()
+                raise
             self._owns = True
         self.run_id = run_id
         self._services = services
@@ -106,18 +145,32 @@ class RayExecutor:
                       nodes=len(nodes), shard_rows=self.shard_rows or self.config.batch_size)
 
     def close(self) -> None:
+        """Write the answers that arrived (an interrupted run's last ones too), then stop what the run started."""
         ray = self.ray
-        for limiter in self._gates.values():
-            ray.kill(limiter, no_restart=True)
-        for actor in (self._reader, self._embedder):
-            if actor is not None:
-                ray.kill(actor, no_restart=True)
-        self._embedder = None
-        self._gates.clear()
-        self._reader = None
-        if self._owns and ray.is_initialized():
-            ray.shutdown()
-            self._owns = False
+        try:
+            sink, self._sink = self._sink, None
+            try:
+                if sink is not None:
+                    sink.close()
+            except Exception:  # noqa: BLE001 - the run reports its own outcome; a finished run flushed every shard
+                pass
+            actors = [*self._gates.values(), self._reader, self._embedder, self._inbox]
+            self._embedder = self._reader = self._inbox = None
+            self._gates.clear()
+            for actor in actors:
+                if actor is not None:
+                    ray.kill(actor, no_restart=True)
+        finally:
+            if self._owns and ray.is_initialized():
+                ray.shutdown()
+                self._owns = False
+            self._end_cluster()
+
+    def _end_cluster(self) -> None:
+        """The reaper ends what ``ray.shutdown()`` left of the run's own instance, and removes its folder."""
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
 
     def _reader_actor(self) -> Any:
         """The cache reader, on this node (it reads the driver's file); made on first need."""
@@ -133,6 +186,23 @@ class RayExecutor:
                 num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
                 str(llm.cache_path), llm.cache_mode, llm.fresh_since)
         return self._reader
+
+    def _inbox_actor(self) -> Any:
+        """The answer inbox, on this node, and the sink thread that writes what it receives (made on first
+        need; None when the run uses no cache)."""
+        llm = self._services.llm
+        if llm.cache_mode == "off":
+            return None
+        with self._lock:
+            if self._inbox is None:
+                from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+                node = self.ray.get_runtime_context().get_node_id()
+                self._inbox = self.ray.remote(AnswerInbox).options(
+                    num_cpus=0, name=f"sonar:{self.run_id}:answers",
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote()
+                self._sink = AnswerSink(self.ray, self._inbox, llm.cache.put)
+            return self._inbox
 
     def _gate(self, name: str, slots: int, per_minute: float | None, adaptive: bool = False) -> Any:
         with self._lock:
@@ -151,6 +221,7 @@ class RayExecutor:
                                     judge.adaptive_concurrency)
         return WorkerKit(run_id=self.run_id, llm_configs=llm.configs, default_judge=llm.default_judge,
                          cache_mode=llm.cache_mode, reader=self._reader_actor() if judge_keys or gates else None,
+                         inbox=self._inbox_actor() if judge_keys or gates else None,
                          judge_gates=gates, device=config.device, plugins=list(config.plugins),
                          base_dir=config.base_dir, prices=dict(config.prices))
 
@@ -200,13 +271,17 @@ class RayExecutor:
                     seen.add((load.get("kind"), load.get("model"), load.get("folder")))
 
     def _get(self, ref: Any) -> ShardOutput:
+        """A shard's output, once the answers it put into the inbox are in the response cache."""
         try:
-            return self.ray.get(ref)
+            out = self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             if isinstance(cause, Exception):
                 raise cause from None
             raise
+        if self._sink is not None:
+            self._sink.flush()
+        return out
 
     # -- scoring --------------------------------------------------------------------------------
 
@@ -271,7 +346,7 @@ class RayExecutor:
         """How the pipeline asks a host a chunk of prompts: a Ray task, under the host's cluster-wide limits."""
         entries = {str(entry.get("key")): entry for entry in self.config.hosts if isinstance(entry, dict)}
         kit = self._kit()
-        kit.reader = self._reader_actor()
+        kit.reader, kit.inbox = self._reader_actor(), self._inbox_actor()
 
         def ask(host: Any, prompts: list[str], tags: list[dict[str, Any]], repeat: int = 0) -> list[Any]:
             spec = getattr(host, "spec", None)

@@ -1,10 +1,12 @@
 """What a Ray worker runs: one shard of rows through an evaluator, or one chunk of prompts through a host.
 
 A worker never touches the driver's disk. It gets everything it needs with the shard (a
-:class:`WorkerKit`: the LLM configurations, the cache mode, handles of the driver's cache reader
-and of the cluster-wide limiters) and hands everything it made back with the results
-(:class:`ShardOutput`): new cache entries, journal events, log lines, client counters. The driver
-writes them; it stays the only writer of the result tree, the journal and the response cache.
+:class:`WorkerKit`: the LLM configurations, the cache mode, handles of the driver's cache reader,
+of the run's answer inbox and of the cluster-wide limiters). Each new host or judge answer goes to
+the driver as it arrives, through the inbox (:mod:`.ray_answers`: a kill loses only the calls in
+flight); everything else it made comes back with the results (:class:`ShardOutput`): journal
+events, log lines, client counters. The driver writes them; it stays the only writer of the
+result tree, the journal and the response cache.
 
 This module imports Ray only inside the functions that talk to an actor, so it is cheap to import.
 """
@@ -22,9 +24,9 @@ from ..contract import RowResult
 from ..dataset import Row
 from ..llm.adaptive import LimitChange, outcome_of
 from ..llm.ledger import CostLedger, Price
+from .ray_answers import ShippedCache
 
-__all__ = ["WorkerKit", "ShardOutput", "ShippedCache", "CollectingJournal", "RayGate", "score_shard",
-           "ask_chunk", "EvaluatorWorker"]
+__all__ = ["WorkerKit", "ShardOutput", "CollectingJournal", "RayGate", "score_shard", "ask_chunk", "EvaluatorWorker"]
 
 
 @dataclass
@@ -37,6 +39,8 @@ class WorkerKit:
     cache_mode: str
     #: The driver-node actor that reads the response cache (None: the run uses no cache).
     reader: Any = None
+    #: The driver-node actor new answers are put into as they arrive (:mod:`.ray_answers`; None: no cache).
+    inbox: Any = None
     #: LLM configuration key -> its cluster-wide limiter actor.
     judge_gates: dict[str, Any] = field(default_factory=dict)
     device: str = "auto"
@@ -51,7 +55,8 @@ class ShardOutput:
     """A shard's results and everything the driver must write for it."""
 
     results: list[Any]
-    #: ``(key, llm, request, response, kind)`` per new answer, for the driver's response cache.
+    #: ``(key, llm, request, response, kind)`` per new answer the inbox could not take (none while the
+    #: run's inbox is up: answers go through it as they arrive), for the driver's response cache.
     writes: list[tuple] = field(default_factory=list)
     #: Cache hits per kind of asker (the driver's ``cache info`` counts them).
     hits: dict[str, int] = field(default_factory=dict)
@@ -118,57 +123,6 @@ class CollectingJournal:
         self.records.extend((message, cls, method, dict(item)) for item in items)
 
 
-class ShippedCache:
-    """A worker's response cache: reads through the driver's cache reader, keeps its writes for the driver.
-
-    It has the :class:`~sonar_core.llm.cache.ResponseCache` methods the clients use. Row results are
-    the driver's business (it answers rows from the row cache before dispatching), so a worker
-    neither reads nor writes them.
-    """
-
-    def __init__(self, reader: Any, mode: str) -> None:
-        self.reader = reader
-        self.mode = mode
-        self.path = "<driver>"
-        self.writes: list[tuple] = []
-        self._new: dict[str, str] = {}
-        self.hits: dict[str, int] = {}
-        self.start_count = 0
-
-    @property
-    def reads(self) -> bool:
-        return self.mode != "off"
-
-    def get(self, key: str, kind: str = "annotator", count: bool = True) -> str | None:
-        import ray
-
-        found = self._new.get(key)
-        if found is None and self.reader is not None:
-            found = ray.get(self.reader.get.remote(key))
-        if found is not None and count:
-            self.hits[kind] = self.hits.get(kind, 0) + 1
-        return found
-
-    def put(self, key: str, llm: str, request: dict[str, Any], response: str, kind: str = "annotator") -> None:
-        self._new[key] = response
-        self.writes.append((key, llm, request, response, kind))
-
-    def get_row(self, key: str) -> str | None:
-        return None
-
-    def put_row(self, key: str, evaluator: str, result: str) -> None:
-        return None
-
-    def count(self) -> int:
-        return 0
-
-    def info(self) -> list[dict[str, Any]]:
-        return []  # the driver's cache journals the run's counters
-
-    def close(self) -> None:
-        return None
-
-
 class RayGate:
     """A cluster-wide slot around each call of an LLM client (``LLMClient.gate``): each call reports how it
     ended to the limiter, and a change of the cluster's limit it caused goes to ``on_change``
@@ -233,7 +187,7 @@ class _Shard:
         from ..llm import LLMService
 
         self.journal = CollectingJournal()
-        self.cache = ShippedCache(kit.reader, kit.cache_mode) if kit.cache_mode != "off" else None
+        self.cache = ShippedCache(kit.reader, kit.cache_mode, kit.inbox) if kit.cache_mode != "off" else None
         gates = kit.judge_gates
 
         class WorkerLLM(LLMService):
@@ -266,6 +220,8 @@ class _Shard:
 
     def output(self, results: list[Any], began: float, evaluator: Any = None, keep: bool = False) -> ShardOutput:
         """What the shard made, for the driver; ``keep``: the services serve the next shard too (an actor's)."""
+        if self.cache is not None:
+            self.cache.settle()  # the driver flushes what the inbox holds once the shard has returned
         stats = {key: asdict(client.stats) for key, client in self.llm._clients.items()}
         if not keep:
             for client in self.llm._clients.values():

@@ -318,3 +318,57 @@ def test_costs_on_ray_count_every_workers_calls(tmp_path, ray_cluster):
     assert local["judges"]["test-judge"]["cost"] > 0
     assert on_ray == local
 
+
+
+# -- answers reach the driver as they arrive (issue 35) -----------------------------------------------
+
+def _cached_answers(path: Path) -> int:
+    """How many answers the response cache file holds (read-only: the run's driver is writing it)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    except sqlite3.Error:  # not made yet
+        return 0
+
+
+def test_judge_answers_are_cached_as_they_arrive_not_when_their_shard_returns(tmp_path, ray_cluster):
+    """One shard of six rows, its judge two calls at a time: the first three answers come at once, the
+    others wait for the test. The driver's cache holds the three while the shard cannot have returned,
+    so a run killed then would not ask the judge for them again."""
+    held = threading.Event()
+    replies = []
+    lock = threading.Lock()
+
+    def reply(prompt: str) -> str:
+        with lock:
+            replies.append(prompt)
+            first = len(replies) <= 3
+        if not first:
+            held.wait(120)
+        return "absent"
+
+    cache = tmp_path / "cache.sqlite"
+    with JudgeServer(default=reply) as server:
+        configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url, max_concurrency=2, retries=0)
+        outcome = {}
+        run = threading.Thread(target=lambda: outcome.update(result=api.run(
+            dataset="demo", evaluators=[{"id": "contact_information", "max_rows": 6}], output_dir=tmp_path,
+            run_id="j", llm_configs=str(configs), llm_cache=str(cache), calibrate=False, executor="ray",
+            ray_shard_rows=512)))
+        run.start()
+        try:
+            deadline = time.monotonic() + 180
+            while _cached_answers(cache) < 3 and run.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            stored, calls = _cached_answers(cache), server.calls
+        finally:
+            held.set()
+            run.join(300)
+    assert stored == 3 and calls == 5  # three answered and stored, two held: the shard was still running
+    result = outcome["result"]
+    assert result.status == "success", result.message
+    scored = [e for e in _journal(result.run_dir) if e["message"] == "measured batch quality"]
+    assert [(e["shard"], e["shards"], e["rows"]) for e in scored] == [(1, 1, 6)]
+    assert _cached_answers(cache) == len(set(replies)) == 6
