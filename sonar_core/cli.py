@@ -21,7 +21,7 @@ from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benc
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
-from .cli_trace_options import trace_overrides, trace_run_options
+from .cli_traces import trace_overrides, trace_run_options, traces_command
 from .errors import EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
 
@@ -127,8 +127,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
             result = resume(resume_dir, progress=show, executor=executor, ray_address=ray_address,
                             ray_shard_rows=ray_shard_rows, max_cost=max_cost)
         else:
-            traces = trace_overrides(trace_flags)
-            if config is None and not dataset and not test_suite and not traces:
+            if config is None and not dataset and not test_suite and not trace_flags.get("traces"):
                 fail("give a CONFIG file, --dataset, --test-suite or --traces (try: sonar run configs/quickstart.yaml)",
                       EXIT_USAGE)
             if no_cache and refresh_cache:
@@ -145,7 +144,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
                 "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
                 "epochs": epochs, "epoch_reducer": epoch_reducer,
-                "max_cost": max_cost, "traces": traces,
+                "max_cost": max_cost, "traces": trace_overrides(trace_flags),
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -375,6 +374,7 @@ cli.add_command(replay_command)
 cli.add_command(benchmarks_command)
 cli.add_command(describe_benchmark_command)
 cli.add_command(calibrate_command)
+cli.add_command(traces_command)
 
 
 @cli.command("catalogue")

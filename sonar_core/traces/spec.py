@@ -14,11 +14,12 @@ A ground module (the configuration validates it): docs/traces.md describes every
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["TraceInput", "SCOPES", "SPAN_KINDS", "DEFAULT_SPAN_KINDS"]
+__all__ = ["TraceInput", "SCOPES", "SPAN_KINDS", "DEFAULT_SPAN_KINDS", "trace_setting"]
 
 #: The row scopes: one LLM call, one trace, one session (every trace of a conversation).
 SCOPES = ("span", "trace", "session")
@@ -66,3 +67,15 @@ class TraceInput(BaseModel):
     def row_kinds(self) -> frozenset[str]:
         """The kinds that become rows at span scope."""
         return frozenset(self.span_kinds or DEFAULT_SPAN_KINDS)
+
+
+def trace_setting(value: Any) -> Any:
+    """The API's ``traces=`` as the configuration holds it: a path or a list of paths means ``{"files": [...]}``;
+    a TraceInput its keys; a mapping as it is (validated with the configuration)."""
+    if isinstance(value, TraceInput):
+        return value.model_dump()
+    if isinstance(value, (str, Path)):
+        return {"files": [str(value)]}
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, Path)) for v in value):
+        return {"files": [str(v) for v in value]}
+    return dict(value) if hasattr(value, "keys") else value
