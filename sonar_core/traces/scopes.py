@@ -43,7 +43,7 @@ def trace_of(trace_id: str, spans: list[SpanInfo], tally: Tally) -> Trace:
     kept = []
     for span in spans:
         if span.span_id in seen:
-            tally.skip_spans(span.where, SpanSkip("duplicate span id", f"span {span.span_id} of trace {trace_id} "
+            tally.skip_spans(f"{span.where}, span {span.span_id}", SpanSkip("duplicate span id", f"span {span.span_id} of trace {trace_id} "
                                                                       f"appears again; the first one is kept"))
             continue
         seen.add(span.span_id)
