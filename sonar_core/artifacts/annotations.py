@@ -182,7 +182,7 @@ def write_annotations(run_dir: Path, run_id: str, scope: str, evaluators: list[A
                       csv_formula_escape: bool = True) -> int:
     """Write ``annotations.jsonl`` and ``annotations.csv`` in ``run_dir``; returns the verdicts written.
 
-    ``scope``: the rows' trace scope (span, trace, session); ``time_ns``: the carriers' time (the run's start).
+    ``scope``: the rows' trace scope (span, trace, session); ``time_ns``: the carriers' time (ns since the epoch).
     """
     targets = [run_dir / names.ANNOTATIONS_JSONL, run_dir / names.ANNOTATIONS_CSV]
     temporary = [t.with_name(t.name + ".tmp") for t in targets]

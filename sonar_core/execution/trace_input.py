@@ -37,7 +37,9 @@ def write_trace_annotations(state: RunState, journal: Journal) -> None:
     failed = {f["evaluator"] for f in state.result.failed} | set(state.incompatible)
     evaluators = [AnnotatedEvaluator(job.label, job.cls.id, job.folder, "LLM" if job.cls.requires_judge else "CODE")
                   for job in state.jobs if job.label not in failed and job.folder.is_dir()]
-    written = write_annotations(state.run_dir, state.run_id, state.config.traces.scope, evaluators,
-                                int(state.started * 1e9), csv_formula_escape=state.config.csv_formula_escape)
+    # Stamped with the end of the latest span read, not the clock: a resumed run writes the same file.
+    stamp = state.dataset_summary.get("traces", {}).get("last_end_unix_nano") or int(state.started * 1e9)
+    written = write_annotations(state.run_dir, state.run_id, state.config.traces.scope, evaluators, stamp,
+                                csv_formula_escape=state.config.csv_formula_escape)
     journal.event("wrote annotations", "Runner", "execute_run", verdicts=written,
                   evaluators=[e.label for e in evaluators])

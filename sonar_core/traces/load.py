@@ -90,6 +90,7 @@ def _load(spec: TraceInput, base_dir: str | None, spill_parent: Path | None, lim
     rows = _Rows(tally)
     with Grouper(spill_parent, limit) as traces, Grouper(spill_parent, limit, ".sonar-sessions-") as sessions:
         for raw in read_spans(files, tally, digest, spec.max_attribute_chars):
+            tally.last_end = max(tally.last_end, raw.end)
             try:
                 info = read_span(raw, keys)
             except SpanSkip as skip:

@@ -142,8 +142,11 @@ def last_user_text(turns: tuple | list) -> str:
 
 
 def reply_text(turns: tuple | list) -> str:
-    """The reply's text: its first assistant turn's content."""
+    """The reply's text: its first assistant turn's content, else the tools it calls written as
+    ``name({arguments})`` (a reply that only calls tools must not read as an earlier answer)."""
     for turn in turns:
         if turn["role"] == "assistant":
-            return turn["content"]
+            if turn["content"] or not turn.get("tool_calls"):
+                return turn["content"]
+            return "; ".join(f"{call['name']}({as_text(call['arguments'])})" for call in turn["tool_calls"])
     return ""

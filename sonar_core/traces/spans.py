@@ -111,6 +111,8 @@ class Tally:
     filtered_out: int = 0
     sampled_out: int = 0
     rows: int = 0
+    #: The latest end of a span read (ns since the epoch): the time the write-back stamps on its spans.
+    last_end: int = 0
 
     def _example(self, reason: str, where: str, detail: str) -> None:
         kept = self.examples.setdefault(reason, [])
@@ -133,7 +135,7 @@ class Tally:
             "lines_skipped": dict(sorted(self.lines_skipped.items())),
             "skip_examples": {reason: list(found) for reason, found in sorted(self.examples.items())},
             "traces": self.traces, "sessions": self.sessions, "filtered_out": self.filtered_out,
-            "sampled_out": self.sampled_out, "rows": self.rows,
+            "sampled_out": self.sampled_out, "rows": self.rows, "last_end_unix_nano": self.last_end,
         }
 
     def first_problem(self) -> str:

@@ -53,7 +53,9 @@ def genai(tmp_path):
 def test_openinference_span_scope(openinference):
     got, dataset = rows(openinference, scope="span")
     assert got == [
-        expect(test_case_key=L1, model_key="gpt-4o", input=Q1, actual_output="", context=DOCS1,
+        # A reply that only calls a tool: the call is the answer.
+        expect(test_case_key=L1, model_key="gpt-4o", input=Q1, actual_output='lookup_policy({"policy_id":"NW-1001"})',
+               context=DOCS1,
                conversation=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": Q1}, CALL_TURN],
                categories=["ChatCompletion"], actual_duration=2.0, cost=0.0005, trace_id=T1, span_id=L1),
         expect(test_case_key=L2, model_key="gpt-4o", input=Q1, actual_output=A1_TEXT, context=DOCS1 + DOCS2,
@@ -105,7 +107,8 @@ def test_openinference_session_scope(openinference):
 def test_genai_span_scope(genai):
     got, _ = rows(genai, scope="span")
     assert got == [
-        expect(test_case_key=GC1, model_key="gpt-4.1", input=GQ1, actual_output="", context=["Paris: rain expected."],
+        expect(test_case_key=GC1, model_key="gpt-4.1", input=GQ1, actual_output='get_weather({"location":"Paris"})',
+               context=["Paris: rain expected."],
                conversation=[{"role": "system", "content": GSYSTEM}, {"role": "user", "content": GQ1},
                              {"role": "assistant", "content": "", "tool_calls": [GCALL]}],
                categories=["chat gpt-4.1"], actual_duration=2.0, trace_id=G1, span_id=GC1),
