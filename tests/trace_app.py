@@ -167,7 +167,8 @@ def main(out: str) -> None:
 
     with JudgeServer(message_for=agent_message) as server:
         provider = TracerProvider(resource=Resource.create({"service.name": "claims-assistant"}))
-        provider.add_span_processor(BatchSpanProcessor(OTLPJsonFileExporter(Path(out))))
+        # Small batches: the spans reach the file over several requests, in the order they end.
+        provider.add_span_processor(BatchSpanProcessor(OTLPJsonFileExporter(Path(out)), max_export_batch_size=4))
         run_app(provider, server.base_url, DEMO_SESSIONS)
         provider.shutdown()
 

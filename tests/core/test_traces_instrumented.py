@@ -205,3 +205,19 @@ def test_a_resumed_trace_run_asks_nothing_again(traced, tmp_path):
     events = [json.loads(line) for line in (first.run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()]
     assert [e["evaluator"] for e in events if e["message"] == "skipping finished evaluator"] == ["pii_leakage"]
     assert (first.run_dir / names.ANNOTATIONS_JSONL).read_bytes() == before
+
+
+def test_the_bundled_demo_file_is_the_same_app_traced(tmp_path):
+    """sonar_core/demo/claims_traces.jsonl (made by ``python tests/trace_app.py``) maps to the same rows, and a run
+    over it, as the README shows, writes a verdict back for every trace."""
+    import sonar_core
+    from sonar_core.demo import __file__ as demo
+
+    demo_file = __import__("pathlib").Path(demo).parent / "claims_traces.jsonl"
+    assert len(demo_file.read_text(encoding="utf-8").splitlines()) > 1  # spans over several export batches
+    dataset = load_traces(TraceInput(files=[str(demo_file)]))
+    assert [{"input": r.input, "actual_output": r.actual_output, "context": r.context, "conversation": r.conversation}
+            for r in dataset.rows] == EXPECTED
+    result = sonar_core.run(traces=demo_file, evaluators=["pii_leakage"], output_dir=tmp_path, run_id="demo")
+    table = (result.run_dir / names.ANNOTATIONS_CSV).read_text(encoding="utf-8").splitlines()
+    assert len(table) == 1 + 4 and {r.span_id for r in dataset.rows} == {line.split(",")[0] for line in table[1:]}
