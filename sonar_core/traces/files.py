@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from ..errors import DatasetError
 from .otlp_json import spans_of_request
+
+try:  # twice as fast on large files; json (below) still reads what it refuses (NaN, lone surrogates)
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson comes with the traces extra
+    _fast_loads = None
 from .spans import RawSpan, SpanSkip, Tally
 
-__all__ = ["resolve_files", "read_spans", "SPAN_SUFFIXES", "MAX_LINE_BYTES"]
+__all__ = ["resolve_files", "read_spans", "trace_ends", "SPAN_SUFFIXES", "MAX_LINE_BYTES"]
 
 SPAN_SUFFIXES = (".jsonl", ".ndjson", ".json", ".pb", ".binpb")
 _PROTO = (".pb", ".binpb")
@@ -66,8 +72,9 @@ def resolve_files(entries: list[str], base_dir: str | None = None) -> list[Path]
     return found
 
 
-def read_spans(files: list[Path], tally: Tally, digest, limit: int) -> Iterator[RawSpan]:
-    """Every readable span of ``files``, in file order; what cannot be read is counted in ``tally``."""
+def _units(files: list[Path], tally: Tally, digest) -> Iterator[tuple[int, str, Any]]:
+    """``(unit, where, request)`` per decodable line or message of ``files`` (a JSON object, or a parsed protobuf
+    ``ExportTraceServiceRequest``), numbered by ``tally.lines_read``; what cannot be decoded is counted."""
     for path in files:
         tally.files.append(str(path))
         try:
@@ -77,13 +84,96 @@ def read_spans(files: list[Path], tally: Tally, digest, limit: int) -> Iterator[
         with opened as handle:
             try:
                 if _kind(path) in _PROTO:
-                    yield from _proto_spans(path, handle, tally, digest, limit)
+                    yield from _proto_units(path, handle, tally, digest)
                 else:
-                    yield from _json_spans(path, handle, tally, digest, limit)
+                    yield from _json_units(path, handle, tally, digest)
             except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
                 tally.skip_line(str(path), SpanSkip("truncated compressed file", str(exc)[:120]))
             except OSError as exc:
                 raise DatasetError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
+
+
+def read_spans(files: list[Path], tally: Tally, digest, limit: int) -> Iterator[RawSpan]:
+    """Every readable span of ``files``, in file order (``RawSpan.unit`` numbers its line or message); what
+    cannot be read is counted in ``tally``."""
+    for unit, where, request in _units(files, tally, digest):
+        if isinstance(request, dict):
+            try:
+                for span in spans_of_request(request, where, tally, limit):
+                    span.unit = unit
+                    yield span
+            except SpanSkip as skip:
+                tally.skip_line(where, skip)
+        else:
+            from .otlp_proto import spans_of_message
+
+            for span in spans_of_message(request, where, tally, limit):
+                span.unit = unit
+                yield span
+
+
+class _NoDigest:
+    def update(self, data: bytes) -> None:
+        pass
+
+
+#: Any "traceId" (or "trace_id") with its text in a JSON line: every span's, and a link's too, which only
+#: makes a trace wait longer. A span this misses (its key written with escapes) arrives after its trace was
+#: handed over, and is skipped and counted ("span after its trace").
+_TRACE_ID = re.compile(rb'"trace_?[iI]d"\s*:\s*"([^"\\]{1,64})"')
+
+
+def trace_ends(files: list[Path]) -> dict[str, int]:
+    """A first, lighter pass: trace id -> the unit (line or message, as :func:`read_spans` numbers them) that
+    holds the trace's last span. Only ids are read: a JSON line is searched for them, not parsed."""
+    from .otlp_json import normal_id
+
+    ends: dict[str, int] = {}
+    for unit, found in _id_units(files):
+        for raw in found:
+            try:
+                ends[normal_id(raw if isinstance(raw, str) else raw.decode("ascii", "replace"), 16, "traceId")] = unit
+            except SpanSkip:
+                continue
+    return ends
+
+
+def _id_units(files: list[Path]) -> Iterator[tuple[int, list]]:
+    """``(unit, trace ids)`` numbered as :func:`_units` numbers units (a JSON line that is not an object, or does
+    not parse, is a unit too; so is a protobuf message, parsed for its ids)."""
+    tally = Tally()
+    for path in files:
+        if _kind(path) in _PROTO or _is_whole_json(path):  # read as the second pass reads them
+            for unit, _, request in _units([path], tally, _NoDigest()):
+                yield unit, (_proto_trace_ids(request) if not isinstance(request, dict)
+                             else _TRACE_ID.findall(json.dumps(request).encode()))
+            continue
+        opened = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+        with opened as handle:
+            try:
+                for _, line in _lines(handle, _NoDigest()):
+                    if line is not None and not line.strip():
+                        continue
+                    tally.lines_read += 1
+                    yield tally.lines_read, _TRACE_ID.findall(line) if line is not None else []
+            except (EOFError, gzip.BadGzipFile, zlib.error):
+                continue
+
+
+def _is_whole_json(path: Path) -> bool:
+    """Whether a .json file holds one JSON document (not JSON lines, as the Collector writes into .json too)."""
+    if _kind(path) != ".json":
+        return False
+    try:
+        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as handle:
+            return _whole_json(handle, _NoDigest()) is not None
+    except (OSError, EOFError, zlib.error):
+        return False
+
+
+def _proto_trace_ids(request) -> list[str]:
+    return [span.trace_id.hex() for group in request.resource_spans for scope in group.scope_spans
+            for span in scope.spans if len(span.trace_id) == 16]
 
 
 def _lines(handle: BinaryIO, digest) -> Iterator[tuple[int, bytes | None]]:
@@ -106,29 +196,25 @@ def _lines(handle: BinaryIO, digest) -> Iterator[tuple[int, bytes | None]]:
         yield number, line
 
 
-def _json_spans(path: Path, handle: BinaryIO, tally: Tally, digest, limit: int) -> Iterator[RawSpan]:
+def _json_units(path: Path, handle: BinaryIO, tally: Tally, digest) -> Iterator[tuple[int, str, Any]]:
     if _kind(path) == ".json":
         whole = _whole_json(handle, digest)
         if whole is not None:
-            tally.lines_read += 1
+            tally.surrogates = True  # read by the standard parser: it may hold lone surrogates
             for number, request in enumerate(whole if isinstance(whole, list) else [whole], start=1):
-                where = f"{path}: request {number}"
-                try:
-                    yield from spans_of_request(request, where, tally, limit)
-                except SpanSkip as skip:
-                    tally.skip_line(where, skip)
+                tally.lines_read += 1
+                yield tally.lines_read, f"{path}: request {number}", request
             return
     for number, line in _lines(handle, digest):
         where = f"{path}: line {number}"
+        if line is not None and not line.strip():
+            continue
         tally.lines_read += 1
         if line is None:
             tally.skip_line(where, SpanSkip("line too long", f"over {MAX_LINE_BYTES:,} bytes"))
             continue
-        if not line.strip():
-            tally.lines_read -= 1
-            continue
         try:
-            request = json.loads(line)
+            request = _decode(line, tally)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             reason = "truncated line" if not line.endswith(b"\n") else "malformed JSON"
             tally.skip_line(where, SpanSkip(reason, str(exc).splitlines()[0][:120]))
@@ -136,10 +222,22 @@ def _json_spans(path: Path, handle: BinaryIO, tally: Tally, digest, limit: int) 
         except RecursionError:
             tally.skip_line(where, SpanSkip("malformed JSON", "nested too deeply"))
             continue
+        if not isinstance(request, dict):
+            tally.skip_line(where, SpanSkip("not an OTLP trace request", "expected an object with a 'resourceSpans' list"))
+            continue
+        yield tally.lines_read, where, request
+
+
+def _decode(line: bytes, tally: Tally) -> Any:
+    """One line's JSON; a line only the standard parser reads may hold lone surrogates, and ``tally`` says so."""
+    if _fast_loads is not None:
         try:
-            yield from spans_of_request(request, where, tally, limit)
-        except SpanSkip as skip:
-            tally.skip_line(where, skip)
+            return _fast_loads(line)
+        except ValueError:
+            pass
+    value = json.loads(line)
+    tally.surrogates = True
+    return value
 
 
 def _whole_json(handle: BinaryIO, digest) -> Any:
@@ -158,10 +256,10 @@ def _whole_json(handle: BinaryIO, digest) -> Any:
     return value
 
 
-def _proto_spans(path: Path, handle: BinaryIO, tally: Tally, digest, limit: int) -> Iterator[RawSpan]:
+def _proto_units(path: Path, handle: BinaryIO, tally: Tally, digest) -> Iterator[tuple[int, str, Any]]:
     from google.protobuf.message import DecodeError
 
-    from .otlp_proto import framed_messages, request_class, spans_of_message
+    from .otlp_proto import framed_messages, request_class
 
     request_type = request_class()
     for number, body, skip in framed_messages(handle, digest):
@@ -175,4 +273,4 @@ def _proto_spans(path: Path, handle: BinaryIO, tally: Tally, digest, limit: int)
         except (DecodeError, RecursionError) as exc:
             tally.skip_line(where, SpanSkip("malformed protobuf", str(exc)[:120] or "cannot be parsed"))
             continue
-        yield from spans_of_message(request, where, tally, limit)
+        yield tally.lines_read, where, request

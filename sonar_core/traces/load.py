@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..dataset import DATASET_FIELDS, LLMDataset, Row, row_from_record
+from ..dataset import DATASET_FIELDS, LLMDataset, Row
 from ..errors import DatasetError
+from ..text_clean import clean_value, count_cleaned
 from .convention import read_span, skeleton
-from .files import read_spans, resolve_files
-from .grouping import DEFAULT_LIMIT, Grouper
-from .scopes import session_record, span_records, trace_of, trace_record, trace_turn
+from .files import read_spans, resolve_files, trace_ends
+from .grouping import DEFAULT_LIMIT, Grouper, TraceAssembler
+from .scopes import session_record, slim, span_records, trace_of, trace_record, trace_turn
 from .selection import Selection
 from .spec import TraceInput
 from .spans import SpanSkip, Tally
@@ -40,7 +41,9 @@ class TraceDataset(LLMDataset):
 
 
 class _Rows:
-    """Records validated into rows as they come; a record that is not a valid row is skipped and counted."""
+    """Records made into rows as they come (their fields are Row's, their turns a conversation's by
+    construction, which a test checks against the dataset loader's validation); a row key seen before
+    (a span id repeated across traces) is skipped and counted."""
 
     def __init__(self, tally: Tally) -> None:
         self.tally = tally
@@ -54,16 +57,17 @@ class _Rows:
         if record["test_case_key"] in self.keys:
             self.tally.skip_spans(where, SpanSkip("duplicate span id", f"{record['test_case_key']} is already a row"))
             return
-        try:
-            row = row_from_record(record, where, len(self.rows) + 1, self.shared, self.cleaned)
-        except DatasetError as exc:
-            self.tally.skip_spans(where, SpanSkip("invalid row", str(exc).removeprefix(where + ", ")))
-            return
+        if self.tally.surrogates:  # text no UTF-8 file can hold (docs/reliability.md), cleaned as a dataset's is
+            for name, value in record.items():
+                if isinstance(value, (str, list)):
+                    record[name], changed = clean_value(value)
+                    count_cleaned(self.cleaned, name, changed)
+        model = record["model_key"] = self.shared.setdefault(record["model_key"], record["model_key"])
         self.keys.add(record["test_case_key"])
         for name in record:
             if name in DATASET_FIELDS:
                 self.columns.setdefault(name)
-        self.rows.append(row)
+        self.rows.append(Row(key=f"{record['test_case_key']}::{model}", **record))
 
 
 def load_traces(spec: TraceInput, base_dir: str | None = None, spill_parent: Path | None = None,
@@ -88,16 +92,9 @@ def _load(spec: TraceInput, base_dir: str | None, spill_parent: Path | None, lim
     tally, digest, selection = Tally(), hashlib.sha256(), Selection(spec)
     keys = selection.filter_keys
     rows = _Rows(tally)
-    with Grouper(spill_parent, limit) as traces, Grouper(spill_parent, limit, ".sonar-sessions-") as sessions:
-        for raw in read_spans(files, tally, digest, spec.max_attribute_chars):
-            tally.last_end = max(tally.last_end, raw.end)
-            try:
-                info = read_span(raw, keys)
-            except SpanSkip as skip:
-                tally.skip_spans(f"{raw.where}, span {raw.span_id}", skip)
-                info = skeleton(raw, keys)
-            traces.add(info.trace_id, info)
-        for trace_id, spans in traces.groups():
+    with TraceAssembler(trace_ends(files), spill_parent, limit) as assembler, \
+            Grouper(spill_parent, limit, ".sonar-sessions-") as sessions:
+        for trace_id, spans in _traces(files, spec, tally, digest, keys, assembler):
             tally.traces += 1
             trace = trace_of(trace_id, spans, tally)
             where = f"{trace.spans[0].where.rsplit(': ', 1)[0]}: trace {trace_id}"
@@ -132,6 +129,24 @@ def _load(spec: TraceInput, base_dir: str | None, spill_parent: Path | None, lim
             else:
                 rows.add(session_record(session, turns, spec.model_key), f"session {session[:80]}")
     return _dataset(spec, files, tally, digest, rows)
+
+
+def _traces(files: list[Path], spec: TraceInput, tally: Tally, digest, keys: tuple[str, ...],
+            assembler: TraceAssembler):
+    """``(trace id, spans)`` per trace, each as soon as its last span has been read."""
+    for raw in read_spans(files, tally, digest, spec.max_attribute_chars):
+        tally.last_end = max(tally.last_end, raw.end)
+        try:
+            info = read_span(raw, keys)
+        except SpanSkip as skip:
+            tally.skip_spans(f"{raw.where}, span {raw.span_id}", skip)
+            info = skeleton(raw, keys)
+        yield from assembler.add(info.trace_id, raw.unit, info if spec.scope == "span" else slim(info))
+        for late in assembler.late:
+            tally.skip_spans(f"{late.where}, span {late.span_id}", SpanSkip(
+                "span after its trace", f"trace {late.trace_id} was complete when this span was read"))
+        assembler.late.clear()
+    yield from assembler.rest()
 
 
 def _add_trace(trace, selection: Selection, spec: TraceInput, tally: Tally, rows: _Rows, where: str) -> None:

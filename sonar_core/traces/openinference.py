@@ -43,6 +43,10 @@ def is_openinference(attrs: dict[str, Any]) -> bool:
     return KIND_KEY in attrs or any(key.startswith(_MARKS) for key in attrs)
 
 
+#: The flattened lists read, by the name they are grouped under.
+_LISTS = ("llm.input_messages.", "llm.output_messages.", "llm.prompts.", "llm.choices.", "retrieval.documents.")
+
+
 def _indexed(items, prefix: str) -> list[dict[str, Any]]:
     """``prefix.<i>.<suffix> = value`` pairs as a list of ``{suffix: value}``, by index."""
     found: dict[int, dict[str, Any]] = {}
@@ -53,6 +57,19 @@ def _indexed(items, prefix: str) -> list[dict[str, Any]]:
             if dot and index.isdigit():
                 found.setdefault(int(index), {})[suffix] = value
     return [found[i] for i in sorted(found)]
+
+
+def _lists(attrs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Every flattened list of :data:`_LISTS` in one pass over the attributes: prefix -> items by index."""
+    found: dict[str, dict[int, dict[str, Any]]] = {}
+    for key, value in attrs.items():
+        if key.startswith(_LISTS):
+            head, _, rest = key.partition(".")
+            name, _, rest = rest.partition(".")
+            index, dot, suffix = rest.partition(".")
+            if dot and index.isdigit():
+                found.setdefault(f"{head}.{name}.", {}).setdefault(int(index), {})[suffix] = value
+    return {prefix: [items[i] for i in sorted(items)] for prefix, items in found.items()}
 
 
 def _str(values: dict[str, Any], suffix: str, key: str) -> str:
@@ -67,13 +84,13 @@ def _str(values: dict[str, Any], suffix: str, key: str) -> str:
 def _turn(message: dict[str, Any], key: str) -> dict[str, Any]:
     role = role_of(message.get("message.role"), f"{key}.message.role")
     content = _str(message, "message.content", key)
-    if not content:
+    if not content and len(message) > 1:
         parts = _indexed(message.items(), "message.contents.")
         content = "\n".join(_str(part, "message_content.text", f"{key}.message.contents") for part in parts
                             if part.get("message_content.type", "text") == "text" and part.get("message_content.text"))
     turn: dict[str, Any] = {"role": role, "content": content}
     calls = []
-    for n, call in enumerate(_indexed(message.items(), "message.tool_calls.")):
+    for n, call in enumerate(_indexed(message.items(), "message.tool_calls.") if len(message) > 2 else ()):
         where = f"{key}.message.tool_calls.{n}"
         name = _str(call, "tool_call.function.name", where)
         if not name:
@@ -92,13 +109,13 @@ def _turn(message: dict[str, Any], key: str) -> dict[str, Any]:
     return turn
 
 
-def _turns(items, prefix: str) -> tuple:
-    return tuple(_turn(message, f"{prefix}{n}") for n, message in enumerate(_indexed(items, prefix)))
+def _turns(lists: dict[str, list], prefix: str) -> tuple:
+    return tuple(_turn(message, f"{prefix}{n}") for n, message in enumerate(lists.get(prefix, ())))
 
 
-def _documents(items) -> tuple:
+def _documents(lists: dict[str, list]) -> tuple:
     docs = []
-    for n, document in enumerate(_indexed(items, "retrieval.documents.")):
+    for n, document in enumerate(lists.get("retrieval.documents.", ())):
         content = _str(document, "document.content", f"retrieval.documents.{n}")
         if content:
             docs.append(content)
@@ -116,17 +133,17 @@ def extract(span: RawSpan) -> dict[str, Any]:
     kind = kind.strip().upper()
     if kind not in _KINDS:
         raise SpanSkip("unknown span kind", f"'{KIND_KEY}' is {kind[:40]!r}")
-    items = attrs.items()
+    lists = _lists(attrs) if kind in ("LLM", "RETRIEVER") else {}
     messages = reply = ()
     if kind == "LLM":
-        messages = _turns(items, "llm.input_messages.")
-        reply = _turns(items, "llm.output_messages.")
+        messages = _turns(lists, "llm.input_messages.")
+        reply = _turns(lists, "llm.output_messages.")
         if not messages:
             messages = tuple({"role": "user", "content": _str(p, "prompt.text", "llm.prompts")}
-                             for p in _indexed(items, "llm.prompts."))
+                             for p in lists.get("llm.prompts.", ()))
         if not reply:
             reply = tuple({"role": "assistant", "content": _str(c, "completion.text", "llm.choices")}
-                          for c in _indexed(items, "llm.choices.")[:1])
+                          for c in lists.get("llm.choices.", ())[:1])
     raw_input = text_attr(attrs, "input.value")
     raw_output = text_attr(attrs, "output.value")
     question = last_user_text(messages) if messages else unwrap(raw_input)
@@ -145,7 +162,7 @@ def extract(span: RawSpan) -> dict[str, Any]:
         or text_attr(attrs, "embedding.model_name"),
         "session": text_attr(attrs, "session.id"),
         "input": question, "output": answer, "messages": messages, "reply": reply,
-        "documents": _documents(items) if kind == "RETRIEVER" else (),
+        "documents": _documents(lists) if kind == "RETRIEVER" else (),
         "tool": tool,
         "tokens_in": int_attr(attrs, "llm.token_count.prompt"),
         "tokens_out": int_attr(attrs, "llm.token_count.completion"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any, Iterator
 
 from .spans import RawSpan, SpanSkip, Tally
@@ -23,7 +24,7 @@ __all__ = ["spans_of_request", "normal_id", "check_times", "EVENT_PREFIX"]
 
 #: Span events kept (their attributes may carry GenAI messages); other events are not read.
 EVENT_PREFIX = "gen_ai."
-_HEX = frozenset("0123456789abcdef")
+_HEX = {8: re.compile("[0-9a-fA-F]{16}"), 16: re.compile("[0-9a-fA-F]{32}")}
 _FLOATS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 
@@ -35,8 +36,8 @@ def normal_id(value: Any, size: int, what: str, empty_ok: bool = False) -> str:
         raise SpanSkip("invalid ids", f"{what} must be a string, got {type(value).__name__}")
     if not value and empty_ok:
         return ""
-    text = value.lower()
-    if len(text) == 2 * size and _HEX.issuperset(text):
+    if _HEX[size].fullmatch(value):
+        text = value.lower()
         if text.strip("0") == "":
             if empty_ok:
                 return ""
@@ -139,10 +140,18 @@ def attributes(items: Any, limit: int) -> dict[str, Any]:
         raise SpanSkip("wrong attribute type", "attributes must be a list of {key, value}")
     out: dict[str, Any] = {}
     for item in items:
-        key = item.get("key") if type(item) is dict else None
+        try:  # the common case first: a text key and a short stringValue
+            key, value = item["key"], item["value"]
+            text = value.get("stringValue")
+            if type(text) is str and type(key) is str and len(text) <= limit:
+                out[key] = text
+                continue
+        except (KeyError, TypeError, AttributeError):
+            key = item.get("key") if type(item) is dict else None
+            value = item.get("value") if type(item) is dict else None
         if type(key) is not str:
             raise SpanSkip("wrong attribute type", "an attribute has no text 'key'")
-        out[key] = any_value(item.get("value"), limit, key)
+        out[key] = any_value(value, limit, key)
     return out
 
 

@@ -26,7 +26,17 @@ from .messages import last_user_text, reply_text
 from .selection import Selection
 from .spans import UNKNOWN_KIND, SpanInfo, SpanSkip, Tally
 
-__all__ = ["Trace", "trace_of", "span_records", "trace_record", "TraceTurn", "trace_turn", "session_record"]
+__all__ = ["Trace", "trace_of", "span_records", "trace_record", "TraceTurn", "trace_turn", "session_record", "slim"]
+
+
+def slim(span: SpanInfo) -> SpanInfo:
+    """At trace and session scope an LLM call gives its trace only its first system turn and its last user turn
+    (a long conversation's history need not be held, or spilled, once per call)."""
+    if span.kind != "LLM" or len(span.messages) <= 2:
+        return span
+    system = next((t for t in span.messages if t["role"] == "system"), None)
+    user = next((t for t in reversed(span.messages) if t["role"] == "user"), None)
+    return span._replace(messages=tuple(t for t in (system, user) if t is not None))
 
 
 @dataclass(slots=True)

@@ -40,6 +40,8 @@ class RawSpan:
     service: str
     #: File and line (or message) it came from, for messages.
     where: str
+    #: The number of that line or message among all read (from 1): when the span arrived.
+    unit: int = 0
 
 
 class SpanInfo(NamedTuple):
@@ -113,6 +115,8 @@ class Tally:
     rows: int = 0
     #: The latest end of a span read (ns since the epoch): the time the write-back stamps on its spans.
     last_end: int = 0
+    #: Whether a text read may hold lone surrogates (a JSON escape such as "\ud800"): rows are then cleaned.
+    surrogates: bool = False
 
     def _example(self, reason: str, where: str, detail: str) -> None:
         kept = self.examples.setdefault(reason, [])

@@ -7,6 +7,7 @@ its children spread over requests), as an OpenTelemetry exporter writes them.
 from __future__ import annotations
 
 import gzip
+import json
 import hashlib
 
 import pytest
@@ -204,3 +205,23 @@ def test_sampling_is_a_seeded_hash_of_the_id(tmp_path):
     wider = {r["trace_id"] for r in rows(path, sample_rate=0.5, seed=7)[0]}
     assert {r["trace_id"] for r in picked} <= wider
     assert [r["trace_id"] for r in rows(path, sample_rate=0.25, seed=8)[0]] == _kept(ids, 0.25, 8) != _kept(ids, 0.25, 7)
+
+
+def test_traces_come_in_the_order_they_complete_and_a_missed_late_span_is_counted(tmp_path):
+    from otlp_builders import request, span
+
+    chain = {"openinference.span.kind": "CHAIN", "input.value": "q", "output.value": "a"}
+    a, b = "a" * 32, "b" * 32
+    late = span(b, "b2" * 8, "b1" * 8, "late", 2, 3, chain)
+    text = (json.dumps(request([span(a, "a2" * 8, "a1" * 8, "child", 1, 2, chain)])) + "\n"
+            + json.dumps(request([span(b, "b1" * 8, "", "root b", 0, 4, chain)])) + "\n"
+            + json.dumps(request([span(a, "a1" * 8, "", "root a", 0, 5, chain)])) + "\n"
+            # The first pass finds trace ids by their key; one written with an escape is missed, so this span of
+            # trace b (complete since line 2) arrives late: skipped and counted, never a second row for b.
+            + json.dumps(request([late])).replace('"traceId"', '"trace\\u0049d"') + "\n")
+    path = tmp_path / "order.jsonl"
+    path.write_text(text, encoding="utf-8")
+    for limit in (100_000, 1):
+        dataset = load_traces(TraceInput(files=[str(path)]), spill_parent=tmp_path / "spill", limit=limit)
+        assert [r.test_case_key for r in dataset.rows] == [b, a]  # b completes on line 2, a on line 3
+        assert dataset.summary()["traces"]["spans_skipped"] == {"span after its trace": 1}
