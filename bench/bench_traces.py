@@ -109,9 +109,11 @@ def load(path: Path, scope: str, spill: Path) -> None:
     dataset = load_traces(TraceInput(files=[str(path)], scope=scope), spill_parent=spill)
     seconds = time.perf_counter() - started
     traces = dataset.summary()["traces"]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"scope": scope, "seconds_in_load": round(seconds, 1), "rows": len(dataset.rows),
                       "spans_read": traces["spans_read"], "spans_skipped": traces["spans_skipped"],
-                      "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
+                      "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+                      "peak_rss_mib": round(usage.ru_maxrss / 1024)}))
 
 
 def main() -> None:
@@ -138,9 +140,9 @@ def main() -> None:
                               capture_output=True, text=True, check=True)
         wall = time.perf_counter() - started
         figures = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{scope:8s} wall {wall:6.1f} s (load {figures['seconds_in_load']} s), {figures['rows']:,} rows, "
-              f"{options.spans / wall:,.0f} spans/s, peak RSS {figures['peak_rss_mib']:,} MiB, skipped "
-              f"{figures['spans_skipped'] or 'none'}; load average {os.getloadavg()[0]:.1f}")
+        print(f"{scope:8s} wall {wall:6.1f} s (load {figures['seconds_in_load']} s, CPU {figures.get('cpu_seconds')} s), "
+              f"{figures['rows']:,} rows, {options.spans / wall:,.0f} spans/s, peak RSS {figures['peak_rss_mib']:,} MiB, "
+              f"skipped {figures['spans_skipped'] or 'none'}; load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
