@@ -19,6 +19,7 @@ from . import names
 from .config import EvaluatorSpec, PerturbSpec, RunConfig, build_config, load_config
 from .execution import PreviousRun, execute_run
 from .results import RunResult, open_run
+from .traces.spec import TraceInput, trace_setting
 
 __all__ = ["run", "resume", "open_run", "RunResult"]
 
@@ -65,6 +66,7 @@ def run(
     perturb: Sequence[PerturbSpec | Mapping[str, Any]] | None = None,
     base_dir: str | Path | None = None,
     test_suite: str | Path | None = None,
+    traces: TraceInput | Mapping[str, Any] | Sequence[str | Path] | str | Path | None = None,
     hosts: Sequence[Mapping[str, Any]] | None = None,
     prices: Mapping[str, Mapping[str, Any]] | None = None,
     calibrate: bool | None = None,
@@ -113,6 +115,9 @@ def run(
         perturb: perturbed copies of the test suite's test cases (needs ``test_suite``).
         base_dir: the folder relative paths are resolved from.
         test_suite: test cases without answers, asked of ``hosts`` (docs/hosts.md).
+        traces: production spans to score (docs/traces.md): span files or folders, or
+            ``{"files": [...], "scope": "span" | "trace" | "session", "span_kinds", "span_names", "attributes",
+            "sample_rate", "seed", "model_key"}``.
         hosts: the models under test, ``{key, kind, ...settings}`` each.
         prices: host or judge key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens (docs/costs.md).
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
@@ -143,7 +148,7 @@ def run(
         tables ``rows()``, ``leaderboard(evaluator)``, ``problems()``, ``insights()``.
     """
     given = dict(locals())
-    settings = {key: _plain(value) for key, value in given.items()
+    settings = {key: trace_setting(value) if key == "traces" else _plain(value) for key, value in given.items()
                 if key not in ("config", "progress") and value is not None}
     if isinstance(config, RunConfig):
         # Through validation again: model_copy(update=...) would accept any setting unchecked.

@@ -21,6 +21,7 @@ from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benc
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
+from .cli_traces import trace_overrides, trace_run_options, traces_command
 from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
 
@@ -95,12 +96,13 @@ def cli() -> None:
 @click.option("--dry-run", is_flag=True, help="Ask nothing: print per host and judge the calls still needed after "
                                                "cache lookups, their estimated tokens and cost (docs/costs.md).")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the estimate as JSON (docs/cli.md).")
+@trace_run_options
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
                 calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
                 min_grade=None, executor=None, ray_address=None, ray_shard_rows=None, epochs=None,
-                epoch_reducer=None, max_cost=None, dry_run=False, as_json=False) -> None:
+                epoch_reducer=None, max_cost=None, dry_run=False, as_json=False, **trace_flags) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -125,8 +127,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
             result = resume(resume_dir, progress=show, executor=executor, ray_address=ray_address,
                             ray_shard_rows=ray_shard_rows, max_cost=max_cost)
         else:
-            if config is None and not dataset and not test_suite:
-                fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
+            if config is None and not dataset and not test_suite and not trace_flags.get("traces"):
+                fail("give a CONFIG file, --dataset, --test-suite or --traces (try: sonar run configs/quickstart.yaml)",
                       EXIT_USAGE)
             if no_cache and refresh_cache:
                 fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
@@ -142,7 +144,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
                 "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
                 "epochs": epochs, "epoch_reducer": epoch_reducer,
-                "max_cost": max_cost,
+                "max_cost": max_cost, "traces": trace_overrides(trace_flags),
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -363,6 +365,7 @@ cli.add_command(replay_command)
 cli.add_command(benchmarks_command)
 cli.add_command(describe_benchmark_command)
 cli.add_command(calibrate_command)
+cli.add_command(traces_command)
 
 
 @cli.command("catalogue")

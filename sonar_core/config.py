@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 
 from . import names
 from .errors import ConfigError, validation_message
+from .traces.spec import TraceInput
 from .yaml_files import read_yaml
 
 __all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
@@ -136,6 +137,8 @@ class RunConfig(BaseModel):
     #: Test cases without answers (.json, .jsonl, .csv): every host is asked every case, and the
     #: answers become the LLM dataset the evaluators score (docs/hosts.md).
     test_suite: str | None = None
+    #: Production traces to score instead of a dataset: OTLP span files and how spans become rows (docs/traces.md).
+    traces: TraceInput | None = None
     #: The models under test: ``{key, kind, ...settings}`` per host (docs/hosts.md).
     hosts: list[dict[str, Any]] = Field(default_factory=list)
     #: Host or judge configuration key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens: each row's
@@ -194,10 +197,12 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> "RunConfig":
-        if self.dataset is None and self.test_suite is None:
-            raise ValueError("give 'dataset' (answers to score) or 'test_suite' with 'hosts' (models to ask)")
-        if self.dataset is not None and self.test_suite is not None:
-            raise ValueError("'dataset' and 'test_suite' exclude each other")
+        sources = [key for key in ("dataset", "test_suite", "traces") if getattr(self, key) is not None]
+        if not sources:
+            raise ValueError("give 'dataset' (answers to score), 'test_suite' with 'hosts' (models to ask) "
+                             "or 'traces' (spans to score)")
+        if len(sources) > 1:
+            raise ValueError(f"'{sources[0]}' and '{sources[1]}' exclude each other")
         if self.test_suite is not None and not self.hosts:
             raise ValueError("'test_suite' needs 'hosts' (the models to ask)")
         if self.hosts and self.test_suite is None:
@@ -285,7 +290,9 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     for key, value in (overrides or {}).items():
         if value is None or value == () or value == []:
             continue
-        if key == "thresholds":
+        if key == "traces" and isinstance(value, dict) and isinstance(data.get("traces"), dict):
+            data["traces"] = {**data["traces"], **value}  # flags refine the file's traces (docs/traces.md)
+        elif key == "thresholds":
             if not value:
                 continue
             # A file's thresholds that are not a mapping are left for validation to name.

@@ -1,9 +1,8 @@
 """The LLM dataset: rows of test case x model, validated as they are loaded (the file formats are
 read by :mod:`.dataset_files`).
 
-Field names follow H2O Sonar's llm-eval-results (RESULT_FORMAT.md). A row whose test case is
-a perturbation of another carries the original's ``test_case_key`` in
-``original_test_case_key`` (and a ``perturbation_of`` relationship).
+Field names follow H2O Sonar's llm-eval-results (RESULT_FORMAT.md). A row whose test case is a perturbation
+of another carries the original's ``test_case_key`` in ``original_test_case_key`` (and a ``perturbation_of``).
 """
 
 from __future__ import annotations
@@ -63,6 +62,9 @@ class Row:
     simulated_user: dict[str, Any] = field(default_factory=dict)
     #: Which ask of the test case this row's answer is (0..epochs-1; docs/epochs.md).
     epoch: int = 0
+    #: A row from production traces (docs/traces.md): the trace and span its verdicts are written back to.
+    trace_id: str = ""
+    span_id: str = ""
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -118,6 +120,8 @@ DATASET_FIELDS: dict[str, type] = {
     "max_turns": int,
     "simulated_user": dict,
     "epoch": int,
+    "trace_id": str,
+    "span_id": str,
 }
 
 # Columns of the dataset file that carry each catalogue input.

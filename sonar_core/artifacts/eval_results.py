@@ -36,6 +36,7 @@ RECORD_FIELDS = [
     "actual_duration", "cost", "original_test_case_key", "perturbation",
 ]
 _TRAILING_FIELDS = ["result_error_message", "details", "actual_output_meta"]
+_TRACE_FIELDS = ["trace_id", "span_id"]
 #: Rows encoded per chunk: large enough that per-chunk costs vanish, small enough that a
 #: chunk's records and cells stay a few MB.
 CHUNK_ROWS = 2048
@@ -122,7 +123,10 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
     explanation = root / names.EVAL_RESULTS
     # Rows of several epochs keep their epoch (docs/epochs.md); a one-epoch run's files are as before.
     epochs = any(row.epoch for row, _ in ev.scored)
-    columns = _columns(ev) + (["judge_trust"] if judge_trust else []) + (["epoch"] if epochs else [])
+    # Rows of production traces keep the span their verdict goes back to (docs/traces.md).
+    traced = any(row.span_id for row, _ in ev.scored)
+    columns = (_columns(ev) + (["judge_trust"] if judge_trust else []) + (["epoch"] if epochs else [])
+               + (_TRACE_FIELDS if traced else []))
     metric_keys = [m.key for m in ev.cls.metrics]
     numeric = {"actual_duration", "cost", *metric_keys} | ({"epoch"} if epochs else set())
     types = [dt.Type.float64 if c in numeric else dt.Type.str32 for c in columns]
@@ -155,6 +159,9 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
             if epochs:
                 for record, (row, _) in zip(records, chunk):
                     record["epoch"] = row.epoch
+            if traced:
+                for record, (row, _) in zip(records, chunk):
+                    record["trace_id"], record["span_id"] = row.trace_id, row.span_id
             encoded = _encode_records(records)
             json_file.write(encoded[1:-1] if first else "," + encoded[1:-1])
             first = False

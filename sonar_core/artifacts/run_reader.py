@@ -21,7 +21,7 @@ from .. import names
 from ..errors import DatasetError
 from ..findings.run_data import EvaluatorData, MetricInfo, RunData
 
-__all__ = ["read_run", "results_file"]
+__all__ = ["read_run", "results_file", "read_metrics_meta"]
 
 #: The tail of explanation.json read for ``metrics_meta``; a longer list falls back to the whole file.
 _TAIL_BYTES = 1 << 20
@@ -62,6 +62,10 @@ def _metrics_meta(path: Path) -> list[dict[str, Any]]:
     if not isinstance(data, dict) or "metrics_meta" not in data:
         raise DatasetError(f"{path}: no metrics_meta (not an llm-eval-results file)")
     return data["metrics_meta"]
+
+
+#: ``metrics_meta`` of an evaluator's explanation.json (the annotations writer reads it too).
+read_metrics_meta = _metrics_meta
 
 
 def _metric(meta: dict[str, Any]) -> MetricInfo:

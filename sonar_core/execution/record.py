@@ -49,7 +49,8 @@ def _versions(state: RunState) -> dict[str, Any]:
 def _epoch_keys(config: RunConfig) -> set[str]:
     """The epoch settings left out of run.json: both while they are the defaults (a run of one epoch
     records what it recorded before epochs existed)."""
-    return {"epochs", "epoch_reducer"} if config.epochs == 1 and config.epoch_reducer == "mean" else set()
+    unused = {"epochs", "epoch_reducer"} if config.epochs == 1 and config.epoch_reducer == "mean" else set()
+    return unused | ({"traces"} if config.traces is None else set())  # likewise a run without traces (docs/traces.md)
 
 
 def run_record(state: RunState, status: str) -> RunRecord:

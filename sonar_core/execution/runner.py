@@ -42,6 +42,7 @@ from .progress import ProgressSink
 from .record import prepare_index, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
 from .services import cost_ledger, host_service, llm_service
+from .trace_input import load_trace_input, note_trace_input, write_trace_annotations
 from .cache_keys import record_cache_keys
 from .state import RunResult, RunServices, RunState
 
@@ -106,6 +107,9 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         # A bad perturb: entry fails here, before the run starts.
         suite_rows = item_source(suite_rows, config, plugins)
         dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
+    elif config.traces is not None:  # production spans (docs/traces.md)
+        dataset = load_trace_input(config)
+        dataset_path = Path(dataset.source)
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
         dataset = restrict_dataset(benchmark, load_dataset(dataset_path))
@@ -171,6 +175,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         journal.event("resuming run" if previous else start, "Runner", "execute_run", run_id=run_id,
                       **start_fields(state), evaluators=[j.label for j in jobs], dataset=str(dataset_path))
         journal_plan(state, journal)
+        note_trace_input(state, journal)
         journal.event("loaded plugins", "Runner", "execute_run", plugins=[p.name for p in plugins.plugins])
         for failure in plugins.failures:
             journal.event("plugin failed", "Runner", "execute_run", plugin=failure.name, stage=failure.stage,
@@ -191,6 +196,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
             if ledger.stopped:
                 raise BudgetExceeded(ledger.stopped)
             _run_jobs(state, journal, progress)
+            write_trace_annotations(state, journal)
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=len(state.summaries))
             raise RunInterrupted(run_dir) from None
