@@ -265,3 +265,60 @@ def test_fast_path_equals_nltk_word_tokenizer_and_sentence_bleu():
     scored = [r.values for r in ours.evaluate([row(e, a, case=f"tc{i}") for i, (e, a) in enumerate(pairs)])]
     assert scored == [ours.score_texts(e, a) for e, a in pairs]
     assert sum(v["bleu_4"] > 0 for v in scored) > 20  # the pairs are not all trivial zeros
+
+
+def test_batched_matching_equals_nltk_on_many_random_pairs():
+    """evaluate() matches a whole batch's n-grams at once (bleu_counts): every value equals NLTK's
+    sentence_bleu on NLTK's tokens, for references shared by several rows of the batch, answers that
+    repeat n-grams more often than the reference (clipping), answers shorter than 4 tokens (reweighted
+    orders), no shared word, empty texts, and plain texts (the tokenizer's one-pass route)."""
+    import random
+
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    rng = random.Random(36)
+    punkt, treebank = PunktSentenceTokenizer(), NLTKWordTokenizer()
+    smoothing = SmoothingFunction(epsilon=0.1).method1
+    small = ["the", "cat", "sat", "on", "mat", "a", "dog", "The", "ran", ",", "and", "it", "3.5", "U.S", "--"]
+
+    def plain_text(words: int) -> str:
+        return " ".join(rng.choice(small) for _ in range(words)) + rng.choice(["", ".", ". It ran.", ","])
+
+    references = [plain_text(rng.randint(1, 25)) for _ in range(40)] + [_random_text(rng, 20) for _ in range(20)]
+    references += ["", "the the the the", "a"]
+    rows = []
+    for i in range(900):
+        reference = rng.choice(references)
+        kind = rng.random()
+        if kind < 0.1:
+            answer = " ".join(["the"] * rng.randint(1, 8))  # repeats beyond the reference's count
+        elif kind < 0.2:
+            answer = " ".join(rng.choice(small) for _ in range(rng.randint(0, 3)))  # 0-3 tokens
+        elif kind < 0.3:
+            answer = _random_text(rng, 15)
+        elif kind < 0.35:
+            answer = "zebra quokka"  # no shared word
+        else:
+            answer = plain_text(rng.randint(1, 30))
+        rows.append(row(reference, answer, model=f"m{i % 3}", case=f"tc{i // 3}"))
+    ours = evaluator()
+    got = [r.values for start in range(0, len(rows), 256) for r in ours.evaluate(rows[start:start + 256])]
+    # Other batch sizes, a fresh evaluator (no cached tokens) and one row at a time give the same values.
+    assert [r.values for r in evaluator().evaluate(rows)] == got
+    assert [r.values for r in ours.evaluate(rows[:7])] == got[:7]
+    assert [ours.evaluate([one])[0].values for one in rows[:50]] == got[:50]
+
+    def tokens(text: str) -> list[str]:
+        return [w for s in punkt.tokenize(text) if s.strip() for w in treebank.tokenize(s)]
+
+    nonzero = 0
+    for one, values in zip(rows, got):
+        ref, cand = tokens(one.expected_output), tokens(one.actual_output)
+        if not ref or not cand:
+            assert values == ZEROS
+            continue
+        weights = [BLEU_WEIGHTS[min(n, len(cand)) - 1] for n in range(1, 5)]
+        expected = sentence_bleu([ref], cand, weights=weights, smoothing_function=smoothing)
+        assert values == dict(zip(ZEROS, map(float, expected))), (one.expected_output, one.actual_output)
+        nonzero += values["bleu_4"] > 0
+    assert nonzero > 300
