@@ -322,3 +322,39 @@ def test_batched_matching_equals_nltk_on_many_random_pairs():
         assert values == dict(zip(ZEROS, map(float, expected))), (one.expected_output, one.actual_output)
         nonzero += values["bleu_4"] > 0
     assert nonzero > 300
+
+
+def test_batched_matches_equal_counters_where_ids_are_renumbered_or_too_large(monkeypatch):
+    """bleu_counts renumbers n-gram ids before they could leave int64, and counts with Counters where even
+    that could not keep them in; every way gives each row's clipped matches, counted here with Counters.
+    The limit is lowered so that a small batch takes each way."""
+    import random
+    from collections import Counter
+
+    from sonar_plugins.summarization import bleu_counts
+
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(3000)]
+    references = [[rng.choice(vocabulary) for _ in range(rng.randint(0, 40))] for _ in range(30)]
+    rows_refs = [references[i % 30] for i in range(120)]
+    candidates = [r[: rng.randint(0, 40)] + [rng.choice(vocabulary) for _ in range(5)] + r[:3] for r in rows_refs]
+
+    def by_counters(reference, candidate):
+        out = []
+        for n in range(1, 5):
+            hyp = Counter(tuple(candidate[i:i + n]) for i in range(len(candidate) - n + 1))
+            ref = Counter(tuple(reference[i:i + n]) for i in range(len(reference) - n + 1))
+            out.append(sum(min(c, ref[g]) for g, c in hyp.items()))
+        return out
+
+    expected = [by_counters(r, c) for r, c in zip(rows_refs, candidates)]
+    assert sum(m[3] for m in expected) > 20  # 4-grams do match
+    assert bleu_counts.clipped_matches(rows_refs, candidates) == expected  # no renumbering needed
+    renumbered = []
+    real_unique = __import__("numpy").unique
+    monkeypatch.setattr(bleu_counts, "_ID_LIMIT", 2 ** 40)  # rows x size^3 passes it: order 4 renumbers
+    monkeypatch.setattr("numpy.unique", lambda *a, **k: renumbered.append(k) or real_unique(*a, **k))
+    assert bleu_counts.clipped_matches(rows_refs, candidates) == expected
+    assert any(k.get("return_inverse") for k in renumbered)
+    monkeypatch.setattr(bleu_counts, "_ID_LIMIT", 2 ** 20)  # rows x tokens^2 passes it: Counters
+    assert bleu_counts.clipped_matches(rows_refs, candidates) == expected
