@@ -138,13 +138,16 @@ def _verdict_metric(ev: ScoredEvaluator) -> Metric | None:
     return None if primary.model_level or not math.isfinite(threshold) else primary
 
 
-def reduce_epochs(ev: ScoredEvaluator, reducer: str = "mean") -> EpochFindings | None:
-    """The reduced evaluator of ``ev`` (see the module docstring); None when its rows have one epoch."""
+def reduce_epochs(ev: ScoredEvaluator, reducer: str = "mean", asked: int = 1) -> EpochFindings | None:
+    """The reduced evaluator of ``ev`` (see the module docstring); None when there is one epoch.
+
+    ``asked``: the epochs the run asked for. The rows may hold fewer (a host that failed every item of
+    the last epoch leaves no row of it): a test case still has ``asked`` epochs, the missing ones unscored.
+    """
     parsed = parse_epoch_reducer(reducer)
-    if not any(row.epoch for row, _ in ev.scored) and not any(s.row.epoch for s in ev.skipped):
+    epochs = max([asked, 1] + [row.epoch + 1 for row, _ in ev.scored] + [s.row.epoch + 1 for s in ev.skipped])
+    if epochs == 1:
         return None
-    epochs = 1 + max([row.epoch for row, _ in ev.scored] + [s.row.epoch for s in ev.skipped])
-    parsed.check_epochs(epochs, "the run")
     groups: dict[tuple[str, str], list[tuple[Row, RowResult]]] = {}
     for pair in ev.scored:
         groups.setdefault((pair[0].test_case_key, pair[0].model_key), []).append(pair)

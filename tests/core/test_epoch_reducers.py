@@ -222,3 +222,24 @@ def test_pass_at_and_hat_of_two_end_to_end_with_a_scripted_host(tmp_path, epochs
     assert board["data"]["sampler"]["factual_knowledge"] == pytest.approx(expected, abs=1e-15)
     run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     assert run["interpretation_parameters"]["epoch_reducer"] == reducer
+
+
+def test_a_last_epoch_the_host_never_answered_is_still_missing(tmp_path):
+    """The run asked 3 epochs; the host failed the third (a 500, no retry), so no row of epoch 2 exists
+    anywhere. The test case still has 3 epochs: under pass^k it is unscored, not a pass of 2 epochs."""
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(json.dumps({"test_case_key": "france", "input": "What is the capital of France?",
+                                 "expected_output": "Paris"}) + "\n", encoding="utf-8")
+    with JudgeServer(script=[("France", "Paris.")], server_error_every=3) as host:
+        result = api.run(test_suite=suite, evaluators=["factual_knowledge"], epochs=3, epoch_reducer="pass_hat_k",
+                         no_cache=True, output_dir=tmp_path / "out", run_id="r",
+                         hosts=[{"key": "sampler", "kind": "openai_chat", "model": "m", "base_url": host.base_url,
+                                 "temperature": 0.7, "max_concurrency": 1, "retries": 0}])
+        assert host.calls == 3
+    rows = json.loads((result.run_dir / "dataset" / "llm_dataset.json").read_text(encoding="utf-8"))
+    assert [r["epoch"] for r in rows] == [0, 1]
+    folder = next(result.run_dir.glob(EVALUATOR_DIR))
+    assert _board(folder)["data"]["sampler"]["factual_knowledge"] is None
+    table = json.loads((folder / "work" / "epoch_unscored.json").read_text(encoding="utf-8"))
+    assert table["rows"][0] == ["france", "sampler", "factual_knowledge", 2, 3,
+                                "pass^k needs all 3 epochs scored; 2 were (epoch 2: no row (not answered))"]
