@@ -89,11 +89,9 @@ def reduce_values(metric: Metric, values: list[float | None], reducer: str | Epo
 
 
 def unscored_reason(reducer: EpochReducer, scored: int, epochs: int, missing: list[str]) -> str:
-    """Why a test case has no reduced value: ``scored`` of ``epochs`` epochs have one; ``missing`` says
-    what happened to each of the others ("epoch 2: skipped, empty 'actual_output'")."""
+    """Why a pass reducer gave a test case no value: ``scored`` (at least one) of ``epochs`` epochs have
+    one; ``missing`` says what happened to each of the others ("epoch 2: skipped, empty 'expected_answer'")."""
     what = "; ".join(missing)
-    if scored == 0:
-        return f"no epoch was scored ({what})" if what else "no epoch was scored"
     k = reducer.k_for(epochs)
     need = f"all {epochs} epochs" if k >= epochs else f"at least {k} of the {epochs} epochs"
     return f"{reducer.label()} needs {need} scored; {scored} were ({what})"

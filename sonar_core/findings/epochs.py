@@ -163,8 +163,10 @@ def reduce_epochs(ev: ScoredEvaluator, reducer: str = "mean", asked: int = 1) ->
         for m in ev.cls.metrics:
             column = [r.values.get(m.key) for _, r in pairs]
             values[m.key] = reduce_values(m, column, parsed, epochs, ev.thresholds.get(m.key))
-            if values[m.key] is None:
-                scored = len(present_values(column))
+            scored = len(present_values(column))
+            # Withheld by the reducer although some epoch has a value (none at all: a row without a
+            # value, as in a run of one epoch).
+            if values[m.key] is None and scored:
                 reason = unscored_reason(parsed, scored, epochs, _missing(m, pairs, skipped_epochs.get(ident, {}),
                                                                           epochs))
                 unscored.append([*ident, m.key, scored, epochs, reason])
