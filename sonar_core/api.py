@@ -82,7 +82,7 @@ def run(
     ray_address: str | None = None,
     ray_shard_rows: int | None = None,
     epochs: int | None = None,
-    epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] | None = None,
+    epoch_reducer: str | None = None,
     max_cost: float | None = None,
     progress: bool = False,
 ) -> RunResult:
@@ -138,7 +138,7 @@ def run(
         epochs: ask every host every test case this many times (default 1; needs ``test_suite``);
             a deterministic host is asked once (docs/epochs.md).
         epoch_reducer: how a test case's epochs become one value: ``mean`` (default), ``majority``,
-            ``pass_at_k`` or ``pass_hat_k``.
+            ``pass_at_k``, ``pass_hat_k``, or ``pass_at_K`` / ``pass_hat_K`` for K of the epochs (``pass_at_2``).
         max_cost: the budget in USD: the run stops asking before a call would take its priced spending past
             it (exit code 7; docs/costs.md).
         progress: show a progress bar on the terminal.

@@ -88,8 +88,9 @@ def cli() -> None:
 @click.option("--ray-shard-rows", type=int, default=None, metavar="N", help="Rows per Ray shard (default: batch size).")
 @click.option("--epochs", type=int, default=None, metavar="N",
               help="Ask every host every test case N times (docs/epochs.md; default 1).")
-@click.option("--epoch-reducer", type=click.Choice(["mean", "majority", "pass_at_k", "pass_hat_k"]), default=None,
-              help="How a test case's epochs become one value (default mean).")
+@click.option("--epoch-reducer", default=None, metavar="R",
+              help="How a test case's epochs become one value: mean (default), majority, pass_at_k, pass_hat_k, "
+                   "or pass_at_K / pass_hat_K for K of the epochs, e.g. pass_at_2 (docs/epochs.md).")
 @click.option("--max-cost", type=float, default=None, metavar="USD",
               help="Budget: stop asking (exit 7) before a call would take the priced spending past USD; "
                    "--resume with a higher budget finishes the run (docs/costs.md).")

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from . import names
+from .epoch_names import parse_epoch_reducer
 from .errors import ConfigError, validation_message
 from .traces.spec import TraceInput
 from .yaml_files import read_yaml
@@ -176,13 +177,23 @@ class RunConfig(BaseModel):
     #: deterministic host is asked once); findings reduce a test case's epochs (docs/epochs.md).
     epochs: int = Field(default=1, ge=1, le=1000)
     #: How a test case's epochs become one value: ``mean``, or for pass/fail verdicts ``majority``,
-    #: ``pass_at_k`` (at least one passes) or ``pass_hat_k`` (all pass).
-    epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] = "mean"
+    #: ``pass_at_k`` (at least one passes), ``pass_hat_k`` (all pass), or ``pass_at_K`` / ``pass_hat_K``
+    #: (Inspect's estimators for K of the epochs; :mod:`.epoch_names`).
+    epoch_reducer: str = "mean"
     #: The run's budget in USD (``--max-cost``; docs/costs.md): no call is asked that would take the priced
     #: spending past it. An execution setting (not in run.json's parameters): a resume names its own.
     max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
+
+    @field_validator("epoch_reducer")
+    @classmethod
+    def _reducer_name(cls, value: str) -> str:
+        try:
+            parse_epoch_reducer(value)
+        except ValueError as error:
+            raise PydanticCustomError("epoch_reducer", str(error)) from None
+        return value
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod
@@ -220,6 +231,9 @@ class RunConfig(BaseModel):
         # A ready dataset's rows are not asked again: its epochs are its rows' ``epoch`` column.
         if self.epochs > 1 and self.test_suite is None:
             raise ValueError("'epochs' needs 'test_suite' and 'hosts' (each epoch asks the models again)")
+        reducer = parse_epoch_reducer(self.epoch_reducer)  # a bad name never gets here (_reducer_name)
+        if self.test_suite is not None:  # a ready dataset's epochs are checked once it is loaded
+            reducer.check_epochs(self.epochs, f"the run ('epochs': {self.epochs})")
         return self
 
     @model_validator(mode="after")

@@ -32,7 +32,7 @@ __all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stat
 def stats_settings(config: RunConfig) -> StatsSettings:
     """The run's interval and test settings, from its configuration (the seed is fixed)."""
     return StatsSettings(confidence=config.confidence_level, resamples=config.bootstrap_resamples,
-                         epoch_reducer=config.epoch_reducer)
+                         epoch_reducer=config.epoch_reducer, epochs=config.epochs)
 
 
 def _rankings(state: RunState) -> list[list[str]]:

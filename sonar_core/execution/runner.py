@@ -21,6 +21,7 @@ from ..artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
 from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
+from ..epoch_names import check_dataset_epochs
 from ..models import EmbeddingService
 from ..errors import (EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, BudgetExceeded, ConfigError, OutputError,
                       PluginError, RunInterrupted)
@@ -113,6 +114,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
         dataset = restrict_dataset(benchmark, load_dataset(dataset_path))
+        check_dataset_epochs(config.epoch_reducer, dataset.rows, str(dataset_path))  # pass_at_K: K epochs at least
 
     if previous is None and resume_dir is not None:
         previous = PreviousRun.open(resume_dir)

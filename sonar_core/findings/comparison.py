@@ -10,7 +10,9 @@ metric and model:
 - the paired test over the test cases both runs scored (:func:`~.statistics.paired_test`: exact
   McNemar for 0/1 values, paired permutation otherwise), its p-value Holm-adjusted over every
   test of that evaluator that could reject at all (:func:`~.statistics.holm_adjust`; a test whose
-  pairs all agree has p = 1 and stays out of the family);
+  pairs all agree has p = 1 and stays out of the family); each test names its ``correction``
+  (``holm``, or None outside the family) and the ``family_size`` beside ``p_value`` (raw) and
+  ``p_adjusted``;
 - the rows that flipped: passing in A and failing in B at each run's threshold in force, or the
   reverse.
 
@@ -185,9 +187,10 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
     tested = [e for e in entries if e["test"] is not None and e["test"]["pairs_differing"] > 0]
     for entry in entries:
         if entry["test"] is not None and entry["test"]["pairs_differing"] == 0:
-            entry["test"]["p_adjusted"] = entry["test"]["p_value"]
+            entry["test"].update(p_adjusted=entry["test"]["p_value"], correction=None, family_size=len(tested))
     for entry, adjusted in zip(tested, holm_adjust([e["test"]["p_value"] for e in tested])):
-        entry["test"]["p_adjusted"] = adjusted
+        # The correction is named beside the figure it changed: which one, over how many tests.
+        entry["test"].update(p_adjusted=adjusted, correction="holm", family_size=len(tested))
         entry["significant"] = adjusted < 1.0 - confidence
         entry["regression"] = entry["significant"] and _worse(_metric_of(ea, entry["metric"]), entry["test"]["delta"])
     for entry in entries:
@@ -218,7 +221,8 @@ def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confide
         entry["b"]["value"] < threshold if entry["higher_is_better"] else entry["b"]["value"] > threshold)
     description = (f"{metric} of {model} went from {_fmt(entry['a']['value'])} to {_fmt(entry['b']['value'])} "
                    f"({evaluator['label_b']}): {test['test']} p = {test['p_value']:.4g} over {test['n']} shared "
-                   f"test cases (Holm-adjusted {test['p_adjusted']:.4g}, below {1 - confidence:.2g}); "
+                   f"test cases (Holm-adjusted over the evaluator's {test['family_size']} tests: "
+                   f"{test['p_adjusted']:.4g}, below {1 - confidence:.2g}); "
                    f"{len(entry['flips']['pass_to_fail'])} row(s) went from pass to fail.")
     return {
         "schema_version": names.PROBLEMS_SCHEMA_VERSION,
@@ -236,7 +240,8 @@ def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confide
             "avid_problem_code": _AVID_REGRESSION[0], "avid_problem_code_description": _AVID_REGRESSION[1],
             "model_name": model, "metric": entry["metric"], "value_a": entry["a"]["value"],
             "value_b": entry["b"]["value"], "delta": entry["delta"], "test": test["test"],
-            "p_value": test["p_value"], "p_adjusted": test["p_adjusted"], "n": test["n"],
+            "p_value": test["p_value"], "p_adjusted": test["p_adjusted"], "correction": test["correction"],
+            "family_size": test["family_size"], "n": test["n"],
             "test_case_keys": list(entry["flips"]["pass_to_fail"]),
         },
     }
