@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from .html import TEXT_LIMIT, csp, filter_script, style
-from .transcript import transcript_html
+from .transcript import expected_calls_html, transcript_html
 
 __all__ = ["matrix_html", "case_html"]
 
@@ -217,12 +217,16 @@ def _conversations(book: Any, case: dict[str, Any]) -> str:
     """Each model's conversation as a transcript, every verdict beside the turn it judged."""
     out = ['<h2 id="conversation">Conversation</h2>\n<p class="muted">Turns from 0. Verdicts of evaluators that '
            "scored each assistant turn (<code>per_turn</code>) stand beside that turn; the others judged the final "
-           "answer or the whole conversation and stand beside the last assistant turn.</p>\n"]
+           "answer or the whole conversation and stand beside the last assistant turn. Beside the transcript, the "
+           "dataset's expected tool calls, each marked made (a call of that name with equal arguments) or not.</p>\n"]
     for r in case["rows"]:
         if not r.get("conversation"):
             continue
         whole = [(book.evaluators[v["ev"]]["display_name"], v["text"], v["status"]) for v in r["verdicts"] if v]
-        out.append(f"<h3>{_e(r['model'])}</h3>\n{transcript_html(r['conversation'], r['turn_verdicts'], whole)}")
+        transcript = transcript_html(r["conversation"], r["turn_verdicts"], whole)
+        expected = expected_calls_html(r.get("expected_tool_calls"))
+        out.append(f"<h3>{_e(r['model'])}</h3>\n"
+                   + (f'<div class="conversation-pair">{transcript}{expected}</div>\n' if expected else transcript))
     return "".join(out)
 
 

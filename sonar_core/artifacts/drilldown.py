@@ -38,7 +38,7 @@ from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic
 from .html import CELL_LIMIT, TEXT_LIMIT, clip, row_why
-from .transcript import clip_conversation, turn_summary, turn_values, turn_verdicts
+from .transcript import clip_conversation, expected_calls, turn_summary, turn_values, turn_verdicts
 
 __all__ = [
     "CASE_LIMIT",
@@ -268,6 +268,7 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> 
                 "failing": any(v and v["status"] == "fail" for v in row_verdicts),
                 **({"conversation": clip_conversation(row.conversation, WITHHELD_ANSWER if withheld else None),
                     "turn_verdicts": turn_verdicts(evaluators, row.key)} if row.conversation else {}),
+                **expected_calls(row.expected_tool_calls, row.conversation),
             })
         # One context for the whole case when every row retrieved the same chunks.
         contexts = {tuple(r.context) for r in rs}

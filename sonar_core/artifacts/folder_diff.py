@@ -51,8 +51,8 @@ ROW_SOURCE_EVENTS = frozenset({"measured batch quality", "using cached row resul
 _ROW_SOURCE_KEYS = {"model_loads", "embeddings"}
 #: Journal event names that say where an answer came from, not what it was.
 _SOURCE_WORDING = re.compile(r"^(fetched|using cached) (annotator|sut) response$")
-#: index.html's costs section (a replay's answers all come from the cache, and cost nothing).
-_COSTS_SECTION = re.compile(r'<h2 id="costs">.*?</table>\n?', re.DOTALL)
+#: index.html's costs section and its costs line (a replay's answers all come from the cache, and cost nothing).
+_COSTS_SECTION = re.compile(r'<h2 id="costs">.*?</table>\n?|<p class="costs-line" id="costs-line">.*?</p>', re.DOTALL)
 #: Files only a run that made calls writes (names.COSTS_MD).
 _COST_FILES = {"costs.md"}
 

@@ -23,6 +23,7 @@ from markupsafe import Markup
 
 from .. import names
 from ..findings.confidence import p_text
+from ..findings.problems import SEVERITY_ORDER
 from ..findings.scored import ScoredEvaluator
 from ..contract import finite_or_none
 from ..contract import RowResult
@@ -34,6 +35,7 @@ __all__ = [
     "evaluator_chart",
     "evaluator_view",
     "filter_script",
+    "lead_problems",
     "render_fragment",
     "render_index",
     "row_why",
@@ -43,6 +45,8 @@ __all__ = [
 
 #: How many failing rows a fragment lists.
 WORST_ROWS_LIMIT = 25
+#: How many evaluators' problems index.html sums up at its top, most severe first (each section lists its own).
+LEAD_PROBLEMS_LIMIT = 10
 #: Longest text a page shows for one answer or question, and for one message or table cell:
 #: 25 weak rows of 1 MB answers must not make a 25 MB page. The full texts are in the results.
 TEXT_LIMIT = 2000
@@ -279,6 +283,31 @@ def tradeoff_view(views: list[dict[str, Any]], stats: dict[str, dict[str, Any]])
         for p in points]}
 
 
+def lead_problems(views: list[dict[str, Any]], core: Sequence[dict[str, Any]] = (),
+                  limit: int = LEAD_PROBLEMS_LIMIT) -> dict[str, Any]:
+    """The problems index.html leads with, one line per evaluator that has some (and one for the core's
+    own, about the models under test): its most severe problem, and how many it has of each severity.
+
+    ``shown``: at most ``limit`` lines, the most severe first (then the most problems of that severity,
+    then run order); ``total``: the problems in all; ``sources``: how many evaluators (and the core) have some.
+    """
+    groups = [{"evaluator": "Models under test", "anchor": "hosts", "problems": list(core)}] if core else []
+    groups += [{"evaluator": v["display_name"], "anchor": v["anchor"], "problems": list(v["problems"])} for v in views]
+    lines = []
+    for order, group in enumerate(g for g in groups if g["problems"]):
+        problems = group["problems"]
+        worst = min(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], 9))
+        counts = {severity: sum(1 for p in problems if p["severity"] == severity) for severity in SEVERITY_ORDER}
+        rank = SEVERITY_ORDER.get(worst["severity"], 9)
+        lines.append(((rank, -counts.get(worst["severity"], 0), order), {
+            "severity": worst["severity"], "evaluator": group["evaluator"], "anchor": group["anchor"],
+            "counts": " · ".join(f"{n} {severity.lower()}" for severity, n in counts.items() if n),
+            "description": clip(worst["description"], CELL_LIMIT)}))
+    lines.sort(key=lambda line: line[0])
+    return {"total": sum(len(g["problems"]) for g in groups), "sources": len(lines),
+            "shown": [line for _, line in lines[:limit]]}
+
+
 def render_fragment(view: dict[str, Any]) -> str:
     return _environment().get_template("fragment.html.j2").render(ev=view, style=style(), csp=csp())
 
@@ -289,4 +318,5 @@ def render_index(run: dict[str, Any], views: list[dict[str, Any]], book: Any = N
     (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""
     return _environment().get_template("index.html.j2").render(
         run=run, evaluators=views, style=style(), csp=csp(), book=book,
-        links=book.links if book is not None else {}, tradeoff=tradeoff, grades=grades)
+        links=book.links if book is not None else {}, tradeoff=tradeoff, grades=grades,
+        lead=lead_problems(views, run.get("core_problems") or ()))
