@@ -46,7 +46,7 @@ class GenerateSpec(BaseModel):
     #: Items judged in one quality prompt.
     judge_batch: int = Field(default=8, ge=1, le=32)
     #: Replies read per item at most (the first ask and the re-asks of an unreadable reply).
-    max_attempts: int = Field(default=3, ge=1, le=10)
+    max_attempts: int = Field(default=5, ge=1, le=10)
     #: Measure the quality judge on its calibration sets first (cached).
     calibrate: bool = True
     #: Largest document read, in MB.

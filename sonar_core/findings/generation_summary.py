@@ -69,7 +69,7 @@ def _similarity_summary(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     bins = []
     for low, high in zip(_SIMILARITY_BINS, _SIMILARITY_BINS[1:]):
         bins.append({"from": low, "to": min(high, 1.0), "items": sum(1 for v in values if low <= v < high)})
-    duplicates = sum(1 for item in items if item.get("quality", {}).get("duplicate_of"))
+    duplicates = sum(1 for item in items if (item.get("quality") or {}).get("duplicate_of"))
     return {"n": len(values), "max": max(values) if values else None,
             "mean": round(sum(values) / len(values), 4) if values else None, "bins": bins, "duplicates": duplicates}
 

@@ -46,14 +46,16 @@ def _passages(graph: DocumentGraph, plan: ItemPlan) -> list[tuple[str, str]]:
     return [(chunk_id, graph.chunks[graph.index[chunk_id]]["text"]) for chunk_id in plan.chunk_ids]
 
 
-def _request(graph: DocumentGraph, plan: ItemPlan, note: str | None, max_tokens: int) -> LLMRequest:
+def _request(graph: DocumentGraph, plan: ItemPlan, note: str | None, max_tokens: int, attempt: int) -> LLMRequest:
     prompt = item_prompt(plan.type, plan.language, _passages(graph, plan), plan.persona, plan.style, note,
                          plan.variant)
-    return LLMRequest([{"role": "user", "content": prompt}], max_tokens=max_tokens,
+    # The attempt is the request's repeat index (part of its cache key): a third ask with the same note as
+    # the second is still a new request, never the second's cached unreadable reply.
+    return LLMRequest([{"role": "user", "content": prompt}], repeat=attempt - 1, max_tokens=max_tokens,
                       tags={"evaluator": GENERATE_TAG, "test_case_key": plan.key})
 
 
-def write_items(client, graph: DocumentGraph, plans: Sequence[ItemPlan], *, max_attempts: int = 3,
+def write_items(client, graph: DocumentGraph, plans: Sequence[ItemPlan], *, max_attempts: int = 5,
                 max_tokens: int = 400, group: int = 16,
                 on_item: Callable[[WrittenItem], Any] | None = None) -> list[WrittenItem]:
     """Write every planned item (in plan order); ``on_item`` is told of each as it is settled.
@@ -68,7 +70,7 @@ def write_items(client, graph: DocumentGraph, plans: Sequence[ItemPlan], *, max_
         for attempt in range(1, max_attempts + 1):
             if not pending:
                 break
-            requests = [_request(graph, item.plan, note, max_tokens) for item, note in pending]
+            requests = [_request(graph, item.plan, note, max_tokens, attempt) for item, note in pending]
             answers = client.complete_many(requests)
             again = []
             for (item, _), answer in zip(pending, answers):
@@ -78,7 +80,7 @@ def write_items(client, graph: DocumentGraph, plans: Sequence[ItemPlan], *, max_
                     if "budget reached" in (answer.error or ""):
                         raise BudgetExceeded(client.ledger.stopped or answer.error)
                     item.error = f"the call failed: {answer.error}"
-                elif dry:
+                elif dry and not answer.cached:  # a placeholder: what a clean reply would be
                     item.reply = GeneratedReply(question=answer.text[:200] or "placeholder", answer=answer.text or "placeholder",
                                                 chunk_ids=offered)
                 else:
