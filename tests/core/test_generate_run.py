@@ -159,3 +159,42 @@ def test_the_suite_is_a_test_suite_sonar_run_takes_as_it_is(tmp_path, server):
     assert run.status == "success", run.message
     answers = [json.loads(line) for line in (tmp_path / "runs" / "r" / "dataset" / "answers.jsonl").read_text().splitlines()]
     assert sorted(a["test_case_key"] for a in answers) == sorted(line["test_case_key"] for line in suite_of(result.suite))
+
+
+def test_killed_then_started_again_asks_no_finished_item_again(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    with JudgeServer(default=reply, latency=0.4) as server:
+        configs = write_llm_configs(tmp_path / "llm.yaml", server.base_url, max_concurrency=1)
+        out = tmp_path / "out" / "suite.jsonl"
+        args = ["generate", "--docs", str(DEMO), "-n", "8", "-o", str(out), "--llm-configs", str(configs),
+                "--llm-cache", str(tmp_path / "cache.sqlite"), "--no-calibrate", "--device", "cpu"]
+        child = subprocess.Popen([sys.executable, "-c", "from sonar_core.cli import main; main()", *args],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        journal = tmp_path / "out" / "suite.journal.jsonl"
+        deadline = time.monotonic() + 600
+        try:
+            while time.monotonic() < deadline:
+                text = journal.read_text(encoding="utf-8") if journal.exists() else ""
+                if text.count('"message": "fetched annotator response"') >= 3:  # answered and cached
+                    break
+                assert child.poll() is None, "the generation ended before it could be killed"
+                time.sleep(0.1)
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(timeout=60)
+        asked_before = server.calls
+        events = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines() if line.strip()]
+        finished = {e["request"]["messages"][-1]["content"] for e in events
+                    if e["message"] == "fetched annotator response" and e.get("evaluator") == "generate"}
+        assert 3 <= len(finished) < 8
+        result = sonar_core.generate(DEMO, n=8, output=out, llm_configs=str(configs),
+                                     llm_cache=str(tmp_path / "cache.sqlite"), calibrate=False, device="cpu")
+        asked_after = [c.prompt for c in server.requests[asked_before:] if "[[chunk:" in c.prompt]
+        assert finished.isdisjoint(asked_after)
+        assert len(asked_after) == 8 - len(finished)  # only what had not finished
+        assert result.findings.counts["planned"] == 8 and result.findings.counts["failed"] == 0
