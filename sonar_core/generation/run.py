@@ -55,9 +55,13 @@ def _services(spec: GenerateSpec, journal, dry: bool):
 
     configs = load_llm_configs(_path(spec, spec.llm_configs) if spec.llm_configs else None,
                                required=spec.llm_configs is not None)
-    service = LLMService(configs, default_judge=spec.judge, journal=journal,
-                         cache_path=_path(spec, spec.llm_cache) if spec.llm_cache else None,
-                         cache_mode="off" if spec.no_cache else "use")
+    from ..llm.cache import default_cache_path
+
+    cache_path = _path(spec, spec.llm_cache) if spec.llm_cache else default_cache_path()
+    # A dry run writes nothing: without a cache file yet there is nothing to look up, and none is made.
+    off = spec.no_cache or (dry and not cache_path.exists())
+    service = LLMService(configs, default_judge=spec.judge, journal=journal, cache_path=cache_path,
+                         cache_mode="off" if off else "use")
     generator = service.judge_key(spec.judge)
     quality = service.judge_key(spec.quality_judge or generator)
     for key in spec.prices:
@@ -116,17 +120,18 @@ def run_generation(spec: GenerateSpec, *, dry_run: bool = False,
         check_writable(folder)
     corpus = read_corpus([_path(spec, d) for d in spec.docs], int(spec.max_file_mb * 2**20))
     say(f"read {len(corpus.documents)} document(s), skipped {len(corpus.skipped)}")
-    if not dry_run:
-        folder.mkdir(parents=True, exist_ok=True)
-    journal = Journal(None if dry_run else files["journal"])
+    service, generator, quality_key = _services(spec, None, dry_run)  # bad keys fail before anything is written
     try:
-        service, generator, quality_key = _services(spec, journal, dry_run)
+        if not dry_run:
+            folder.mkdir(parents=True, exist_ok=True)
+        journal = Journal(None if dry_run else files["journal"])
+        service.attach(journal)
         try:
             return _generate(spec, corpus, files, suite, service, generator, quality_key, journal, dry_run, say)
         finally:
-            service.close()
+            journal.close()
     finally:
-        journal.close()
+        service.close()
 
 
 def _generate(spec, corpus, files, suite, service, generator, quality_key, journal, dry, say) -> GenerationResult:
