@@ -31,7 +31,7 @@ def parse_types(value: str | None) -> dict[str, float] | None:
 
 @click.command("generate")
 @click.option("--docs", "docs", multiple=True, required=True, metavar="PATH",
-              help="A document file or folder (.txt, .md, .html, .pdf, .jsonl chunks {id, text, source}); repeatable.")
+              help="A document file or folder (.txt, .md, .html, .pdf, .jsonl chunks {id, text, source}), or 'demo' for the bundled documents; repeatable.")
 @click.option("-n", "n", type=int, default=20, show_default=True, help="Items to write (kept items may be fewer).")
 @click.option("-o", "--output", default="generated/suite.jsonl", show_default=True, metavar="SUITE.jsonl",
               help="The suite file; its folder receives <stem>.report.html/.json, <stem>.graph.json and "

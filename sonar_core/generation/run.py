@@ -44,6 +44,8 @@ class GenerationResult:
 
 
 def _path(spec: GenerateSpec, value: str) -> Path:
+    if value == "demo":  # the bundled documents (the claims assistant's booklet, its claims guide, a German leaflet)
+        return Path(__file__).resolve().parent.parent / "demo" / "docs"
     path = Path(value).expanduser()
     return Path(spec.base_dir) / path if spec.base_dir and not path.is_absolute() else path
 
