@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from .cli_common import fail, one_line
-from .errors import EXIT_OK, EXIT_USAGE, SonarError
+from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 
 __all__ = ["generate_command", "parse_types"]
 
@@ -94,6 +94,10 @@ def generate_command(docs, n, output, judge, quality_judge, seed, spread, types,
         return
     except OSError as exc:
         fail(f"{exc.filename}: {exc.strerror or type(exc).__name__}", EXIT_USAGE)
+        return
+    except KeyboardInterrupt:  # Ctrl-C: every answer so far is cached; the same command goes on from there
+        fail("interrupted: the items answered so far are cached; run the same command again to go on",
+             EXIT_INTERRUPTED)
         return
     if dry_run:
         _print_estimate(result.estimate, as_json)

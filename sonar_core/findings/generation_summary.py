@@ -54,7 +54,9 @@ def _coverage(items: Sequence[dict[str, Any]], field_name: str) -> dict[str, dic
 
 
 def _score_summary(items: Sequence[dict[str, Any]], name: str, trust: str | None) -> dict[str, Any]:
-    values = [item["quality"].get(name) for item in items if item.get("quality")]
+    # Unanswerable items are not asked about groundedness (their reference says the documents are silent).
+    values = [item["quality"].get(name) for item in items if item.get("quality")
+              and not (name == "groundedness" and item["type"] == "unanswerable")]
     scored = [v for v in values if v is not None]
     passed = sum(1 for v in scored if v == 1)
     interval = wilson_interval(passed, len(scored)) if scored else None
