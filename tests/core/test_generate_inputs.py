@@ -226,3 +226,24 @@ def test_without_links_multi_hop_becomes_single_hop_and_the_plan_says_so():
     # 5 over weights 1, 1: 2.5 each, the tie to the type listed first: single_hop 3, multi_hop 2.
     assert [i.planned_type for i in plan.items].count("multi_hop") == 2
     assert plan.notes == ["2 multi-hop/comparison item(s) written as single-hop: no two chunks are linked"]
+
+
+def test_the_report_escapes_what_documents_and_models_wrote(tmp_path):
+    from sonar_core.artifacts.generation_report import write_generation_report
+    from sonar_core.findings.generation_summary import summarize_generation
+
+    hostile = "<script>alert(1)</script>.pdf"
+    items = [{"key": "gen-0001", "type": "single_hop", "source": hostile, "topic": 0, "language": "en",
+              "status": "failed", "reason": "no readable reply: <img src=x onerror=alert(2)>", "quality": None}]
+    findings = summarize_generation(items, documents={"read": 1, "skipped": [{"source": hostile, "reason": "<b>x</b>"}],
+                                                      "sources": [hostile]},
+                                    graph={"chunks": 1, "duplicates": 0, "short_chunks": 0, "topics": 1, "links": 0,
+                                           "reused": False},
+                                    trust={}, costs=None, settings={})
+    assert findings.status == "empty" and findings.empty_reason == (
+        "every item failed to be written (the first: no readable reply: <img src=x onerror=alert(2)>)")
+    paths = write_generation_report(findings, tmp_path, "suite", "suite.jsonl")
+    page = paths["report_html"].read_text(encoding="utf-8")
+    assert "<script>alert" not in page and "<img" not in page and "<b>x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;.pdf" in page and "script-src 'none'" in page
+    assert json.loads(paths["report_json"].read_text())["coverage"]["source"][hostile]["failed"] == 1
