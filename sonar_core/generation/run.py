@@ -102,6 +102,18 @@ def _unanswerable_passages(graph: DocumentGraph, embeddings, questions: list[str
     return found
 
 
+def _require_extra() -> None:
+    """One line naming the missing packages when the generate extra is not installed."""
+    import importlib.util
+
+    missing = [name for module, name in (("sklearn", "scikit-learn"), ("py3langid", "py3langid"),
+                                         ("sentence_transformers", "sentence-transformers"))
+               if importlib.util.find_spec(module) is None]
+    if missing:
+        raise ConfigError(f"sonar generate needs the generate extra (pip install 'sonar-eval[generate]'); "
+                          f"missing: {', '.join(missing)}")
+
+
 def run_generation(spec: GenerateSpec, *, dry_run: bool = False,
                    progress: Callable[[str], None] | None = None) -> GenerationResult:
     """Generate the suite ``spec.output`` from ``spec.docs``; see the module docstring.
@@ -113,6 +125,7 @@ def run_generation(spec: GenerateSpec, *, dry_run: bool = False,
         BudgetExceeded: ``max_cost`` reached (the items written so far are cached).
     """
     say = progress or (lambda text: None)
+    _require_extra()
     suite = _path(spec, spec.output)
     if suite.suffix.lower() != ".jsonl":
         raise ConfigError(f"{suite}: the generated suite is a JSON Lines file: name it <something>.jsonl")

@@ -247,3 +247,19 @@ def test_the_report_escapes_what_documents_and_models_wrote(tmp_path):
     assert "<script>alert" not in page and "<img" not in page and "<b>x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;.pdf" in page and "script-src 'none'" in page
     assert json.loads(paths["report_json"].read_text())["coverage"]["source"][hostile]["failed"] == 1
+
+
+def test_without_the_generate_extra_the_error_is_one_line(monkeypatch, tmp_path):
+    import importlib.util
+
+    from sonar_core.errors import ConfigError
+    from sonar_core.generate_config import GenerateSpec
+    from sonar_core.generation.run import run_generation
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "py3langid" else real(name, *a))
+    with pytest.raises(ConfigError) as info:
+        run_generation(GenerateSpec(docs=[str(tmp_path)], output=str(tmp_path / "s.jsonl")))
+    assert str(info.value) == ("sonar generate needs the generate extra (pip install 'sonar-eval[generate]'); "
+                               "missing: py3langid")
+    assert list(tmp_path.iterdir()) == []
