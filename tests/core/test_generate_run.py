@@ -198,3 +198,22 @@ def test_killed_then_started_again_asks_no_finished_item_again(tmp_path):
         assert finished.isdisjoint(asked_after)
         assert len(asked_after) == 8 - len(finished)  # only what had not finished
         assert result.findings.counts["planned"] == 8 and result.findings.counts["failed"] == 0
+
+
+def test_a_budget_stops_asking_keeps_what_was_answered_and_a_rerun_finishes(tmp_path, server):
+    from sonar_core.errors import BudgetExceeded
+
+    prices = {"test-judge": {"input_per_1k": 1.0, "output_per_1k": 0.0}}  # about $0.3 a generation prompt
+    spec = spec_for(tmp_path, server, n=10, max_cost=1.0, prices=prices)
+    with pytest.raises(BudgetExceeded) as info:
+        run_generation(spec)
+    assert str(info.value).startswith("budget reached: spent $")
+    assert not (tmp_path / "out" / "suite.jsonl").exists()
+    report = json.loads((tmp_path / "out" / "suite.report.json").read_text(encoding="utf-8"))
+    assert report["status"] == "empty" and report["notes"][-1].startswith("budget reached")
+    answered = len(generation_prompts(server))
+    assert 1 <= answered < 10
+    server.reset()
+    result = run_generation(spec.model_copy(update={"max_cost": None}))
+    assert len(generation_prompts(server)) == 10 - answered  # the answered items were not asked again
+    assert result.findings.counts["planned"] == 10 and result.exit_code == 0
