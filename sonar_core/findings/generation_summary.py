@@ -44,10 +44,12 @@ class GenerationFindings:
         return asdict(self)
 
 
-def _coverage(items: Sequence[dict[str, Any]], field_name: str) -> dict[str, dict[str, int]]:
+def _coverage(items: Sequence[dict[str, Any]], field_name: str, names: dict[str, str] | None = None
+              ) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = {}
     for item in items:
-        row = table.setdefault(str(item[field_name]), {"planned": 0, KEPT: 0, FLAGGED: 0, DROPPED: 0, FAILED: 0})
+        key = str(item[field_name])
+        row = table.setdefault((names or {}).get(key, key), {"planned": 0, KEPT: 0, FLAGGED: 0, DROPPED: 0, FAILED: 0})
         row["planned"] += 1
         row[item["status"]] += 1
     return dict(sorted(table.items()))
@@ -94,6 +96,8 @@ def summarize_generation(items: Sequence[dict[str, Any]], *, documents: dict[str
     for status in (KEPT, FLAGGED, DROPPED, FAILED):
         counts[status] = sum(1 for item in items if item["status"] == status)
     in_suite = counts[KEPT] + counts[FLAGGED]
+    # A topic is shown with its label ("1: damage, claim, covered").
+    topics = {str(t["topic"]): f"{t['topic']}: {t['label']}" for t in graph.get("topic_labels") or ()}
     quality = {name: _score_summary(items, name, (trust.get(name) or {}).get("status")) for name in SCORES}
     quality["near_duplicate"] = _similarity_summary(items)
     scores = [item["quality"]["score"] for item in items if item.get("quality")]
@@ -105,6 +109,7 @@ def summarize_generation(items: Sequence[dict[str, Any]], *, documents: dict[str
         status="ok" if in_suite else "empty",
         empty_reason=None if in_suite else _empty_reason(items, notes),
         counts=counts,
-        coverage={name: _coverage(items, name) for name in ("source", "topic", "type", "language")},
+        coverage={name: _coverage(items, name, topics if name == "topic" else None)
+                  for name in ("source", "topic", "type", "language")},
         quality=quality, dropped=dropped, documents=documents, graph=graph, judges=trust, costs=costs,
         settings=settings, notes=list(notes))
