@@ -9,8 +9,8 @@ exact; each chunk five to eight sentences drawn from a fixed vocabulary with a s
 are alike) and times :func:`~sonar_core.generation.graph.build_graph` step by step. ``calls`` generates
 ``n`` items from such a corpus against tests/judge_server.py answering as tests/generation_script.py
 does (no fault), and divides the server's calls by the items kept; the quality judge's calibration
-(once per judge, then cached) is counted apart. Each prints the machine's load average: timings on a
-shared machine are not a quiet machine's.
+(once per judge, then cached) is counted apart. Each prints the machine's load average and the graph its
+CPU seconds (all threads): timings on a shared machine are not a quiet machine's.
 """
 
 from __future__ import annotations
@@ -62,11 +62,12 @@ def bench_graph(chunks: int, device: str) -> None:
         path = corpus(Path(folder) / "chunks.jsonl", chunks)
         service = EmbeddingService(device=device)
         service.embed(["warm the model up"])  # the model's load is not the graph's time
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         graph = build_graph(read_corpus([path]), GraphSettings(), service.embed)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     print(json.dumps({"bench": "graph", "chunks": chunks, "kept": len(graph.chunks), "topics": len(graph.topics),
-                      "links": len(graph.links), "seconds": round(seconds, 1), "steps": graph.seconds,
+                      "links": len(graph.links), "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+                      "steps": graph.seconds,
                       "device": service.device, "machine": load()}, indent=1))
 
 
