@@ -21,7 +21,7 @@ from .execution import PreviousRun, execute_run
 from .results import RunResult, open_run
 from .traces.spec import TraceInput, trace_setting
 
-__all__ = ["run", "resume", "open_run", "RunResult"]
+__all__ = ["run", "resume", "open_run", "RunResult", "generate"]
 
 #: Where an unknown setting is reported from, as for the CLI's flags.
 _SOURCE = "<command line>"
@@ -84,6 +84,7 @@ def run(
     epochs: int | None = None,
     epoch_reducer: str | None = None,
     max_cost: float | None = None,
+    generate: Mapping[str, Any] | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -141,6 +142,8 @@ def run(
             ``pass_at_k``, ``pass_hat_k``, or ``pass_at_K`` / ``pass_hat_K`` for K of the epochs (``pass_at_2``).
         max_cost: the budget in USD: the run stops asking before a call would take its priced spending past
             it (exit code 7; docs/costs.md).
+        generate: generate the test suite from documents first (``{"docs": [...], "n": ..., "output": ...}``;
+            docs/generate.md); its ``output`` is the run's ``test_suite``.
         progress: show a progress bar on the terminal.
 
     Returns:
@@ -186,3 +189,30 @@ def resume(run_dir: str | Path, *, progress: bool = False, executor: str | None 
              if value is not None}
     config = build_config({**previous.parameters(), **where}, str(previous.run_dir / names.RUN_JSON))
     return RunResult.of(execute_run(config, previous=previous, progress=progress))
+
+
+def generate(docs: Sequence[str | Path] | str | Path, *, n: int = 20, output: str | Path = "generated/suite.jsonl",
+             dry_run: bool = False, progress: bool = False, **settings: Any):
+    """Write a test suite from documents, every item's quality measured, as ``sonar generate`` does.
+
+    ``settings`` are the keys of a run configuration's ``generate:`` section (docs/generate.md: ``judge``,
+    ``quality_judge``, ``seed``, ``spread``, ``types``, ``personas``, ``styles``, ``min_quality``,
+    ``keep_low_quality``, ``calibrate``, ``llm_configs``, ``llm_cache``, ``prices``, ``max_cost``...); an
+    unknown one raises :class:`sonar_core.ConfigError`. Returns a ``GenerationResult``: ``suite`` (the
+    path), ``exit_code``, ``message``, ``findings`` (the report's content), ``files`` and, for a dry
+    run, ``estimate``. Raises the CLI's errors (DatasetError, ConfigError, BudgetExceeded...).
+    """
+    from pydantic import ValidationError
+
+    from .errors import ConfigError, validation_message
+    from .generate_config import GenerateSpec
+    from .generation.run import run_generation
+
+    paths = [docs] if isinstance(docs, (str, Path)) else list(docs)
+    try:
+        spec = GenerateSpec.model_validate({"docs": [str(p) for p in paths], "n": n, "output": str(output),
+                                            **{k: _plain(v) for k, v in settings.items()}})
+    except ValidationError as exc:
+        raise ConfigError(f"{_SOURCE}: {validation_message(exc, 'setting')}") from None
+    say = (lambda text: print(f"generate: {text}", flush=True)) if progress else None
+    return run_generation(spec, dry_run=dry_run, progress=say)

@@ -18,6 +18,7 @@ from .cli_common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_h
 from .cli_compare import compare_command
 from .cli_costs import print_estimate, resumed_config
 from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
+from .cli_generate import generate_command
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
@@ -367,6 +368,7 @@ cli.add_command(benchmarks_command)
 cli.add_command(describe_benchmark_command)
 cli.add_command(calibrate_command)
 cli.add_command(traces_command)
+cli.add_command(generate_command)
 
 
 @cli.command("catalogue")

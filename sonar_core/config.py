@@ -26,6 +26,7 @@ from . import names
 from .epoch_names import parse_epoch_reducer
 from .errors import ConfigError, validation_message
 from .traces.spec import TraceInput
+from .generate_config import GenerateSpec
 from .yaml_files import read_yaml
 
 __all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
@@ -183,6 +184,27 @@ class RunConfig(BaseModel):
     #: The run's budget in USD (``--max-cost``; docs/costs.md): no call is asked that would take the priced
     #: spending past it. An execution setting (not in run.json's parameters): a resume names its own.
     max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    #: Generate the test suite from documents first (docs/generate.md); its ``output`` is ``test_suite``.
+    generate: GenerateSpec | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _generated_suite(cls, data: Any) -> Any:
+        # generate: writes the suite the hosts are asked: its output is the run's test_suite.
+        if isinstance(data, dict) and isinstance(data.get("generate"), dict):
+            output = data["generate"].get("output") or GenerateSpec.model_fields["output"].default
+            if data.get("test_suite") not in (None, output):
+                raise ValueError("'generate.output' and 'test_suite' name different files (give one of them)")
+            data = {**data, "test_suite": output, "generate": {**data["generate"], "output": output}}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _without_generate(self, handler):
+        # generate: is written only when given, so run.json of a run without it is as before.
+        data = handler(self)
+        if isinstance(data, dict) and self.generate is None:
+            data.pop("generate", None)
+        return data
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
 

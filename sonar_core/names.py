@@ -148,3 +148,8 @@ def is_safe_name(value: str) -> bool:
     import re
 
     return isinstance(value, str) and re.fullmatch(SAFE_NAME_PATTERN, value) is not None
+
+# ``sonar generate`` (docs/generate.md): beside the suite file ``<stem>.jsonl``, files named from its stem.
+GENERATION_REPORT_SCHEMA_VERSION = "1.0"
+GENERATION_FILES = {"report_json": "{stem}.report.json", "report_html": "{stem}.report.html",
+                    "graph": "{stem}.graph.json", "journal": "{stem}.journal.jsonl"}

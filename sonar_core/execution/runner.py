@@ -22,6 +22,7 @@ from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
 from ..epoch_names import check_dataset_epochs
+from ..generation.in_run import generate_for_run
 from ..models import EmbeddingService
 from ..errors import (EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, BudgetExceeded, ConfigError, OutputError,
                       PluginError, RunInterrupted)
@@ -101,6 +102,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
     config, benchmark = prepare_benchmark(config, plugins)
 
     suite_fingerprint = None
+    generate_for_run(config, dry=dry)  # a generate: section writes the test suite first (docs/generate.md)
     if config.test_suite is not None:
         # The dataset is produced by asking the hosts; the suite stands in for it until then.
         dataset_path = config.resolve_path(config.test_suite)
