@@ -21,6 +21,7 @@ from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benc
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
+from .cli_redteam import redteam_command
 from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
 
@@ -363,6 +364,7 @@ cli.add_command(replay_command)
 cli.add_command(benchmarks_command)
 cli.add_command(describe_benchmark_command)
 cli.add_command(calibrate_command)
+cli.add_command(redteam_command)
 
 
 @cli.command("catalogue")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
-from .conversation import CONVERSATION_FIELDS, conversation_defaults, parse_field
+from .conversation import STRUCTURED_FIELDS, conversation_defaults, parse_field
 from .errors import DatasetError
 from .inputs import Input
 from .text_clean import clean_value, count_cleaned
@@ -63,6 +63,7 @@ class Row:
     simulated_user: dict[str, Any] = field(default_factory=dict)
     #: Which ask of the test case this row's answer is (0..epochs-1; docs/epochs.md).
     epoch: int = 0
+    attack: dict[str, Any] = field(default_factory=dict)  #: a red-team test case's provenance (docs/redteam.md)
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -118,6 +119,7 @@ DATASET_FIELDS: dict[str, type] = {
     "max_turns": int,
     "simulated_user": dict,
     "epoch": int,
+    "attack": dict,
 }
 
 # Columns of the dataset file that carry each catalogue input.
@@ -272,7 +274,7 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         kind = DATASET_FIELDS.get(name)
         if kind is None:
             continue  # extra columns are kept out of the model but do no harm
-        if name in CONVERSATION_FIELDS:
+        if name in STRUCTURED_FIELDS:
             parsed = parse_field(name, raw, where)
             if parsed is not None:
                 values[name] = parsed
