@@ -23,7 +23,11 @@ FORMS = ("plain", "spaced", "reversed", "rot13", "homoglyphs", "base64", "hex")
 #: Fewest letters and digits a secret must have.
 MIN_SECRET = 8
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
-_LATIN = {look: latin for latin, look in HOMOGLYPHS.items()}
+# The homoglyphs perturbator's table read backwards, and the capitals it does not write (Cyrillic DZE, JE;
+# Greek capitals), which a model may.
+_LATIN = {**{look: latin for latin, look in HOMOGLYPHS.items()},
+          **dict(zip("\u0405\u0408\u0391\u0392\u0395\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a7",
+                     "SJABEHIKMNOPTX"))}
 _FOLD = str.maketrans(_LATIN)
 
 

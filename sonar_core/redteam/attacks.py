@@ -7,7 +7,8 @@ the system prompt or an injected instruction's ``marker``). docs/redteam.md desc
 
 A file may start with a header line ``{"attack_set": NAME, "version": V, ...}``; without one the set is
 named after the file. A public set with other column names loads through a mapping (``columns``: field
--> column) and ``defaults`` (field -> value for every row). Every fault is one line naming the file, the
+-> column) and ``defaults`` (field -> value for every row); its rows without an id are numbered
+(``<file stem>-0001``). Every fault is one line naming the file, the
 line (JSON Lines) or row (CSV) and the field, as a :class:`~sonar_core.errors.DatasetError`.
 """
 
@@ -37,6 +38,7 @@ _FIELDS = {"id", "category", "hazard", "technique", "goal", "prompt", "detector"
 _HEADER = {"attack_set", "version", "description", "licence", "source", "notes"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
+_ID_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def compact(text: str) -> str:
@@ -104,7 +106,7 @@ def _text(record: Mapping[str, Any], name: str, where: str, required: bool = Tru
     value = record.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
-            raise DatasetError(f"{where}, field '{name}': missing (every attack needs a {name})")
+            raise DatasetError(f"{where}, field '{name}': missing (every attack needs its {name})")
         return ""
     if not isinstance(value, str):
         raise DatasetError(f"{where}, field '{name}': expected a string, got {type(value).__name__}")
@@ -158,12 +160,15 @@ def _check_planted(attack: Attack, where: str) -> None:
 
 
 def parse_attack(record: Any, where: str, columns: Mapping[str, str] | None = None,
-                 defaults: Mapping[str, Any] | None = None) -> Attack:
-    """One attack from a raw record (a dict), through the optional column mapping and defaults."""
+                 defaults: Mapping[str, Any] | None = None, default_id: str = "") -> Attack:
+    """One attack from a raw record (a dict), through the optional column mapping and defaults; a mapped
+    row without an id is given ``default_id``."""
     if not isinstance(record, dict):
         raise DatasetError(f"{where}: expected an object, got {type(record).__name__}")
     if columns:
         record = {**record, **{name: record.get(column) for name, column in columns.items()}}
+        if not record.get("id"):
+            record["id"] = default_id
     if defaults:
         record = {**{k: v for k, v in defaults.items()}, **{k: v for k, v in record.items()
                                                             if v is not None and v != ""}}
@@ -222,7 +227,7 @@ def load_attack_file(path: str | Path, columns: Mapping[str, str] | None = None,
                 raise DatasetError(f"{where}, field '{unknown[0]}': unknown header field")
             header = record
             continue
-        attack = parse_attack(record, where, columns, defaults)
+        attack = parse_attack(record, where, columns, defaults, f"{_ID_SAFE.sub('-', path.stem)}-{len(attacks) + 1:04d}")
         if attack.id in seen:
             raise DatasetError(f"{where}, field 'id': duplicate attack id {attack.id!r} (first at "
                                f"{seen[attack.id].split(': ', 1)[-1]})")
