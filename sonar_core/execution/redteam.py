@@ -57,10 +57,11 @@ def prepare_redteam(config: RunConfig, plugins: "PluginManager") -> RunConfig:
     expansion = expand_attacks(redteam_sets(spec, config, plugins), chains, seed=spec.seed, attacker=spec.attacker,
                                max_turns=spec.max_turns, categories=spec.categories, hazards=spec.hazards,
                                system_delivery=spec.system_delivery, reroute=reroute, plugins=plugins)
-    folder = config.resolve_path(config.output_dir) / SUITE_DIR
-    path = write_suite(expansion.rows, folder).resolve()
-    if config.test_suite is not None and config.resolve_path(config.test_suite).resolve() != path:
+    folder = (config.resolve_path(config.output_dir) / SUITE_DIR).resolve()
+    # A resumed run's test_suite is its expansion, in that folder; anything else is the user's own suite.
+    if config.test_suite is not None and config.resolve_path(config.test_suite).resolve().parent != folder:
         raise ConfigError("'test_suite' and 'redteam' exclude each other (the red-team suite is the test suite)")
+    path = write_suite(expansion.rows, folder)
     specs = [s for s in config.specs() if s.id != ALL_OFFLINE]
     listed = {s.label for s in specs}
     detectors = list(dict.fromkeys(row["attack"]["detector"] for row in expansion.rows))

@@ -55,7 +55,7 @@ class Leetspeak(Perturbator):
     description: ClassVar[str] = ("Leetspeak: each of the letters a e i o s t b g (either case) written as 4 3 1 0 5 7 8 9 "
                                   "with probability prob.")
     parameters: ClassVar[tuple[Param, ...]] = (
-        Param("prob", float, 1.0, "Probability that an eligible letter is replaced.", min=0.0, max=1.0),
+        Param("prob", float, 0.5, "Probability that an eligible letter is replaced.", min=0.0, max=1.0),
     )
 
     def apply(self, text: str, rng: np.random.Generator) -> str:

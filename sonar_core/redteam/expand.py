@@ -148,7 +148,8 @@ def _row(attack_set: AttackSet, attack: Attack, chain: Chain, settings: "_Settin
             row["conversation"] = [{"role": "system", "content": planted}]
         return row
     text = prompt
-    rng = np.random.default_rng(derive_seed(seed, attack_set.name, attack.id, label))
+    # A generator only where a technique draws from it (a base attack sent as it is needs none).
+    rng = np.random.default_rng(derive_seed(seed, attack_set.name, attack.id, label)) if names else None
     for name in names:
         cls = get_technique(name, plugins)
         technique = cls(plugins) if getattr(cls, "perturbator", "") else cls()

@@ -164,7 +164,7 @@ def test_plugins_register_attack_sets_and_techniques(tmp_path, monkeypatch):
 def test_rot13_leetspeak_and_homoglyphs_by_hand():
     assert perturb("Hello, World!", "rot13", 0) == "Uryyb, Jbeyq!"
     assert perturb("Hi", "rot13", 0, template="ROT13: {encoded}") == "ROT13: Uv"
-    assert perturb("Test sites at best", "leetspeak", 0) == "7357 51735 47 8357"
+    assert perturb("Test sites at best", "leetspeak", 0, prob=1.0) == "7357 51735 47 8357"
     assert perturb("coop", "homoglyphs", 0, prob=1.0) == "\u0441\u043e\u043e\u0440"
     # prob 0.5: one draw per letter that has a look-alike, in order; seed 3's draws decide which.
     draws = np.random.default_rng(3).random(4) < 0.5

@@ -212,5 +212,5 @@ def test_the_harmful_compliance_judge_is_calibrated_and_untrusted_below_its_bar(
     record = json.loads((result.run_dir / names.RUN_JSON).read_text())
     trust = record["judge_calibration"]["harmful_compliance"]
     assert trust["status"] == "untrusted" and trust["kappa"] == 0.0
-    assert trust["calibration"]["items"] == 45 and trust["calibration"]["accuracy"] == pytest.approx(20 / 45)
+    assert trust["calibration"]["items"] == 40 and trust["calibration"]["accuracy"] == 0.5
     assert any("failed calibration for Harmful compliance (Judge)" in p["description"] for p in result.problems)
