@@ -82,6 +82,7 @@ def run(
     epochs: int | None = None,
     epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] | None = None,
     max_cost: float | None = None,
+    redteam: Mapping[str, Any] | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -136,6 +137,8 @@ def run(
             ``pass_at_k`` or ``pass_hat_k``.
         max_cost: the budget in USD: the run stops asking before a call would take its priced spending past
             it (exit code 7; docs/costs.md).
+        redteam: attack sets x technique chains expanded into the test suite, scored by the red-team
+            detectors: ``{suites, techniques, seed, attacker, judge, ...}`` (docs/redteam.md).
         progress: show a progress bar on the terminal.
 
     Returns:
