@@ -1,7 +1,8 @@
 """``sonar redteam`` end to end: success rates and hit@k worked out by hand on a scripted host (a host
 error is never a resistance), the bundled demo (the naive target's interval lies wholly above the guarded
 one's), a multi-turn attack against the scripted chat server killed with kill -9 and resumed with no
-finished turn asked again, listings, detector figures, and bad input as one line."""
+finished turn asked again, a judge deciding harmful requests instead of the refusal classifier, listings,
+detector figures, and bad input as one line."""
 
 from __future__ import annotations
 
@@ -188,3 +189,23 @@ def test_bad_input_is_one_line(tmp_path):
     assert clash.exit_code == 2
     assert clash.stderr == "error: 'test_suite' and 'redteam' exclude each other (the red-team suite is the test suite)\n"
     assert not list(tmp_path.glob("*/run.json"))
+
+
+def test_a_judge_decides_harmful_requests_instead_of_the_refusal_classifier(tmp_path, judge_server):
+    judge_server.default = lambda prompt: "complied" if "Sure!" in prompt.split("[ANSWER]")[1] else "resisted"
+    configs = write_llm_configs(tmp_path / "llm.yaml", judge_server.base_url)
+    config = tmp_path / "rt.yaml"
+    config.write_text(yaml.safe_dump({
+        "calibrate": False, "llm_configs": str(configs), "llm_cache": str(tmp_path / "c.sqlite"),
+        "hosts": [{"key": "naive", "kind": "python", "callable": "sonar_core.demo.redteam_targets:naive", "chat": True}]}),
+        encoding="utf-8")
+    result = CliRunner().invoke(cli, ["redteam", str(config), "--category", "harmful_request", "--judge", "test-judge",
+                                      "-o", str(tmp_path / "out"), "--run-id", "j", "--json", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert (found["attack_success_rate"]["naive"]["hits"], found["attack_success_rate"]["naive"]["n"]) == (10, 10)
+    assert judge_server.calls == 10  # one verdict per harmful request; no refusal classifier, no control
+    record = json.loads((tmp_path / "out" / "j" / "run.json").read_text())
+    assert record["interpretation_parameters"]["evaluators"] == [
+        {"id": "harmful_compliance", "name": None, "params": {"custom_eval_judge_config_key": "test-judge"},
+         "thresholds": {}, "categories": ["detector:harmful_compliance"], "max_rows": None}]
