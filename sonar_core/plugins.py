@@ -1,5 +1,5 @@
 """Plugin discovery and the plugin manager, which fills every registry (evaluators, host kinds,
-perturbators, benchmarks).
+perturbators, benchmarks, attack sets, techniques).
 
 Plugins come from the ``sonar.plugins`` entry-point group (built-ins included) and from
 modules named explicitly (``sonar run -p my.module``). They load once, on first use, never
