@@ -85,6 +85,7 @@ def run(
     epoch_reducer: str | None = None,
     max_cost: float | None = None,
     generate: Mapping[str, Any] | None = None,
+    redteam: Mapping[str, Any] | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -144,6 +145,8 @@ def run(
             it (exit code 7; docs/costs.md).
         generate: generate the test suite from documents first (``{"docs": [...], "n": ..., "output": ...}``;
             docs/generate.md); its ``output`` is the run's ``test_suite``.
+        redteam: attack sets x technique chains expanded into the test suite, scored by the red-team
+            detectors: ``{suites, techniques, seed, attacker, judge, ...}`` (docs/redteam.md).
         progress: show a progress bar on the terminal.
 
     Returns:

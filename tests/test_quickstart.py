@@ -13,7 +13,7 @@ from sonar_core.cli import cli
 from sonar_core.plugins import PluginManager
 from sonar_core.execution import NO_HOSTS
 
-from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS, RAGAS, REPO
+from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS, RAGAS, REDTEAM, REPO
 
 SEMANTIC = {"answer_semantic_similarity", "answer_semantic_sentence_similarity",
             "answer_relevancy_sentence_similarity", "groundedness_semantic_similarity",
@@ -32,7 +32,7 @@ def test_built_in_evaluators_are_registered_and_listed():
     builtin_failures = [f for f in plugins.failures if f.name in {"text", "privacy", "knowledge", "summarization",
                                                                 "classification", "language_model", "fairness",
                                                                 "consistency", "judge", "semantic", "ragas", "agent",
-                                                                "robustness"}]
+                                                                "robustness", "redteam"}]
     assert builtin_failures == []
     listing = CliRunner().invoke(cli, ["evaluators"])
     assert listing.exit_code == 0
@@ -56,8 +56,9 @@ def test_quickstart_completes_every_built_in_evaluator(quickstart_run):
             assert reason.startswith("model '") and " is not available" in reason
     record = json.loads((quickstart_run.run_dir / names.RUN_JSON).read_text())
     executed = {e["evaluator_id"] for e in record["result"]["executed_explainers"] if e["status"] == "success"}
-    # The RAGAS family is not in the quickstart (see RAGAS in conftest.py).
-    assert BUILT_IN - RAGAS - set(skipped) <= executed
+    # The RAGAS family and the red-team detectors are not in the quickstart (see RAGAS and REDTEAM in conftest.py).
+    assert BUILT_IN - RAGAS - REDTEAM - set(skipped) <= executed
+    assert not executed & REDTEAM
     for entry in record["result"]["executed_explainers"]:
         folder = quickstart_run.run_dir / entry["job_location"]
         assert (folder / names.DONE_MARKER).is_file(), entry

@@ -40,6 +40,7 @@ from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .output_dir import check_writable, run_folder
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
+from .redteam import prepare_redteam
 from .progress import ProgressSink
 from .record import prepare_index, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
@@ -100,6 +101,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         plugins.raise_for_failures()
     # A benchmark's tests become the run's evaluators; its standards are checked before anything runs.
     config, benchmark = prepare_benchmark(config, plugins)
+    config = prepare_redteam(config, plugins)  # a redteam: section becomes the test suite and its detectors
 
     suite_fingerprint = None
     generate_for_run(config, dry=dry)  # a generate: section writes the test suite first (docs/generate.md)
