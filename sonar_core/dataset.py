@@ -28,8 +28,7 @@ __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 class Row:
     """One test case answered by one model.
 
-    Slots: a run holds every row of the dataset at once, and without an instance dict a row
-    takes a fifth of the memory it did.
+    Slots: a run holds every row at once; without an instance dict a row takes a fifth of the memory.
     """
 
     key: str
