@@ -20,11 +20,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from ..judging import MIN_JUDGE_KAPPA
 from .problems import make_problem
 from .scored import ScoredEvaluator
 
 __all__ = ["JudgeTrust", "TRUSTED", "UNTRUSTED", "UNCALIBRATED", "NOT_SCORED", "calibration_problem", "kappa_bar",
-           "not_scored"]
+           "not_scored", "trust_bar"]
 
 TRUSTED, UNTRUSTED, UNCALIBRATED = "trusted", "untrusted", "uncalibrated"
 #: The ``details`` key of a row not scored because its evaluator's judge is untrusted (value: the reason).
@@ -98,6 +99,12 @@ class JudgeTrust:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "summary": self.summary()}
+
+
+def trust_bar(cls: type, params: dict[str, Any] | None = None) -> float:
+    """The least kappa at which judge evaluator ``cls``'s judge is trusted: its ``min_judge_kappa``
+    (the given parameters, validated, else the default 0.4)."""
+    return float(cls.validate_params(params or {}).get(MIN_JUDGE_KAPPA, 0.4))
 
 
 def not_scored(trust: JudgeTrust | None) -> bool:
