@@ -127,6 +127,11 @@ def untrusted_board(board: dict[str, Any]) -> bool:
     return (board.get("judge_trust") or {}).get("status") == "untrusted"
 
 
+def not_scored_board(board: dict[str, Any]) -> bool:
+    """Whether a leaderboard is an untrusted judge's whose rows were not scored (no ``score_untrusted``)."""
+    return untrusted_board(board) and not board["judge_trust"].get("scored", True)
+
+
 def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
     """For an untrusted judge's board: ``not_counted_note`` (why no verdict of it counts, for "Weakest
     answers"), and ``not_scored`` (the rows' reason) when its rows were not scored; empty otherwise."""
@@ -134,7 +139,7 @@ def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
         return {}
     trust = board["judge_trust"]
     figures = kappa_bar(trust["kappa"], trust["min_kappa"])
-    if trust.get("scored", True):
+    if not not_scored_board(board):
         return {"not_counted_note": f"Not counted: judge {trust['judge']} is untrusted ({figures}), so no answer is "
                                     "called weak on its word. Its verdicts are in the evaluated dataset, marked "
                                     "untrusted."}
@@ -237,7 +242,9 @@ def evaluator_view(
                     "rows": [[clip(cell, CELL_LIMIT) for cell in row] for row in t.rows]} for t in ev.tables],
         "worst": worst[:WORST_ROWS_LIMIT],
         "worst_limit": WORST_ROWS_LIMIT,
-        "row_count": len(ev.scored),
+        # An untrusted judge's rows written as not scored are not counted as scored.
+        **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored_board(board)
+           else {"row_count": len(ev.scored)}),
         "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
         # Only where there are some: the other evaluators' summaries stay as they were.

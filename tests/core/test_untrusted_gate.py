@@ -122,7 +122,9 @@ def test_an_untrusted_judges_evaluator_is_not_scored_by_default(monkeypatch, tmp
     index = (result.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
     assert ('<a href="#ev-toy_judge">Toy judge</a> <span class="judge-trust untrusted">not scored: untrusted '
             'judge</span>') in index
+    assert "full evaluator report</a> · 0 rows scored, 6 not scored (untrusted judge)</p>" in index
     page = (folder / names.HTML_FRAGMENT / "text_html" / "explanation.html").read_text(encoding="utf-8")
+    assert "0 rows scored · 6 not scored (untrusted judge) · 0 skipped" in page
     assert ("<p class=\"judge-trust untrusted\" data-not-counted>Not scored: judge test-judge is untrusted (κ = 0.00, "
             "needs κ ≥ 0.40), so no row was scored (score_untrusted: true scores them anyway, not counted).</p>") in page
     matrix = (result.run_dir / names.TEST_CASES_HTML).read_text(encoding="utf-8")
