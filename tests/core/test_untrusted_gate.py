@@ -58,7 +58,8 @@ def _calibration_prompts(server: JudgeServer) -> list[str]:
 
 
 def _folder(run_dir: Path) -> Path:
-    (folder,) = [p for p in run_dir.iterdir() if p.name.startswith("explainer_")]
+    """The run's judge evaluator's folder."""
+    (folder,) = [p for p in run_dir.iterdir() if p.name.startswith("explainer_") and "looping" not in p.name]
     return folder
 
 
@@ -224,3 +225,34 @@ def test_a_dry_run_says_which_scoring_calls_depend_on_the_calibration(monkeypatc
         lines = CliRunner().invoke(cli, args).output.splitlines()
         assert (f"'toy_judge' will not be scored ({REASON}, as calibrated before); --score-untrusted scores it "
                 "anyway.") in lines
+
+
+def test_a_run_whose_untrusted_judge_scored_nothing_replays_and_resumes(monkeypatch, tmp_path):
+    """Its folder is complete: its evidence pack replays to the same files, and a resume keeps it. (A built-in
+    judge on the demo dataset: a replay loads no plugin module.)"""
+    with JudgeServer(default="absent") as server:  # one label always: kappa 0
+        s = {**_settings(tmp_path, server), "dataset": "demo", "plugins": [], "calibration_items": 4}
+        result = sonar_core.run(evaluators=[{"id": "contact_information", "categories": ["privacy"]},
+                                            "looping_detection"], run_id="packed", **s)
+        assert result.exit_code == EXIT_OK and server.calls == 4  # the four calibration items, no row
+        rows = _rows(result.run_dir)
+        assert rows and {r["result_error_message"] for r in rows} == {REASON}
+        pack = tmp_path / "packed.zip"
+        packed = CliRunner().invoke(cli, ["pack", str(result.run_dir), "-o", str(pack)])
+        assert packed.exit_code == 0, packed.output
+        # A resume finds every folder done and asks nothing (the calibration comes from its cache).
+        resumed = sonar_core.resume(result.run_dir)
+        assert resumed.exit_code == EXIT_OK and server.calls == 4
+    events = [json.loads(line) for line in (result.run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()]
+    assert [e["evaluator"] for e in events if e["message"] == "skipping finished evaluator"] == [
+        "contact_information", "looping_detection"]
+    assert _rows(result.run_dir) == rows
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    monkeypatch.setenv("SONAR_HOME", str(home))
+    replayed = CliRunner().invoke(cli, ["replay", str(pack), "-o", str(tmp_path / "replay")])  # the server is gone
+    assert replayed.exit_code == 0, replayed.output
+    rebuilt = tmp_path / "replay" / "packed"
+    assert replayed.stdout == (f"Replayed into {rebuilt}: every file identical to the pack apart from timestamps, "
+                               "durations, paths and cache counters\n")
+    assert _rows(rebuilt) == rows
