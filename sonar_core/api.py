@@ -71,6 +71,7 @@ def run(
     prices: Mapping[str, Mapping[str, Any]] | None = None,
     calibrate: bool | None = None,
     calibration_items: int | None = None,
+    score_untrusted: bool | None = None,
     confidence_level: float | None = None,
     bootstrap_resamples: int | None = None,
     benchmark: str | None = None,
@@ -123,8 +124,10 @@ def run(
         hosts: the models under test, ``{key, kind, ...settings}`` each.
         prices: host or judge key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens (docs/costs.md).
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
-            an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
+            an untrusted judge's evaluator is not scored and raises one problem about the judge (docs/judges.md).
         calibration_items: calibrate on a balanced subset of at most this many items per set.
+        score_untrusted: score an evaluator whose judge fails calibration anyway (its verdicts marked
+            untrusted, still not counted); default off: its rows are not scored, nothing is asked.
         confidence_level: the confidence of every interval (default 0.95); the paired tests between
             models call a difference significant below 1 - it (docs/intervals.md).
         bootstrap_resamples: bootstrap replicates per score interval and sign patterns per paired

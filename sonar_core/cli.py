@@ -74,6 +74,9 @@ def cli() -> None:
                    "--no-calibrate skips it, and the report says the judges are uncalibrated.")
 @click.option("--calibration-items", type=int, default=None, metavar="N",
               help="Calibrate on a balanced subset of at most N items per set (default: every item).")
+@click.option("--score-untrusted", is_flag=True, default=None,
+              help="Score the rows of an evaluator whose judge fails calibration anyway (verdicts marked untrusted, "
+                   "not counted); without it those rows are not scored and the judge is not asked.")
 @click.option("--confidence-level", type=float, default=None, metavar="C",
               help="Confidence of every interval, between 0 and 1 (default: 0.95); tests use 1 - C as significance level.")
 @click.option("--bootstrap-resamples", type=int, default=None, metavar="N",
@@ -105,7 +108,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
                 calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
                 min_grade=None, executor=None, ray_address=None, ray_shard_rows=None, epochs=None,
-                epoch_reducer=None, max_cost=None, dry_run=False, as_json=False, **trace_flags) -> None:
+                epoch_reducer=None, max_cost=None, dry_run=False, as_json=False, score_untrusted=None,
+                **trace_flags) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -142,7 +146,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
                 "test_suite": test_suite, "hosts": parse_hosts(hosts),
-                "calibrate": calibrate, "calibration_items": calibration_items,
+                "calibrate": calibrate, "calibration_items": calibration_items, "score_untrusted": score_untrusted,
                 "confidence_level": confidence_level, "bootstrap_resamples": bootstrap_resamples,
                 "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
                 "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,

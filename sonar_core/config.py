@@ -67,6 +67,9 @@ class EvaluatorSpec(BaseModel):
     #: Score each assistant turn of a conversation with the user turn before it as its question; the
     #: row's value is the mean over its turns (docs/conversations.md).
     per_turn: bool = False
+    #: A judge evaluator only: score its rows even when its judge fails calibration (verdicts written,
+    #: marked untrusted, not counted); None takes the run's ``score_untrusted`` (docs/judges.md).
+    score_untrusted: bool | None = None
 
     @property
     def label(self) -> str:
@@ -76,10 +79,12 @@ class EvaluatorSpec(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_default_per_turn(self, handler):
-        # per_turn is written only when set, so run.json of a run without it is as before.
+        # per_turn and score_untrusted are written only when set, so run.json of a run without them is as before.
         data = handler(self)
         if isinstance(data, dict) and not self.per_turn:
             data.pop("per_turn", None)
+        if isinstance(data, dict) and self.score_untrusted is None:
+            data.pop("score_untrusted", None)
         return data
 
 
@@ -186,6 +191,9 @@ class RunConfig(BaseModel):
     calibrate: bool = True
     #: Calibrate on a balanced subset of at most this many items per set (None: every item).
     calibration_items: int | None = Field(default=None, ge=2)
+    #: Score the rows of an evaluator whose judge fails calibration anyway (its verdicts written, marked
+    #: untrusted, still not counted); off: those rows are not scored and nothing is asked (docs/judges.md).
+    score_untrusted: bool = False
     #: The confidence of every interval (and 1 - it the significance level of the paired tests).
     confidence_level: float = Field(default=0.95, gt=0, lt=1)
     #: Bootstrap replicates per score interval, and random sign patterns per paired permutation test.

@@ -15,6 +15,7 @@ from typing import Any
 
 from .html import TEXT_LIMIT, csp, filter_script, style
 from .transcript import expected_calls_html, transcript_html
+from .verdicts import NOT_SCORED
 
 __all__ = ["matrix_html", "case_html"]
 
@@ -97,8 +98,9 @@ def matrix_html(run: dict[str, Any], book: Any) -> str:
            f'<p class="muted">Run <code>{_e(run["run_id"])}</code> · {scope} '
            "Each cell holds a model's answer (click a long one to expand it) and each evaluator's verdict on it: "
            "✓/✗ for pass/fail evaluators, the primary metric for scores; green is on the right side of the "
-           "threshold, red on the wrong side. Open a test case for every metric with its threshold, the messages "
-           "and the retrieved context.</p>\n",
+           "threshold, red on the wrong side; grey and dashed, a judge that failed its calibration: its verdict is "
+           "not counted, or the row was not scored. Open a test case for every metric with its threshold, the "
+           "messages and the retrieved context.</p>\n",
            '<div class="filters" id="filters">\n',
            '<label>Evaluator <select id="f-ev"><option value="">all evaluators</option>',
            *(f'<option value="{ev["index"]}">{_e(ev["display_name"])}</option>' for ev in book.evaluators),
@@ -165,6 +167,8 @@ def _metrics_table(book: Any, case: dict[str, Any]) -> str:
                     cells.append('<td class="na">not routed</td>')
                 elif v["status"] == "skip":
                     cells.append('<td class="skip">skipped</td>')
+                elif v["status"] == NOT_SCORED:
+                    cells.append(f'<td class="{NOT_SCORED}">not scored</td>')
                 else:
                     cell = v["metrics"][mi]
                     cells.append(f'<td class="num {cell["status"]}">{_num(cell["value"])}</td>')

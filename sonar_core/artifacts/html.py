@@ -23,6 +23,7 @@ from markupsafe import Markup
 
 from .. import names
 from ..findings.confidence import p_text
+from ..findings.judge_trust import kappa_bar
 from ..findings.problems import SEVERITY_ORDER
 from ..findings.scored import ScoredEvaluator
 from ..contract import finite_or_none
@@ -130,6 +131,28 @@ def untrusted_board(board: dict[str, Any]) -> bool:
     return (board.get("judge_trust") or {}).get("status") == "untrusted"
 
 
+def not_scored_board(board: dict[str, Any]) -> bool:
+    """Whether a leaderboard is an untrusted judge's whose rows were not scored (no ``score_untrusted``)."""
+    return untrusted_board(board) and not board["judge_trust"].get("scored", True)
+
+
+def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
+    """For an untrusted judge's board: ``not_counted_note`` (why no verdict of it counts, for "Weakest
+    answers"), and ``not_scored`` (the rows' reason) when its rows were not scored; empty otherwise."""
+    if not untrusted_board(board):
+        return {}
+    trust = board["judge_trust"]
+    figures = kappa_bar(trust["kappa"], trust["min_kappa"])
+    if not not_scored_board(board):
+        return {"not_counted_note": f"Not counted: judge {trust['judge']} is untrusted ({figures}), so no answer is "
+                                    "called weak on its word. Its verdicts are in the evaluated dataset, marked "
+                                    "untrusted."}
+    reason = f"not scored: judge {trust['judge']} is untrusted ({figures})"
+    return {"not_scored": reason,
+            "not_counted_note": f"Not scored: judge {trust['judge']} is untrusted ({figures}), so no row was "
+                                "scored (score_untrusted: true scores them anyway, not counted)."}
+
+
 def evaluator_view(
     ev: ScoredEvaluator,
     board: dict[str, Any],
@@ -159,9 +182,11 @@ def evaluator_view(
             "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
         })
     primary = next(m for m in metrics if m["is_primary"])
-    # Choose the weakest rows first, then format only those few.
+    untrusted = untrusted_board(board)
+    # Choose the weakest rows first, then format only those few. An untrusted judge's verdicts call no
+    # answer weak: the section says why instead (not_counted_note).
     sign = 1 if ev.primary.higher_is_better else -1
-    failing = heapq.nsmallest(
+    failing = [] if untrusted else heapq.nsmallest(
         WORST_ROWS_LIMIT,
         ((result.values[ev.primary.key], row, result) for row, result in ev.failing(ev.primary)),
         key=lambda item: (sign * item[0], item[1].test_case_key, item[1].model_key),
@@ -178,7 +203,6 @@ def evaluator_view(
     # Rows on the right side of the primary threshold, per model: the quality axis of the
     # run's cost / speed / quality chart counts them over every evaluator.
     passes: dict[str, list[int]] = {}
-    untrusted = untrusted_board(board)
     for row, result in ([] if untrusted else ev.scored):  # an untrusted judge's verdicts count nowhere
         value = result.values.get(ev.primary.key)
         if value is None or value != value:  # None or NaN: not scored
@@ -204,6 +228,7 @@ def evaluator_view(
         # Judge evaluators only (other evaluators' summaries stay as they were): the judge failed its
         # calibration, so the verdicts are shown, marked, and counted nowhere.
         **({"untrusted": untrusted} if "judge_trust" in board else {}),
+        **untrusted_notes(board),
         "leader": leader,
         # With paired tests (findings.confidence): each model's test against the leader, and the
         # models it cannot tell from the leader (marked as ties in the reports).
@@ -221,7 +246,9 @@ def evaluator_view(
                     "rows": [[clip(cell, CELL_LIMIT) for cell in row] for row in t.rows]} for t in ev.tables],
         "worst": worst[:WORST_ROWS_LIMIT],
         "worst_limit": WORST_ROWS_LIMIT,
-        "row_count": len(ev.scored),
+        # An untrusted judge's rows written as not scored are not counted as scored.
+        **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored_board(board)
+           else {"row_count": len(ev.scored)}),
         "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
         # Only where there are some: the other evaluators' summaries stay as they were.
@@ -235,7 +262,8 @@ def evaluator_chart(view: dict[str, Any]) -> Markup:
     board, primary = view["board"], view["primary"]
     # An untrusted judge's board ranks no model: its chart shows them in name order, and says why.
     models = board["ranking"] or board.get("unranked_models", [])
-    untrusted = " (untrusted judge: not counted)" if view.get("untrusted") else ""
+    untrusted = (" (not scored: untrusted judge)" if view.get("not_scored")
+                 else " (untrusted judge: not counted)" if view.get("untrusted") else "")
     rows = {row["model"]: row for row in board["rows"]}
     # Error bars: each model's interval of the primary metric, where the findings gave one.
     entries = [(rows[m].get("intervals") or {}).get(primary["key"]) or {} for m in models]

@@ -56,7 +56,8 @@ def turn_verdicts(evaluators: list[Any], row_key: str) -> dict[int, list[tuple[s
             fails = value is not None and metric["threshold"] is not None and (
                 value < metric["threshold"] if metric["higher_is_better"] else value > metric["threshold"])
             out.setdefault(turn, []).append((ev.view["display_name"], "n/a" if value is None else f"{value:.2f}",
-                                             "na" if value is None else "fail" if fails else "pass"))
+                                             "na" if value is None else "not-counted" if getattr(ev, "untrusted", False)
+                                             else "fail" if fails else "pass"))
     return out
 
 

@@ -33,7 +33,7 @@ from ..journal import Journal
 from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
 from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_benchmark, restrict_dataset, start_fields
-from .calibration import calibrate_judges, check_calibration_sets
+from .calibration import calibrate_judges, check_calibration_sets, dry_run_outcomes
 from .choose import make_executor
 from .interrupt import interrupt_guard
 from .jobs import incompatibilities, missing_columns, resolve_jobs
@@ -133,8 +133,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
     jobs = resolve_jobs(config, plugins, run_id, run_dir)
-    if config.calibrate:
-        check_calibration_sets(jobs, config.base_dir)
+    check_calibration_sets(jobs, config)
 
     executor = make_executor(config)  # Ray missing: a one-line error before anything runs
     with ExitStack() as closing:
@@ -223,7 +222,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         write_index(state)
         journal.event("finished run", "Runner", "execute_run", status=state.result.status,
                       exit_code=state.result.exit_code, seconds=round(time.time() - started, 3))
-    state.result.costs = ledger.estimate_record() if dry else ledger.record()
+    state.result.costs = {**ledger.estimate_record(), **dry_run_outcomes(state)} if dry else ledger.record()
     return state.result
 
 
@@ -296,7 +295,8 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, state.dataset, state.services, journal, batch_size=config.batch_size,
-                                   progress=lambda total: sink.task(label, total=total), logger=logger)
+                                   progress=lambda total: sink.task(label, total=total), logger=logger,
+                                   judge_trust=state.judge_trust.get(job.label))
                 if state.ledger is not None and state.ledger.stopped:  # an evaluator that kept the error per row
                     raise BudgetExceeded(state.ledger.stopped)
                 findings = derive_findings(scored, state.judge_trust.get(job.label), stats_settings(config))

@@ -44,7 +44,11 @@ def packed(tmp_path_factory):
     with JudgeServer(default="absent") as server:
         configs = write_llm_configs(folder / "llm.yaml", server.base_url)
         cache = folder / "cache.sqlite"
-        result = sonar_core.run({"name": "qs", "dataset": "demo", "calibration_items": 4, "evaluators": EVALUATORS},
+        # The judge always answers "absent", so it fails its calibrations: score_untrusted scores the rows anyway,
+        # so that the pack holds verdicts as well as calibration answers (tests/core/test_untrusted_gate.py packs
+        # a run whose untrusted judge scored nothing).
+        result = sonar_core.run({"name": "qs", "dataset": "demo", "calibration_items": 4, "evaluators": EVALUATORS,
+                                 "score_untrusted": True},
                                 llm_configs=str(configs), llm_cache=str(cache), output_dir=str(folder / "reports"),
                                 run_id="qs")
         assert result.status == "success", result.message
