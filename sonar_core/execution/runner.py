@@ -87,6 +87,11 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
                  previous: PreviousRun | None, made: dict[str, Path],
                  replayed: dict[str, str] | None = None, dry: bool = False) -> RunResult:
     started = time.time()
+    shown = config  # paths as the user gave them: the report shows them so
+    if config.base_dir is None:
+        # The run records the folder its relative paths lead from, so `--resume` and `sonar pack` work
+        # from any working directory (docs/result-directory.md: base_dir).
+        config = config.model_copy(update={"base_dir": str(Path.cwd())})
     # Before any work: a run that cannot write its results must not find out after scoring.
     resuming = previous.run_dir if previous is not None else resume_dir
     check_writable(resuming if resuming is not None else config.resolve_path(config.output_dir).resolve())
@@ -104,10 +109,12 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
         # A bad perturb: entry fails here, before the run starts.
         suite_rows = item_source(suite_rows, config, plugins)
-        dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
+        dataset = LLMDataset(suite_rows, str(shown.resolve_path(config.test_suite)), suite_columns, suite_fingerprint)
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
         dataset = restrict_dataset(benchmark, load_dataset(dataset_path))
+        if config.dataset != DEMO_DATASET:
+            dataset.source = str(shown.resolve_path(config.dataset))
 
     if previous is None and resume_dir is not None:
         previous = PreviousRun.open(resume_dir)
@@ -121,6 +128,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         run_dir = run_folder(config.resolve_path(config.output_dir), run_id)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
+    config = config.model_copy(update={"run_id": run_id})  # run.json records the id the run was given or took
     jobs = resolve_jobs(config, plugins, run_id, run_dir)
     if config.calibrate:
         check_calibration_sets(jobs, config.base_dir)
@@ -320,6 +328,8 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
             state.executed.append({**entry, "status": "success", "error": "",
                                    "duration": round(time.time() - job_started, 3)})
             write_run_json(state, status="running")
+            # With its folder: a run killed later (SIGKILL closes nothing) still packs this evaluator's answers.
+            record_cache_keys(state.services.llm, state.run_dir)
         journal.event("finished pipeline", "Runner", "execute_run", **state.pipeline_finished)
 
 
