@@ -207,7 +207,10 @@ def _replay(pack: Path, out_dir: Path, max_bytes: int) -> tuple[Path, dict[str, 
                 for entry in (record.get("result") or {}).get("incompatible_explainers") or []
                 if isinstance(entry, dict) and "evaluator" in entry and "reason" in entry}
     try:
-        result = execute_run(build_config(params, f"{pack}: {names.PACK_MANIFEST}"), replayed=replayed)
+        # The rows stand for the packed run's dataset: the record names it as the packed one does.
+        source = ((record.get("result") or {}).get("dataset") or {}).get("source")
+        result = execute_run(build_config(params, f"{pack}: {names.PACK_MANIFEST}"), replayed=replayed,
+                             dataset_source=source if isinstance(source, str) else None)
     finally:
         if previous is None:
             os.environ.pop(CACHE_ONLY_ENV, None)

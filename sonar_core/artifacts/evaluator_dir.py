@@ -26,7 +26,7 @@ from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 from .drilldown import evaluator_rows
 
-__all__ = ["write_evaluator_dir", "write_failed_marker"]
+__all__ = ["write_evaluator_dir", "write_failed_marker", "mark_finished"]
 
 
 def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:
@@ -112,13 +112,14 @@ def _zip_work_dir(work: Path) -> bytes:
 
 
 def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formula_escape: bool = True,
-                        fragments: Fragments | None = None) -> dict[str, Any]:
+                        fragments: Fragments | None = None, mark_done: bool = True) -> dict[str, Any]:
     """Write every artifact of one evaluator's ``findings`` into ``folder``; return what run.json and
     index.html need.
 
     ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run as formulas
     (:mod:`.csv_cells`); JSON and .jay keep the exact text either way. ``fragments``: the run's
     cache of JSON text, so that the problems and insights, which run.json repeats, are encoded once.
+    ``mark_done``: write the done marker last (False: the caller does, with :func:`mark_finished`).
     """
     ev = findings.scored
     fragments = fragments if fragments is not None else Fragments()
@@ -151,8 +152,14 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
                "problems": problems, "insights": insights, "test_cases": evaluator_rows(ev)}
     write_json(folder / names.EVALUATOR_SUMMARY, summary, fragments)
-    (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
+    if mark_done:
+        mark_finished(folder)
     return summary
+
+
+def mark_finished(folder: Path) -> None:
+    """The done marker, last: a folder with it is finished (``--resume`` keeps it)."""
+    (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
 
 
 def write_failed_marker(folder: Path, error: str) -> None:

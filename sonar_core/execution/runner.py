@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import names
-from ..artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
+from ..artifacts.evaluator_dir import mark_finished, write_evaluator_dir, write_failed_marker
 from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
@@ -60,7 +60,8 @@ def _close_services(services: RunServices) -> None:
 
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
                 plugins: PluginManager | None = None, previous: PreviousRun | None = None,
-                replayed: dict[str, str] | None = None, dry: bool = False) -> RunResult:
+                replayed: dict[str, str] | None = None, dry: bool = False,
+                dataset_source: str | None = None) -> RunResult:
     """Execute a run described by ``config``; see the module docstring.
 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
@@ -68,11 +69,13 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     skipped again for the same reasons instead of checking this machine's models and judges.
     A write that fails raises :class:`OutputError` naming the file (docs/reliability.md). ``dry``: the
     run of a dry run (:mod:`.dry_run`): nothing asked, no cache written, the estimate in ``costs``.
+    ``dataset_source``: the name the record gives the dataset (a replay: the packed run's, which its rows
+    stand for), instead of its path.
     """
     made: dict[str, Path] = {}
     try:
         return _execute_run(config, resume_dir=resume_dir, progress=progress, plugins=plugins, previous=previous,
-                            made=made, replayed=replayed, dry=dry)
+                            made=made, replayed=replayed, dry=dry, dataset_source=dataset_source)
     except OSError as exc:
         new = made.get("run_dir")
         if new is not None and not (new / names.RUN_JSON).exists():
@@ -85,7 +88,8 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
 
 def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, plugins: PluginManager | None,
                  previous: PreviousRun | None, made: dict[str, Path],
-                 replayed: dict[str, str] | None = None, dry: bool = False) -> RunResult:
+                 replayed: dict[str, str] | None = None, dry: bool = False,
+                 dataset_source: str | None = None) -> RunResult:
     started = time.time()
     shown = config  # paths as the user gave them: the report shows them so
     if config.base_dir is None:
@@ -123,11 +127,15 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         run_dir = previous.run_dir
         run_id = run_dir.name
         previous.check_data(dataset_fingerprint=dataset.fingerprint, suite_fingerprint=suite_fingerprint)
+        # The report names the data as the run's first part did (before base_dir was recorded).
+        dataset.source = previous.dataset_source() or dataset.source
     else:
         run_id = config.run_id or f"{config.name}-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
         run_dir = run_folder(config.resolve_path(config.output_dir), run_id)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
+    if dataset_source is not None:
+        dataset.source = dataset_source
     config = config.model_copy(update={"run_id": run_id})  # run.json records the id the run was given or took
     jobs = resolve_jobs(config, plugins, run_id, run_dir)
     if config.calibrate:
@@ -291,6 +299,8 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, state.dataset, state.services, journal, batch_size=config.batch_size,
                                    progress=lambda total: sink.task(label, total=total), logger=logger)
+                # Before its done marker: a run killed later (SIGKILL closes nothing) still packs its answers.
+                record_cache_keys(state.services.llm, state.run_dir)
                 if state.ledger is not None and state.ledger.stopped:  # an evaluator that kept the error per row
                     raise BudgetExceeded(state.ledger.stopped)
                 findings = derive_findings(scored, state.judge_trust.get(job.label), stats_settings(config))
@@ -298,7 +308,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                     # Before the folder is written: a resumed run scores the evaluator again.
                     raise PluginError(f"evaluator '{job.label}' scored with a fallback model (--strict): "
                                       f"{findings.fallbacks[0]}")
-                summary = stored_summary(write_evaluator_dir(findings, job.folder,
+                summary = stored_summary(write_evaluator_dir(findings, job.folder, mark_done=False,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)
             except (PluginError, BudgetExceeded):
@@ -324,12 +334,13 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                           seconds=round(time.time() - job_started, 3))
             scored = findings = None
             journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
+            # Journalled before the folder counts as finished: a run killed in between scores it again on
+            # resume, rather than leaving a finished evaluator the journal never saw finish.
+            mark_finished(job.folder)
             state.summaries.append(summary)
             state.executed.append({**entry, "status": "success", "error": "",
                                    "duration": round(time.time() - job_started, 3)})
             write_run_json(state, status="running")
-            # With its folder: a run killed later (SIGKILL closes nothing) still packs this evaluator's answers.
-            record_cache_keys(state.services.llm, state.run_dir)
         journal.event("finished pipeline", "Runner", "execute_run", **state.pipeline_finished)
 
 
