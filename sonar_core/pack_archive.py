@@ -11,9 +11,10 @@ folder or leave anything behind when it is refused. In order:
 3. the members are exactly the files ``pack.json`` lists (an unlisted member is refused, not skipped),
    and the sizes it declares add up to at most the limit (``--max-size``, default
    :data:`DEFAULT_MAX_BYTES`);
+   and the zip's own header of each gives the same size;
 4. only then is each member written, streamed: reading stops one byte past its declared size (a
-   member that holds more is refused there, whatever its compressed size), and its size and SHA-256
-   are checked against ``pack.json`` when it ends.
+   member that holds more is refused there, whatever its compressed size or header says), and its
+   size and SHA-256 are checked against ``pack.json`` when it ends.
 
 A refused pack raises :class:`PackError`; the caller removes what step 4 wrote
 (:func:`sonar_core.evidence_pack.replay_pack` removes the whole output folder it made).
@@ -109,6 +110,9 @@ def _listed(pack: Path, manifest: dict[str, Any], infos: dict[str, zipfile.ZipIn
             raise PackError(f"{pack}: {names.PACK_MANIFEST} gives member {name!r} no SHA-256 and size; refusing the pack")
         if name not in infos:
             raise PackError(f"{pack}: member {name!r} is missing or damaged (its SHA-256 differs from pack.json's)")
+        if infos[name].file_size != size:
+            raise PackError(f"{pack}: member {name!r} holds {infos[name].file_size} bytes, {names.PACK_MANIFEST} "
+                            f"gives it {size}; refusing the pack")
         listed[name] = (digest, size)
     for name in infos:
         if name != names.PACK_MANIFEST and name not in listed:
