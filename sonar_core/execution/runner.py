@@ -334,13 +334,13 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                           seconds=round(time.time() - job_started, 3))
             scored = findings = None
             journal.event("wrote artifacts", "Runner", "execute_run", evaluator=job.label, folder=job.folder.name)
-            # Journalled before the folder counts as finished: a run killed in between scores it again on
-            # resume, rather than leaving a finished evaluator the journal never saw finish.
-            mark_finished(job.folder)
             state.summaries.append(summary)
             state.executed.append({**entry, "status": "success", "error": "",
                                    "duration": round(time.time() - job_started, 3)})
             write_run_json(state, status="running")
+            # Last: journalled and in run.json before the folder counts as finished. A run killed in between
+            # scores it again on resume, rather than keeping a finished evaluator its records never saw finish.
+            mark_finished(job.folder)
         journal.event("finished pipeline", "Runner", "execute_run", **state.pipeline_finished)
 
 
