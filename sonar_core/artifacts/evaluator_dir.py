@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
+from ..named_files import write_text
 from ..contract import ResultKind
 from ..findings import EvaluatorFindings, ScoredEvaluator
 from .markdown import leaderboard_markdown, report_markdown
@@ -96,7 +97,7 @@ def _write_tables(ev: ScoredEvaluator, work: Path, csv_formula_escape: bool) -> 
         rows = [table.columns, *table.rows]
         write_csv_rows(buffer, csv.writer(buffer, lineterminator="\n"),
                        [neutralise_row(row) for row in rows] if csv_formula_escape else rows)
-        (work / f"{stem}.csv").write_text(buffer.getvalue(), encoding="utf-8")
+        write_text(work / f"{stem}.csv", buffer.getvalue())
 
 
 def _zip_work_dir(work: Path) -> bytes:
@@ -144,7 +145,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     work = folder / names.WORK_DIR
     work.mkdir(exist_ok=True)
     _write_tables(ev, work, csv_formula_escape)
-    (work / names.REPORT_MD).write_text(report_markdown(ev, board_md, problems, insights), encoding="utf-8")
+    write_text(work / names.REPORT_MD, report_markdown(ev, board_md, problems, insights))
 
     view = evaluator_view(ev, board, problems, insights, folder.name, findings.fallbacks)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
@@ -159,9 +160,9 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
 
 def mark_finished(folder: Path) -> None:
     """The done marker, last: a folder with it is finished (``--resume`` keeps it)."""
-    (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
+    write_text(folder / names.DONE_MARKER, "done\n")
 
 
 def write_failed_marker(folder: Path, error: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / names.FAILED_MARKER).write_text(error + "\n", encoding="utf-8")
+    write_text(folder / names.FAILED_MARKER, error + "\n")

@@ -28,6 +28,7 @@ from ..findings import derive_findings
 from ..findings.host_problems import host_problems
 from ..findings.run_findings import gating_problems
 from ..journal import Journal
+from ..llm.cache import CacheUnreadable
 from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
 from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_benchmark, restrict_dataset, start_fields
@@ -311,8 +312,8 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 summary = stored_summary(write_evaluator_dir(findings, job.folder, mark_done=False,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)
-            except (PluginError, BudgetExceeded):
-                raise  # --strict, or the budget: the run stops here
+            except (PluginError, BudgetExceeded, CacheUnreadable):
+                raise  # --strict, the budget, or a cache no judge can use: the run stops here
             except Exception as exc:  # one evaluator's failure must not end the run
                 if _is_output_fault(exc, state.run_dir):
                     raise  # ... but a folder that cannot be written ends it (OutputError; --resume continues)
