@@ -45,7 +45,8 @@ def _safe_name(value: Any) -> Any:
 
 
 #: Settings that name a file or folder: a NUL character in one is refused (no path can hold it; the
-#: operating system's calls would fail with "embedded null byte").
+#: operating system's calls would fail with "embedded null byte"), and so is a lone surrogate (bytes that
+#: are not UTF-8, which run.json could not record).
 PATH_SETTINGS = ("dataset", "output_dir", "llm_configs", "llm_cache", "base_dir", "test_suite", "benchmark",
                  "standards", "standards_output")
 
@@ -53,6 +54,9 @@ PATH_SETTINGS = ("dataset", "output_dir", "llm_configs", "llm_cache", "base_dir"
 def _no_nul(value: Any) -> Any:
     if isinstance(value, str) and "\x00" in value:
         raise PydanticCustomError("nul_in_path", "a path cannot hold a NUL character")
+    if isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value):
+        # A name of bytes that are not UTF-8: run.json and the report (UTF-8) could not record it.
+        raise PydanticCustomError("surrogate_in_path", "a path must be UTF-8 text (it holds a lone surrogate)")
     return value
 
 

@@ -35,7 +35,7 @@ from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_
 from .calibration import calibrate_judges, check_calibration_sets
 from .choose import make_executor
 from .jobs import incompatibilities, missing_columns, resolve_jobs
-from .output_dir import check_writable, run_folder
+from .output_dir import check_writable, resolved, run_folder
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
 from .progress import ProgressSink
@@ -99,7 +99,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         config = config.model_copy(update={"base_dir": str(Path.cwd())})
     # Before any work: a run that cannot write its results must not find out after scoring.
     resuming = previous.run_dir if previous is not None else resume_dir
-    check_writable(resuming if resuming is not None else config.resolve_path(config.output_dir).resolve())
+    check_writable(resuming if resuming is not None else resolved(config.resolve_path(config.output_dir)))
     plugins = plugins or get_plugin_manager(config.plugins)
     plugins.load()
     if config.strict:
