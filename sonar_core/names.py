@@ -119,7 +119,7 @@ CACHE_KEYS = "cache_keys.json"
 CACHE_KEYS_SCHEMA_VERSION = "1.0"
 #: ``sonar pack``'s archive: its manifest, and the folders of what it holds.
 PACK_MANIFEST = "pack.json"
-PACK_SCHEMA_VERSION = "1.1"
+PACK_SCHEMA_VERSION = "1.0"
 
 #: A benchmark run's grades (docs/benchmarks.md): ``benchmark/`` with the findings as JSON, the
 #: grades and the unsafe items as CSV, a markdown report, and a calibration run's standards.
