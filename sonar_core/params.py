@@ -83,7 +83,7 @@ class Param:
                 value = list(value)
         except ParameterError:
             raise
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # an integer past a float's range (found by bench/fuzz.py)
             raise ParameterError(f"{where} must be of type {self.type.__name__}, got {quoted(given)}") from None
         if self.min is not None and value < self.min:
             raise ParameterError(f"{where} must be >= {self.min}, got {quoted(value)}")

@@ -82,6 +82,15 @@ def test_a_parameter_error_quotes_at_most_200_characters_of_the_value(tmp_path):
     assert str(caught.value).startswith(head) and len(str(caught.value)) <= len(head) - 4 + 200
 
 
+def test_an_integer_past_a_floats_range_as_a_float_parameter_is_one_line():
+    """Found by bench/fuzz.py --minutes 30 (the values surface): min_judge_kappa: 111...1 (400 digits) was an
+    OverflowError traceback."""
+    with pytest.raises(ParameterError) as caught:
+        Param("min_judge_kappa", float, 0.4, "kappa").coerce(int("1" * 400), "contact_information")
+    head = "parameter 'min_judge_kappa' of evaluator 'contact_information' must be of type float, got "
+    assert str(caught.value).startswith(head + "1111") and len(str(caught.value)) <= len(head) + 200
+
+
 def test_a_damaged_llm_cache_is_named_in_one_line(tmp_path):
     cache = tmp_path / "cache.sqlite"
     cache.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000)  # a header, then nothing SQLite can read
