@@ -24,7 +24,8 @@ whatever concurrency, 429s, kills and resumes happened: it proves *what* the run
   the journal's :data:`ROW_SOURCE_EVENTS` and run.json's ``services.model_loads`` and
   ``services.embeddings`` are not compared (the rows' values are, in the evaluator's files);
 - what the calls cost (run.json's ``costs``, the tokens and ``call_cost`` of counters and events,
-  ``costs.md`` and index.html's costs table: docs/costs.md): an answer read from the cache costs nothing;
+  ``costs.md`` and index.html's costs table and costs line: docs/costs.md): an answer read from the cache
+  costs nothing;
 - ``cache_keys.json``, the cache entries the run touched (the pack's index of them: a resumed run's
   holds those its killed part used too).
 
@@ -88,7 +89,9 @@ _CALIBRATION_ITEMS = "calibration"
 #: index.html's sections built from how answers were obtained and what they cost: each from its heading to
 #: the end of its table.
 HOW_SECTIONS = ("costs", "concurrency")
-_SECTIONS = [re.compile(rf'<h2 id="{name}">.*?</table>\n?', re.DOTALL) for name in HOW_SECTIONS]
+_SECTIONS = [re.compile(rf'<h2 id="{name}">.*?</table>\n?', re.DOTALL) for name in HOW_SECTIONS] + [
+    # The costs in one line, near the headline (main's layout of issue 34).
+    re.compile(r'<p class="costs-line" id="costs-line">.*?</p>', re.DOTALL)]
 #: Files not compared: the calls' costs (only a run that made calls writes costs.md) and the cache entries
 #: the run touched (cache_keys.json: a resumed run's holds those its killed part used too).
 _LEFT_OUT = frozenset({names.COSTS_MD, names.CACHE_KEYS})
