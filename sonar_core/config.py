@@ -47,6 +47,22 @@ def _safe_name(value: Any) -> Any:
     return value
 
 
+#: Settings that name a file or folder: a NUL character in one is refused (no path can hold it; the
+#: operating system's calls would fail with "embedded null byte"), and so is a lone surrogate (bytes that
+#: are not UTF-8, which run.json could not record).
+PATH_SETTINGS = ("dataset", "output_dir", "llm_configs", "llm_cache", "base_dir", "test_suite", "benchmark",
+                 "standards", "standards_output")
+
+
+def _no_nul(value: Any) -> Any:
+    if isinstance(value, str) and "\x00" in value:
+        raise PydanticCustomError("nul_in_path", "a path cannot hold a NUL character")
+    if isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value):
+        # A name of bytes that are not UTF-8: run.json and the report (UTF-8) could not record it.
+        raise PydanticCustomError("surrogate_in_path", "a path must be UTF-8 text (it holds a lone surrogate)")
+    return value
+
+
 class EvaluatorSpec(BaseModel):
     """One evaluator of a run, with its parameters and threshold overrides."""
 
@@ -244,6 +260,7 @@ class RunConfig(BaseModel):
     redteam: RedteamSpec | None = None
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
+    _paths_hold_no_nul = field_validator(*PATH_SETTINGS)(lambda cls, value: _no_nul(value))
 
     @field_validator("epoch_reducer")
     @classmethod
@@ -366,6 +383,8 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
             found = path.is_file()
         except OSError as exc:  # a name too long for the file system (found by the fuzz suite)
             raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
+        except ValueError:  # a NUL character
+            raise ConfigError(f"{str(path)!r}: a path cannot hold a NUL character") from None
         if not found:
             raise ConfigError(f"{path}: configuration file not found")
         loaded = read_yaml(path, "configuration file")

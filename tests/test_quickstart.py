@@ -203,7 +203,7 @@ def test_a_pack_of_the_quickstart_replays_with_no_model_and_an_empty_home(quicks
     assert outcome.exit_code == 0, outcome.output
     rebuilt = tmp_path / "replay" / "qs"
     assert outcome.stdout == (f"Replayed into {rebuilt}: every file identical to the pack apart from timestamps, "
-                              "durations, paths and cache counters\n")
+                              "durations, paths and how answers were obtained\n")
     run_dir = quickstart_run.run_dir
     before = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
     after = {p.relative_to(rebuilt).as_posix() for p in rebuilt.rglob("*") if p.is_file()}

@@ -17,7 +17,7 @@ from .. import names
 from .formats import write_json
 from .html import csp, style
 
-__all__ = ["write_comparison", "comparison_markdown", "FLIPS_SHOWN"]
+__all__ = ["write_comparison", "comparison_markdown", "partial_lines", "FLIPS_SHOWN"]
 
 #: Flipped rows listed per metric and model on the page (comparison.json lists them all).
 FLIPS_SHOWN = 200
@@ -87,6 +87,17 @@ def _listing(title: str, items: list[str]) -> str:
     return f"<p>{_e(title)} ({len(items)}):</p><ul class=\"only\">" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
 
 
+def partial_lines(data: dict[str, Any]) -> list[str]:
+    """What an ``--allow-partial`` comparison left out, one sentence each (empty for a whole comparison)."""
+    lines = []
+    for side, part in (data.get("partial") or {}).items():
+        names_ = ", ".join(f"{label} ({why})" for label, why in part["not_finished"].items()) or "none"
+        lines.append(f"run {side.upper()} did not finish (status {part['status']}): only its finished evaluators "
+                     f"are compared; not finished: {names_}")
+    lines += [f"not comparable: {reason}" for reason in data.get("not_comparable") or []]
+    return lines
+
+
 def comparison_html(data: dict[str, Any], out_dir: Path) -> str:
     a, b = data["run_a"]["run_id"], data["run_b"]["run_id"]
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n',
@@ -97,6 +108,8 @@ def comparison_html(data: dict[str, Any], out_dir: Path) -> str:
              f"<h1>Comparison: <span id=\"run-a\">{_e(a)}</span> (A) → <span id=\"run-b\">{_e(b)}</span> (B)</h1>\n",
              f"<p id=\"verdict\">{data['regressions']} significant regression(s) at confidence "
              f"{data['confidence_level']:g} (Holm-adjusted within each evaluator).</p>\n"]
+    if partial_lines(data):  # --allow-partial: what the comparison left out, before anything else
+        parts.append('<ul id="partial">' + "".join(f"<li>{_e(line)}</li>" for line in partial_lines(data)) + "</ul>\n")
     if data["problems"]:
         parts.append('<h2>Regressions</h2><ul id="regressions">')
         parts += [f'<li class="sev-{_e(p["severity"])}">{_e(p["severity"])}: {_e(p["description"])}</li>'
@@ -148,6 +161,7 @@ def comparison_markdown(data: dict[str, Any]) -> str:
     lines = [f"# Comparison: {cell(data['run_a']['run_id'])} (A) → {cell(data['run_b']['run_id'])} (B)", "",
              f"{data['regressions']} significant regression(s) at confidence {data['confidence_level']:g} "
              "(Holm-adjusted within each evaluator).", ""]
+    lines += [f"- **Partial:** {cell(line)}" for line in partial_lines(data)] + ([""] if partial_lines(data) else [])
     for problem in data["problems"]:
         lines.append(f"- **{problem['severity']}** {cell(problem['description'])}")
     if data["problems"]:

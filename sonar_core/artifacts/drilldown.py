@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .. import names
+from ..named_files import write_text
 from ..findings.scored import ScoredEvaluator
 from ..dataset import Row
 from .case_pages import case_html, matrix_html
@@ -355,5 +356,5 @@ def write_casebook(run_dir: Path, book: Casebook, run: dict[str, Any]) -> None:
     cases_dir = run_dir / names.CASES_DIR
     cases_dir.mkdir(parents=True, exist_ok=True)
     for case in book.cases:
-        (cases_dir / case["file"]).write_text(case_html(run, book, case, WITHHELD_CONTEXT), encoding="utf-8")
+        write_text(cases_dir / case["file"], case_html(run, book, case, WITHHELD_CONTEXT))
     write_atomic(run_dir / names.TEST_CASES_HTML, matrix_html(run, book).encode("utf-8"))

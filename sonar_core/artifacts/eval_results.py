@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import names
+from ..named_files import named_open, naming
 from ..findings.scored import ScoredEvaluator
 from ..findings.leaderboards import metric_meta
 from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row, write_csv_rows
@@ -143,8 +144,8 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
     # own string, so these lists cost a pointer per cell; one frame is built from them at the
     # end (frames per chunk, joined by rbind, would hold every text twice at the peak).
     jay_columns: dict[str, list] = {c: [] for c in columns}
-    with open(temporary[names.MIME_JSON], "w", encoding="utf-8", newline="") as json_file, \
-            open(temporary[names.MIME_CSV], "w", encoding="utf-8", newline="") as csv_file:
+    with named_open(temporary[names.MIME_JSON], "w", encoding="utf-8", newline="") as json_file, \
+            named_open(temporary[names.MIME_CSV], "w", encoding="utf-8", newline="") as csv_file:
         json_file.write(head[:-1] + ',"results":[')
         writer = csv.writer(csv_file, lineterminator="\n")
         header = neutralise_row(columns) if csv_formula_escape else columns
@@ -191,7 +192,8 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
     for column, stype in zip(columns, types):
         frame.cbind(dt.Frame({column: jay_columns.pop(column)}, types=[stype]))
     # "write" streams the columns to the file; the default may map the whole file in memory first.
-    frame.to_jay(str(temporary[names.MIME_JAY]), method="write")
+    with naming(temporary[names.MIME_JAY]):
+        frame.to_jay(str(temporary[names.MIME_JAY]), method="write")
     del frame
     for mime, target in targets.items():
         os.replace(temporary[mime], target)

@@ -218,5 +218,6 @@ def _row_cache(job: Job, llm: LLMService) -> RowResultCache | None:
     identity = None
     if job.cls.requires_judge:
         identity = llm.config(llm.judge_key(job.cls.judge_key(job.params))).identity()
+    # Recorded rows are the run's own (the job id names the run): see RowResultCache's scope.
     return RowResultCache(cache, job.cls, job.params, identity, reads=keeps or cache.cache_only,
-                          per_turn=job.spec.per_turn)
+                          per_turn=job.spec.per_turn, scope=None if keeps else job.job_id)
