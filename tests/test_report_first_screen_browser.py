@@ -27,9 +27,22 @@ import sonar_core
 from chromium import Browser, chromium_binary
 from conftest import REPO
 from sonar_core import names
-from sonar_core.artifacts.charts import TradeoffPoint, tradeoff_svg
 from sonar_core.artifacts.html import style
 from sonar_core.artifacts.svg_text import Box
+from sonar_core.artifacts.charts import tradeoff_svg
+from sonar_core.findings.tradeoff import with_fronts
+from sonar_core.findings.types import TradeoffRow
+
+
+def _row(model, quality, seconds, cost):
+    """A model's trade-off point as the findings hand it to the chart (fronts set by with_fronts)."""
+    return TradeoffRow(model=model, passed=0, checked=0, quality=quality, seconds=seconds, cost=cost)
+
+
+def _svg(points, quality_label):
+    """The chart of ``points``, with the Pareto fronts the findings conclude."""
+    return tradeoff_svg(with_fronts(points), quality_label)
+
 
 WIDTH, HEIGHT = 1280, 800
 #: The quickstart's evaluators that need no model, no judge and no network: seconds, not minutes.
@@ -165,9 +178,9 @@ def test_crowded_pareto_charts_have_no_overlapping_text(browser, tmp_path):
     charts = []
     for _ in range(12):
         models = rng.sample(_NAMES, rng.randrange(3, len(_NAMES) + 1))
-        points = [TradeoffPoint(m, rng.uniform(0.4, 1.0), rng.uniform(0.05, 3.0), rng.uniform(0.00001, 0.002))
+        points = [_row(m, rng.uniform(0.4, 1.0), rng.uniform(0.05, 3.0), rng.uniform(0.00001, 0.002))
                   for m in models]
-        charts.append(str(tradeoff_svg(points, "q")))
+        charts.append(str(_svg(points, "q")))
     page = tmp_path / "crowded.html"
     page.write_text(f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>{style()}</style></head><body><main>'
                     + "".join(f"<div>{c}</div>" for c in charts) + "</main></body></html>", encoding="utf-8")

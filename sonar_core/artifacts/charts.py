@@ -39,16 +39,14 @@ from markupsafe import Markup
 from .svg_text import FAIL, GRID, INK, LABEL_CHARS, MUTED, NEUTRAL, OTHER, PASS, fmt_value, number, short_label
 from .svg_text import svg_root as _root
 from .svg_text import svg_text as _text
-from .tradeoff_chart import TradeoffPoint, pareto_front, quality_floor, tradeoff_svg
+from .tradeoff_chart import quality_floor, tradeoff_svg
 
 __all__ = [
     "Bar",
     "bar_layout",
     "metric_bars_svg",
     "pass_fail_svg",
-    "pareto_front",
     "tradeoff_svg",
-    "TradeoffPoint",
     "number",
     "quality_floor",
     "short_label",

@@ -30,17 +30,20 @@ import heapq
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .. import names
 from ..named_files import write_text
-from ..findings.scored import ScoredEvaluator
+from ..findings.types import EvaluatorSummary
 from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic
 from .html import CELL_LIMIT, TEXT_LIMIT, clip, row_why
 from .transcript import clip_conversation, expected_calls, turn_summary, turn_values, turn_verdicts
 from .verdicts import verdict as _verdict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.scored import ScoredEvaluator
 
 __all__ = [
     "CASE_LIMIT",
@@ -88,7 +91,7 @@ def _finite(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def evaluator_rows(ev: ScoredEvaluator) -> dict[str, Any]:
+def evaluator_rows(ev: "ScoredEvaluator") -> dict[str, Any]:
     """One evaluator's rows of the drill-down's test cases, for ``evaluator_summary.json``.
 
     ``rows`` holds ``[row key, [value per metric, in the evaluator's metric order], message]``
@@ -162,15 +165,15 @@ def _preview(text: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[:PREVIEW_CHARS - 1] + "…"
 
 
-def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> Casebook:
+def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary]) -> Casebook:
     """The drill-down of a run from its dataset rows and its evaluators' summaries."""
     evaluators = []
     for summary in summaries:
-        data = summary.get("test_cases")
+        data = summary.test_cases
         if not data:  # a summary written before the drill-down existed
             continue
         evaluators.append(_Evaluator(
-            index=len(evaluators), view=summary["view"],
+            index=len(evaluators), view=dict(summary.view),
             cells={key: (values, why) for key, values, why in data["rows"]},
             skipped={key: missing for key, missing in data["skipped"]}, turns=data.get("turns", {}),
         ))

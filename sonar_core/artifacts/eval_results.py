@@ -18,15 +18,16 @@ import os
 import re
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .. import names
 from ..named_files import named_open, naming
-from ..findings.scored import ScoredEvaluator
-from ..findings.leaderboards import metric_meta
 from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row, write_csv_rows
 from .formats import write_meta
 from .jsontext import compact_encoder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.scored import ScoredEvaluator
 
 __all__ = ["result_records", "write_eval_results", "RECORD_FIELDS", "CHUNK_ROWS"]
 
@@ -60,13 +61,13 @@ def _record(row, result, metric_keys: list[str]) -> dict[str, Any]:
     return record
 
 
-def result_records(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def result_records(ev: "ScoredEvaluator") -> list[dict[str, Any]]:
     """One record per scored row: dataset fields, metric values, error message, details."""
     metric_keys = [m.key for m in ev.cls.metrics]
     return [_record(row, result, metric_keys) for row, result in ev.scored]
 
 
-def _columns(ev: ScoredEvaluator) -> list[str]:
+def _columns(ev: "ScoredEvaluator") -> list[str]:
     # A metric named like a dataset field replaces that field's value in place (dict order).
     return list(dict.fromkeys(RECORD_FIELDS + [m.key for m in ev.cls.metrics] + _TRAILING_FIELDS))
 
@@ -110,7 +111,7 @@ def _chunks(items: list, size: int) -> Iterable[list]:
         yield items[start:start + size]
 
 
-def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool = True,
+def write_eval_results(ev: "ScoredEvaluator", root: Path, csv_formula_escape: bool = True,
                        judge_trust: dict[str, Any] | None = None) -> None:
     """Write the JSON, CSV and .jay files of llm-eval-results and their .meta files.
 
@@ -139,7 +140,7 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
 
     head = _encode_records({"schema_version": names.SCHEMA_VERSION, "evaluator_id": ev.cls.id,
                             **({"judge_trust": judge_trust} if judge_trust else {})})
-    tail = "]," + _encode_records({"metrics_meta": metric_meta(ev)})[1:] + "\n"
+    tail = "]," + _encode_records({"metrics_meta": ev.cls.metrics_meta(ev.thresholds)})[1:] + "\n"
     # The .jay columns, gathered over the chunks: a text cell is mostly a reference to the row's
     # own string, so these lists cost a pointer per cell; one frame is built from them at the
     # end (frames per chunk, joined by rbind, would hold every text twice at the peak).

@@ -12,12 +12,12 @@ import io
 import re
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import names
 from ..named_files import write_text
 from ..contract import ResultKind
-from ..findings import EvaluatorFindings, ScoredEvaluator
+from ..findings.types import EvaluatorFindings
 from .markdown import leaderboard_markdown, report_markdown
 from .descriptor import descriptor
 from .eval_results import write_eval_results
@@ -27,10 +27,13 @@ from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 from .drilldown import evaluator_rows
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.scored import ScoredEvaluator
+
 __all__ = ["write_evaluator_dir", "write_failed_marker", "mark_finished"]
 
 
-def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:
+def _leaderboard_files(ev: "ScoredEvaluator", board: dict[str, Any]) -> dict[str, Any]:
     """The JSON index plus one file for all metrics and one per metric."""
     data = {row["model"]: row["metrics"] for row in board["rows"]}
     extra = {row["model"]: {k: row.get(k) for k in ("rank", "rows", "total_time", "total_cost", "counts",
@@ -82,7 +85,7 @@ def safe_file_stem(name: str) -> str:
     return stem[:120]
 
 
-def _write_tables(ev: ScoredEvaluator, work: Path, csv_formula_escape: bool) -> None:
+def _write_tables(ev: "ScoredEvaluator", work: Path, csv_formula_escape: bool) -> None:
     used: set[str] = set()
     for table in ev.tables:
         stem, n = safe_file_stem(table.name), 2
@@ -130,7 +133,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
         write_eval_results(ev, folder, csv_formula_escape,
                            findings.judge_trust.as_dict() if findings.judge_trust is not None else None)
 
-    board = findings.leaderboard
+    board = findings.board
     board_md = leaderboard_markdown(ev, board)
     leaderboard_dir = folder / (names.BOOL_LEADERBOARD if ev.cls.kind is ResultKind.BOOL else names.HEATMAP_LEADERBOARD)
     write_format(leaderboard_dir, names.MIME_JSON, _leaderboard_files(ev, board))
@@ -147,7 +150,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     _write_tables(ev, work, csv_formula_escape)
     write_text(work / names.REPORT_MD, report_markdown(ev, board_md, problems, insights))
 
-    view = evaluator_view(ev, board, problems, insights, folder.name, findings.fallbacks)
+    view = evaluator_view(findings, folder.name)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import heapq
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Sequence
@@ -22,16 +21,13 @@ import jinja2
 from markupsafe import Markup
 
 from .. import names
-from ..findings.confidence import p_text
-from ..findings.judge_trust import kappa_bar
-from ..findings.problems import SEVERITY_ORDER
-from ..findings.scored import ScoredEvaluator
+from ..findings.types import SEVERITY_ORDER, WEAK_ROWS_LIMIT, EvaluatorFindings, TradeoffRow
+from ..findings.wording import kappa_bar, p_text
 from ..contract import finite_or_none
 from ..contract import RowResult
-from .charts import TradeoffPoint, metric_bars_svg, pareto_front, pass_fail_svg, tradeoff_svg
+from .charts import metric_bars_svg, pass_fail_svg, tradeoff_svg
 
 __all__ = [
-    "WORST_ROWS_LIMIT",
     "csp",
     "evaluator_chart",
     "evaluator_view",
@@ -44,8 +40,6 @@ __all__ = [
     "tradeoff_view",
 ]
 
-#: How many failing rows a fragment lists.
-WORST_ROWS_LIMIT = 25
 #: How many evaluators' problems index.html sums up at its top, most severe first (each section lists its own).
 LEAD_PROBLEMS_LIMIT = 10
 #: Longest text a page shows for one answer or question, and for one message or table cell:
@@ -127,7 +121,7 @@ def style() -> str:
 
 
 def untrusted_board(board: dict[str, Any]) -> bool:
-    """Whether a leaderboard is a judge evaluator's whose judge failed its calibration."""
+    """Whether a leaderboard says its judge failed its calibration (the status the findings wrote)."""
     return (board.get("judge_trust") or {}).get("status") == "untrusted"
 
 
@@ -153,22 +147,17 @@ def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
                                 "scored (score_untrusted: true scores them anyway, not counted)."}
 
 
-def evaluator_view(
-    ev: ScoredEvaluator,
-    board: dict[str, Any],
-    problems: list[dict[str, Any]],
-    insights: list[dict[str, Any]],
-    dir_name: str,
-    fallbacks: Sequence[str] = (),
-) -> dict[str, Any]:
+def evaluator_view(findings: EvaluatorFindings, dir_name: str) -> dict[str, Any]:
     """Everything the templates show about one evaluator (plain data, no runtime objects).
 
-    ``fallbacks``: what rows scored by a fallback model did not measure (the findings' ``fallbacks``).
+    Laid out from ``findings`` alone: which means fail their thresholds, the passing rows per model,
+    the leader and the weakest rows were concluded there (:mod:`sonar_core.findings.conclusions`).
     """
+    ev, board, leaderboard = findings.scored, findings.board, findings.leaderboard
+    problems, insights, fallbacks = findings.problems, findings.insights, findings.fallbacks
     aggregates = {row["model"]: row["metrics"] for row in board["rows"]}
     metrics = []
     for m in ev.cls.metrics:
-        threshold = ev.thresholds[m.key]
         metrics.append({
             "key": m.key,
             "display_name": m.display_name,
@@ -176,45 +165,24 @@ def evaluator_view(
             "is_primary": m.key == ev.primary.key,
             "higher_is_better": m.higher_is_better,
             # None (JSON null) for an infinite threshold or range end: the view is saved as JSON too.
-            "threshold": finite_or_none(threshold),
+            "threshold": finite_or_none(ev.thresholds[m.key]),
             "value_range": m.json_range(),
             "role": m.role.value if m.role else None,
-            "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
+            "fails_by_model": dict(leaderboard.fails_by_metric[m.key]),
         })
     primary = next(m for m in metrics if m["is_primary"])
-    untrusted = untrusted_board(board)
-    # Choose the weakest rows first, then format only those few. An untrusted judge's verdicts call no
-    # answer weak: the section says why instead (not_counted_note).
-    sign = 1 if ev.primary.higher_is_better else -1
-    failing = [] if untrusted else heapq.nsmallest(
-        WORST_ROWS_LIMIT,
-        ((result.values[ev.primary.key], row, result) for row, result in ev.failing(ev.primary)),
-        key=lambda item: (sign * item[0], item[1].test_case_key, item[1].model_key),
-    )
+    untrusted = leaderboard.untrusted
     worst = []
-    for score, row, result in failing:
-        why = row_why(result)
+    for weak in findings.weakest:
+        row, result = weak.row, weak.result
         worst.append({
-            "test_case_key": row.test_case_key, "model_key": row.model_key, "score": score,
+            "test_case_key": row.test_case_key, "model_key": row.model_key, "score": weak.score,
             "input": clip(row.input, TEXT_LIMIT),
             "actual_output": WITHHELD if ev.cls.sensitive_outputs else clip(row.actual_output, TEXT_LIMIT),
-            "why": clip(why, CELL_LIMIT),
+            "why": clip(row_why(result), CELL_LIMIT),
         })
-    # Rows on the right side of the primary threshold, per model: the quality axis of the
-    # run's cost / speed / quality chart counts them over every evaluator.
-    passes: dict[str, list[int]] = {}
-    for row, result in ([] if untrusted else ev.scored):  # an untrusted judge's verdicts count nowhere
-        value = result.values.get(ev.primary.key)
-        if value is None or value != value:  # None or NaN: not scored
-            continue
-        entry = passes.setdefault(row.model_key, [0, 0])
-        entry[1] += 1
-        entry[0] += not ev.metric_fails(ev.primary, value)
-    # The leader gets a star and a bold row only when it is strictly ahead: with a tie at the
-    # top, the ranking's order is only the model names' order.
     ranking = board["ranking"]
-    top = [aggregates[model].get(ev.primary.key) for model in ranking[:2]]
-    leader = ranking[0] if len(top) == 2 and top[0] is not None and top[0] != top[1] else None
+    leader = leaderboard.leader
     return {
         "id": ev.cls.id,
         # Two jobs of one evaluator (different parameters) must stay apart on the page.
@@ -238,14 +206,15 @@ def evaluator_view(
         "metrics": metrics,
         "primary": primary,
         "primary_by_model": {model: values.get(ev.primary.key) for model, values in aggregates.items()},
-        "primary_pass_counts": dict(sorted(passes.items())),
+        # Rows on the right side of the primary threshold, per model ([passed, checked]).
+        "primary_pass_counts": {model: list(counts) for model, counts in leaderboard.pass_counts.items()},
         "sensitive_outputs": ev.cls.sensitive_outputs,
         "problems": problems,
         "insights": insights,
         "tables": [{"title": t.title, "columns": [clip(c, CELL_LIMIT) for c in t.columns],
                     "rows": [[clip(cell, CELL_LIMIT) for cell in row] for row in t.rows]} for t in ev.tables],
-        "worst": worst[:WORST_ROWS_LIMIT],
-        "worst_limit": WORST_ROWS_LIMIT,
+        "worst": worst,
+        "worst_limit": WEAK_ROWS_LIMIT,
         # An untrusted judge's rows written as not scored are not counted as scored.
         **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored_board(board)
            else {"row_count": len(ev.scored)}),
@@ -279,36 +248,20 @@ def evaluator_chart(view: dict[str, Any]) -> Markup:
                            leader=view.get("leader"), intervals=intervals)
 
 
-def tradeoff_view(views: list[dict[str, Any]], stats: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def tradeoff_view(rows: Sequence[TradeoffRow]) -> dict[str, Any] | None:
     """The quality / cost / speed chart and its table, or None without durations or costs.
 
-    Quality is a model's share of checks passed over every evaluator: rows on the right side
-    of the primary metric's threshold, over all rows scored (``primary_pass_counts``).
-    ``stats`` is :func:`sonar_core.findings.model_stats` of the dataset's rows.
+    ``rows``: the findings' trade-off (:func:`sonar_core.findings.tradeoff.tradeoff_rows`): quality is a
+    model's share of checks passed over every evaluator, with the Pareto fronts it is on.
     """
-    totals: dict[str, list[int]] = {}
-    for view in views:
-        for model, (passed, checked) in view.get("primary_pass_counts", {}).items():
-            entry = totals.setdefault(model, [0, 0])
-            entry[0] += passed
-            entry[1] += checked
-    points = [TradeoffPoint(model, passed / checked, stats.get(model, {}).get("mean_time"),
-                            stats.get(model, {}).get("mean_cost"))
-              for model, (passed, checked) in sorted(totals.items()) if checked]
-    svg = tradeoff_svg(points, "the share of checks passed over every evaluator")
+    svg = tradeoff_svg(rows, "the share of checks passed over every evaluator")
     if svg is None:
         return None
-    with_cost = {p.model: (p.cost, p.quality) for p in points if p.cost is not None}
-    with_time = {p.model: (p.seconds, p.quality) for p in points if p.seconds is not None}
-    front_cost = set(pareto_front(with_cost, (True, False)))
-    front_time = set(pareto_front(with_time, (True, False)))
-    complete = {p.model: (p.cost, p.seconds, p.quality) for p in points if p.cost is not None and p.seconds is not None}
-    front_all = set(pareto_front(complete, (True, True, False)))
     return {"svg": svg, "rows": [
-        {"model": p.model, "passed": totals[p.model][0], "checked": totals[p.model][1], "quality": p.quality,
-         "seconds": p.seconds, "cost": p.cost, "front_cost": p.model in front_cost,
-         "front_time": p.model in front_time, "front_all": p.model in front_all}
-        for p in points]}
+        {"model": r.model, "passed": r.passed, "checked": r.checked, "quality": r.quality,
+         "seconds": r.seconds, "cost": r.cost, "front_cost": r.front_cost,
+         "front_time": r.front_time, "front_all": r.front_all}
+        for r in rows]}
 
 
 def lead_problems(views: list[dict[str, Any]], core: Sequence[dict[str, Any]] = (),

@@ -9,7 +9,7 @@ import html
 from typing import Any
 
 from ..contract import MetricRole
-from ..findings.confidence import p_text
+from ..findings.wording import p_text
 from ..findings.scored import ScoredEvaluator
 
 __all__ = ["leaderboard_markdown", "md_cell", "report_markdown"]

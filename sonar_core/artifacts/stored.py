@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
+from ..findings.types import EvaluatorSummary, Leaderboard, LeaderboardRow
 from .jsontext import ListFiles
 
-__all__ = ["StoredList", "stored_summary", "items_value", "severities", "load_summary"]
+__all__ = ["StoredList", "stored_summary", "stored_leaderboard", "items_value", "severities", "load_summary"]
 
 
 class StoredList(Sequence):
@@ -73,25 +74,43 @@ def _load_sharing_row_keys(text: str) -> list[Any]:
     return json.JSONDecoder(object_hook=share).decode(text)
 
 
-def stored_summary(summary: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """``summary`` (an evaluator's, as written to its folder) with its problems and insights
-    replaced by :class:`StoredList` views of the folder's files, in the view as well."""
-    stored = dict(summary)
-    view = stored["view"] = dict(summary["view"])
+def stored_summary(summary: dict[str, Any], folder: Path, leaderboard: Leaderboard | None = None) -> EvaluatorSummary:
+    """``summary`` (an evaluator's, as written to its folder) as the run keeps it: its problems and
+    insights replaced by :class:`StoredList` views of the folder's files, in the view as well.
+
+    ``leaderboard``: the findings' own (a fresh evaluator); None for a finished folder a resumed run
+    keeps, whose leaderboard is read back from what the summary stored (:func:`stored_leaderboard`).
+    """
+    view = dict(summary["view"])
+    lists = {}
     for key, path in (("problems", folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE),
                       ("insights", folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE)):
         items = summary[key]
-        stored[key] = StoredList(path, items)
+        lists[key] = StoredList(path, items)
         if view.get(key) is items or view.get(key) == items:
-            view[key] = stored[key]
-    return stored
+            view[key] = lists[key]
+    return EvaluatorSummary(label=view["label"], leaderboard=leaderboard or stored_leaderboard(view),
+                            fallbacks=tuple(view.get("fallbacks", ())), problems=lists["problems"],
+                            insights=lists["insights"], view=view, test_cases=summary.get("test_cases"))
 
 
-def _items_value(lists: list) -> Any:
-    """The concatenation of ``lists`` for run.json: copied from their files when all are stored."""
-    if all(isinstance(items, StoredList) for items in lists):
-        return ListFiles([items.path for items in lists])
-    return [item for items in lists for item in items]
+def stored_leaderboard(view: dict[str, Any]) -> Leaderboard:
+    """The typed leaderboard an evaluator's stored view holds: every figure is read, none derived."""
+    board, primary = view["board"], next(m for m in view["metrics"] if m["is_primary"])
+    passes = view.get("primary_pass_counts", {})
+    rows = []
+    for row in board["rows"]:
+        model = row["model"]
+        interval = (row.get("intervals") or {}).get(primary["key"]) or {}
+        passed, checked = passes.get(model, (0, 0))
+        rows.append(LeaderboardRow(model=model, rank=row["rank"], value=row["metrics"].get(primary["key"]),
+                                   ci_low=interval.get("ci_low"), ci_high=interval.get("ci_high"), n=interval.get("n"),
+                                   passed=passed, checked=checked, fails=primary["fails_by_model"].get(model, False)))
+    rows += [LeaderboardRow(model=m, rank=None, value=None, passed=p, checked=c)
+             for m, (p, c) in sorted(passes.items()) if m not in {r.model for r in rows}]
+    return Leaderboard(primary_metric=primary["key"], ranking=tuple(board["ranking"]), rows=tuple(rows),
+                       leader=view.get("leader"), untrusted=bool(view.get("untrusted")),
+                       fails_by_metric={m["key"]: m["fails_by_model"] for m in view["metrics"]})
 
 
 def items_value(lists: list) -> Any:
@@ -101,10 +120,10 @@ def items_value(lists: list) -> Any:
     return [item for items in lists for item in items]
 
 
-def severities(summaries: list[dict[str, Any]]) -> list[str]:
+def severities(summaries: Sequence[EvaluatorSummary]) -> list[str]:
     """The severities of every summary's problems, without reading stored problems back."""
     return [severity for s in summaries for severity in
-            (s["problems"].severities if isinstance(s["problems"], StoredList) else (p["severity"] for p in s["problems"]))]
+            (s.problems.severities if isinstance(s.problems, StoredList) else (p["severity"] for p in s.problems))]
 
 
 def load_summary(folder: Path) -> dict[str, Any] | None:

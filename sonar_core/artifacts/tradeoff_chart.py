@@ -12,17 +12,17 @@ panel's other texts, of every point and of each other, and off the front's line.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from html import escape
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from markupsafe import Markup
 
+from ..findings.types import TradeoffRow
 from .label_layout import place_labels
 from .svg_text import (ASCENT, DESCENT, GRID, INK, LABEL_PX, MUTED, TICK_PX, TITLE_PX, Box, number, short_label,
                        svg_root, svg_text, text_box, text_width)
 
-__all__ = ["TradeoffPoint", "pareto_front", "quality_floor", "tradeoff_svg", "POINT_LABEL_CHARS"]
+__all__ = ["quality_floor", "tradeoff_svg", "POINT_LABEL_CHARS"]
 
 PANEL_W = 320
 PANEL_H = 240
@@ -38,31 +38,6 @@ POINT_LABEL_CHARS = 18
 #: A point's marker: its radius, and half its stroke.
 POINT_R = 5
 POINT_STROKE = 0.75
-
-
-def pareto_front(points: Mapping[str, Sequence[float]], minimise: Sequence[bool]) -> list[str]:
-    """Names of the points no other point dominates, in the mapping's order.
-
-    A point dominates another when it is at least as good on every axis and strictly better
-    on one; ``minimise[k]`` says whether smaller is better on axis ``k``. Equal points do not
-    dominate each other, so both stay on the front.
-    """
-    signed = {name: [(v if low else -v) for v, low in zip(p, minimise)] for name, p in points.items()}
-
-    def dominates(a: list[float], b: list[float]) -> bool:
-        return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))
-
-    return [name for name, p in signed.items() if not any(dominates(q, p) for other, q in signed.items() if other != name)]
-
-
-@dataclass(frozen=True)
-class TradeoffPoint:
-    """One model in the trade-off chart: quality in [0, 1], mean seconds and USD per answer."""
-
-    model: str
-    quality: float
-    seconds: float | None
-    cost: float | None
 
 
 def quality_floor(qualities: Sequence[float]) -> float:
@@ -93,14 +68,13 @@ def _fixed_texts(offset: float, title: str, axis_label: str, y_lo: float, x_hi_t
     return parts, boxes
 
 
-def _panel(offset: float, title: str, axis_label: str, points: list[tuple[str, float, float]], unit_spec: str,
-           y_lo: float) -> tuple[list[str], list[str]]:
+def _panel(offset: float, title: str, axis_label: str, points: list[tuple[str, float, float]], front: set[str],
+           unit_spec: str, y_lo: float) -> tuple[list[str], list[str]]:
     """One scatter panel: x (lower is better) against quality (higher is better). Returns its markup
     and the models whose label found no room."""
     left, right = offset + PAD_L, offset + PANEL_W - PAD_R
     top, bottom = PAD_T, PANEL_H - PAD_B
     x_hi = X_HEADROOM * max((x for _, x, _ in points), default=0.0) or 1.0
-    front = set(pareto_front({m: (x, q) for m, x, q in points}, (True, False)))
 
     def px(x: float) -> float:
         return left + (right - left) * x / x_hi
@@ -135,8 +109,9 @@ def _panel(offset: float, title: str, axis_label: str, points: list[tuple[str, f
     return parts, [m for (m, _, _), label in zip(points, placed) if label is None]
 
 
-def tradeoff_svg(points: Sequence[TradeoffPoint], quality_label: str) -> Markup | None:
-    """Quality against mean cost and mean time per answer, each panel with its Pareto front.
+def tradeoff_svg(points: Sequence[TradeoffRow], quality_label: str) -> Markup | None:
+    """Quality against mean cost and mean time per answer, each panel with its Pareto front (the
+    findings' ``front_cost`` and ``front_time``, :func:`~sonar_core.findings.tradeoff.with_fronts`).
 
     A panel is drawn only when every model has that measure; None when neither panel can be.
     ``quality_label`` names the y axis (what quality means) for the description.
@@ -144,20 +119,20 @@ def tradeoff_svg(points: Sequence[TradeoffPoint], quality_label: str) -> Markup 
     panels = []
     if points and all(p.cost is not None for p in points):
         panels.append(("Quality vs mean cost per answer", "USD per answer",
-                       [(p.model, float(p.cost), p.quality) for p in points], ".4g"))
+                       [(p.model, float(p.cost), p.quality) for p in points], [p.model for p in points if p.front_cost], ".4g"))
     if points and all(p.seconds is not None for p in points):
         panels.append(("Quality vs mean time per answer", "seconds per answer",
-                       [(p.model, float(p.seconds), p.quality) for p in points], ".3g"))
+                       [(p.model, float(p.seconds), p.quality) for p in points], [p.model for p in points if p.front_time],
+                       ".3g"))
     if not panels:
         return None
     width = len(panels) * PANEL_W + (len(panels) - 1) * PANEL_GAP
     y_lo = quality_floor([p.quality for p in points])
     body: list[str] = []
     words = []
-    for n, (title, axis_label, data, spec) in enumerate(panels):
-        parts, unlabelled = _panel(n * (PANEL_W + PANEL_GAP), title, axis_label, data, spec, y_lo)
+    for n, (title, axis_label, data, front, spec) in enumerate(panels):
+        parts, unlabelled = _panel(n * (PANEL_W + PANEL_GAP), title, axis_label, data, set(front), spec, y_lo)
         body += parts
-        front = pareto_front({m: (x, q) for m, x, q in data}, (True, False))
         words.append(f"{title}: Pareto front {', '.join(front)}"
                      + (f" (no room to name {', '.join(unlabelled)}: see the table)" if unlabelled else ""))
     desc = (f"Quality is {quality_label}, from {y_lo:g} (bottom) to 1 (top); "

@@ -22,6 +22,7 @@ from ..config import EXECUTION_KEYS
 from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
+from ..findings.tradeoff import tradeoff_rows
 from ..findings.run_findings import best_model, best_model_card, count_severities, problem_counts
 from ..hosts.registry import summary as host_summary
 from .state import RunState
@@ -37,7 +38,8 @@ def stats_settings(config: RunConfig) -> StatsSettings:
 
 
 def _rankings(state: RunState) -> list[list[str]]:
-    return [s["view"]["board"]["ranking"] for s in state.summaries]
+    """Each finished evaluator's ranking, from its findings' leaderboard."""
+    return [list(s.leaderboard.ranking) for s in state.summaries]
 
 
 def _versions(state: RunState) -> dict[str, Any]:
@@ -59,7 +61,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
     config, result, jobs = state.config, state.result, state.jobs
     dataset = state.dataset_summary
     core = state.core_problems  # problems the core found itself (failing hosts)
-    problem_lists = ([core] if core else []) + [s["problems"] for s in state.summaries]
+    problem_lists = ([core] if core else []) + [s.problems for s in state.summaries]
     best, _ = best_model(_rankings(state))
     counts = count_severities([p["severity"] for p in core] + severities(state.summaries))
     services = state.services
@@ -81,8 +83,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         judge_calibration=state.judge_calibration,
         statistics=stats_settings(config).as_dict(),
         pipeline=pipeline,
-        fallbacks={s["view"]["label"]: s["view"]["fallbacks"] for s in state.summaries
-                   if s["view"].get("fallbacks")} or None,
+        fallbacks={s.label: list(s.fallbacks) for s in state.summaries if s.fallbacks} or None,
         benchmark=(state.benchmark_findings.to_json_data() if state.benchmark_findings is not None else None),
         costs=state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
         result=RunOutcome(
@@ -96,7 +97,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
             explainers_thresholds={j.label: {k: finite_or_none(v) for k, v in j.thresholds.items()} for j in jobs},
             executed_explainers=state.executed,
             problems=items_value(problem_lists),
-            insights=items_value([s["insights"] for s in state.summaries]),
+            insights=items_value([s.insights for s in state.summaries]),
             overall_result=OverallResult(
                 high_severity_problems=counts["HIGH"],
                 medium_severity_problems=counts["MEDIUM"],
@@ -130,7 +131,7 @@ def _run_view(state: RunState) -> dict[str, Any]:
     best, counted = best_model(_rankings(state))
     dataset = state.dataset_summary
     costs = state.ledger.record() if state.ledger is not None and not state.ledger.dry else None
-    untrusted = sum(1 for s in state.summaries if s["view"].get("untrusted"))
+    untrusted = sum(1 for s in state.summaries if s.untrusted)
     return {
         "run_id": state.run_id, "created": state.created, "status": result.status,
         "dataset": dataset, "models": dataset["models"], "best_model": best, "ranked_evaluators": counted,
@@ -179,10 +180,10 @@ def write_index(state: RunState) -> None:
     """index.html, with the test-case drill-down pages it links to (written first)."""
     book = state.casebook  # prepare_index took it from the rows
     run = _run_view(state)
-    views = [s["view"] for s in state.summaries]
+    views = [s.view for s in state.summaries]
     if book.cases:
         write_casebook(state.run_dir, book, run)
-    tradeoff = tradeoff_view(views, state.model_stats)
+    tradeoff = tradeoff_view(tradeoff_rows([s.leaderboard for s in state.summaries], state.model_stats))
     shown = redact_views(views, book.hidden_texts)
     grades = benchmark_view(state.benchmark_findings, book.links)
     if run["costs"]:

@@ -325,7 +325,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                                       f"{findings.fallbacks[0]}")
                 summary = stored_summary(write_evaluator_dir(findings, job.folder, mark_done=False,
                                                              csv_formula_escape=config.csv_formula_escape),
-                                         job.folder)
+                                         job.folder, findings.leaderboard)
             except (PluginError, BudgetExceeded, CacheUnreadable):
                 raise  # --strict, the budget, or a cache no judge can use: the run stops here
             except Exception as exc:  # one evaluator's failure must not end the run
@@ -343,7 +343,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                 logger.removeHandler(handler)
                 handler.close()
             journal.event("evaluator scored", "Runner", "execute_run", evaluator=job.label, rows=len(scored.scored),
-                          skipped_rows=len(scored.skipped), problems=len(summary["problems"]),
+                          skipped_rows=len(scored.skipped), problems=len(summary.problems),
                           metric=scored.primary.key, means={model: values[scored.primary.key]
                                                             for model, values in scored.aggregates().items()},
                           seconds=round(time.time() - job_started, 3))
@@ -382,8 +382,8 @@ def _journal_service_counters(services: RunServices, journal: Journal) -> None:
 def _conclude(state: RunState) -> None:
     """The run's result: every problem and insight, its status, and its exit code (docs/cli.md)."""
     result, config = state.result, state.config
-    result.problems = state.core_problems + [p for s in state.summaries for p in s["problems"]]
-    result.insights = [i for s in state.summaries for i in s["insights"]]
+    result.problems = state.core_problems + [p for s in state.summaries for p in s.problems]
+    result.insights = [i for s in state.summaries for i in s.insights]
     result.executed = state.executed
     result.status = "failed" if result.failed or state.unscored else "success"
     if result.failed:

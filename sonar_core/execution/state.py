@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..artifacts.drilldown import Casebook
     from ..dataset import LLMDataset
     from ..findings.judge_trust import JudgeTrust
+    from ..findings.types import EvaluatorSummary
     from ..models import EmbeddingService
     from ..hosts.base import HostPool
     from ..llm import LLMService
@@ -107,8 +108,8 @@ class RunState:
     core_problems: list[dict[str, Any]] = field(default_factory=list)
     #: One entry per evaluator that ran (run.json's ``executed_explainers``).
     executed: list[dict[str, Any]] = field(default_factory=list)
-    #: Each finished evaluator's summary (view, problems, insights, test cases), in run order.
-    summaries: list[dict[str, Any]] = field(default_factory=list)
+    #: Each finished evaluator's summary (its leaderboard, problems, insights, view, test cases), in run order.
+    summaries: list["EvaluatorSummary"] = field(default_factory=list)
     #: Label -> why the evaluator cannot run on this dataset (skipped, or an error under --strict).
     incompatible: dict[str, str] = field(default_factory=dict)
     #: Label -> how far each judge evaluator's judge is to be believed (its calibration).

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .scored import ScoredEvaluator
+from .wording import p_text
 from .statistics import Interval, bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
 
 __all__ = ["STATS_SEED", "StatsSettings", "annotate_board", "interval_entry", "lead_insight", "model_intervals",
@@ -146,11 +147,6 @@ def pairwise_tests(ev: ScoredEvaluator, ranking: list[str], settings: StatsSetti
         # No pair at all (no shared test case) is no evidence either way.
         entry["significant"] = bool(entry["n"] > 0 and p < settings.alpha)
     return entries
-
-
-def p_text(p: float) -> str:
-    """A p-value as the reports write it: ``p = 0.21``, ``p = 0.012``, ``p < 0.001``."""
-    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 
 def annotate_board(board: dict[str, Any], ev: ScoredEvaluator, settings: StatsSettings) -> None:

@@ -9,9 +9,9 @@ fields here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from .conclusions import typed_leaderboard, weakest_rows
 from .confidence import StatsSettings, annotate_board, lead_insight
 from .epochs import reduce_epochs
 from .fallbacks import fallback_notes, fallback_problems
@@ -21,31 +21,9 @@ from .judge_trust import JudgeTrust, calibration_problem
 from .leaderboards import build_leaderboard
 from .problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .scored import ScoredEvaluator
+from .types import EvaluatorFindings
 
 __all__ = ["EvaluatorFindings", "derive_findings", "collect_problems"]
-
-
-@dataclass(frozen=True)
-class EvaluatorFindings:
-    """What the core concluded about one evaluator's rows.
-
-    Attributes:
-        scored: the evaluator's rows and results, its parameters and thresholds.
-        leaderboard: models ranked by the primary metric, with per-model rows and metric meta
-            (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
-        problems: every problem, most severe first (problems_and_actions.json's items).
-        insights: every insight, the standard ones first (insights_and_actions.json's items).
-        judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
-        fallbacks: what rows scored by a fallback model did not measure, one sentence per fallback
-            (:mod:`.fallbacks`); empty when every row was scored as the catalogue says.
-    """
-
-    scored: ScoredEvaluator
-    leaderboard: dict[str, Any]
-    problems: list[dict[str, Any]]
-    insights: list[dict[str, Any]]
-    judge_trust: JudgeTrust | None = None
-    fallbacks: tuple[str, ...] = ()
 
 
 def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
@@ -102,9 +80,7 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
         if stats is not None:
             annotate_board(board, ev, stats)
             lead_insight(insights, board)
-        return EvaluatorFindings(scored=shown, leaderboard=board, problems=collect_problems(ev),
-                                 insights=insights + evaluator_insights(ev), judge_trust=judge_trust,
-                                 fallbacks=fallback_notes(ev))
+        return _findings(shown, ev, board, collect_problems(ev), insights + evaluator_insights(ev), judge_trust)
     # Models keep their values, in name order, but no rank: the judge's verdicts are not evidence.
     board["unranked_models"] = sorted(board["ranking"])
     board["ranking"] = []
@@ -113,5 +89,14 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
         annotate_board(board, ev, stats)  # intervals on the values kept; no ranking, so no tests
     problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev) + fallback_problems(ev)
     insights = [i for i in standard_insights(ev) if i["insight_type"] in _VERDICT_FREE_INSIGHTS]
-    return EvaluatorFindings(scored=shown, leaderboard=board, problems=problems, insights=insights,
-                             judge_trust=judge_trust, fallbacks=fallback_notes(ev))
+    return _findings(shown, ev, board, problems, insights, judge_trust)
+
+
+def _findings(shown: ScoredEvaluator, reduced: ScoredEvaluator, board: dict[str, Any], problems: list[dict[str, Any]],
+              insights: list[dict[str, Any]], judge_trust: JudgeTrust | None) -> EvaluatorFindings:
+    """The findings with ``board``: pass counts and weakest rows over ``shown`` (every epoch's rows, as
+    the reports show them), fallbacks over ``reduced`` (one row per test case and model)."""
+    leaderboard = typed_leaderboard(shown, board)
+    return EvaluatorFindings(scored=shown, board=board, problems=problems, insights=insights, leaderboard=leaderboard,
+                             weakest=weakest_rows(shown, leaderboard.untrusted), judge_trust=judge_trust,
+                             fallbacks=fallback_notes(reduced))

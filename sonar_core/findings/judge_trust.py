@@ -23,6 +23,7 @@ from typing import Any
 from ..judging import MIN_JUDGE_KAPPA
 from .problems import make_problem
 from .scored import ScoredEvaluator
+from .wording import kappa_bar
 
 __all__ = ["JudgeTrust", "TRUSTED", "UNTRUSTED", "UNCALIBRATED", "NOT_SCORED", "calibration_problem", "kappa_bar",
            "not_scored", "trust_bar"]
@@ -30,11 +31,6 @@ __all__ = ["JudgeTrust", "TRUSTED", "UNTRUSTED", "UNCALIBRATED", "NOT_SCORED", "
 TRUSTED, UNTRUSTED, UNCALIBRATED = "trusted", "untrusted", "uncalibrated"
 #: The ``details`` key of a row not scored because its evaluator's judge is untrusted (value: the reason).
 NOT_SCORED = "not_scored"
-
-
-def kappa_bar(kappa: float, min_kappa: float) -> str:
-    """A judge's kappa beside the bar it missed, as the reports print it: ``κ = 0.00, needs κ ≥ 0.40``."""
-    return f"κ = {kappa:.2f}, needs κ ≥ {min_kappa:.2f}"
 
 
 @dataclass(frozen=True)

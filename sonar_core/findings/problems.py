@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import names
 from .scored import ScoredEvaluator
+from .types import SEVERITIES, SEVERITY_ORDER  # their home; re-exported here
 from ..contract import Metric, MetricRole
 
 __all__ = [
@@ -28,9 +29,6 @@ __all__ = [
     "make_problem",
 ]
 
-SEVERITIES = ("HIGH", "MEDIUM", "LOW")
-#: Most severe first; used to sort problems and for the --fail-on-problems gate.
-SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 # AVID taxonomy codes for the problem types Sonar raises.
 _AVID = {

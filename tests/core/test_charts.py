@@ -12,16 +12,27 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from sonar_core.artifacts.charts import (
-    TradeoffPoint,
     bar_layout,
     metric_bars_svg,
     number,
-    pareto_front,
     pass_fail_svg,
     quality_floor,
     short_label,
-    tradeoff_svg,
 )
+from sonar_core.artifacts.charts import tradeoff_svg
+from sonar_core.findings.tradeoff import pareto_front, with_fronts
+from sonar_core.findings.types import TradeoffRow
+
+
+def _row(model, quality, seconds, cost):
+    """A model's trade-off point as the findings hand it to the chart (fronts set by with_fronts)."""
+    return TradeoffRow(model=model, passed=0, checked=0, quality=quality, seconds=seconds, cost=cost)
+
+
+def _svg(points, quality_label):
+    """The chart of ``points``, with the Pareto fronts the findings conclude."""
+    return tradeoff_svg(with_fronts(points), quality_label)
+
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -130,9 +141,9 @@ def test_quality_floor():
 
 
 def test_tradeoff_svg_by_hand():
-    points = [TradeoffPoint("A", 0.9, 2.0, 0.004), TradeoffPoint("B", 0.6, 0.5, 0.001),
-              TradeoffPoint("C", 0.5, 1.0, 0.002)]
-    root = _parse(tradeoff_svg(points, "share passed"))
+    points = [_row("A", 0.9, 2.0, 0.004), _row("B", 0.6, 0.5, 0.001),
+              _row("C", 0.5, 1.0, 0.002)]
+    root = _parse(_svg(points, "share passed"))
     assert root.attrib["width"] == "664"  # two panels of 320, 24 apart
     circles = [(c.attrib["class"], c.attrib["cx"], c.attrib["cy"]) for c in root.iter(f"{SVG}circle")]
     # Quality axis 0.4 (floor of 0.5, less a tenth) .. 1 over y 196..30: y = 196 - 166 (q - 0.4) / 0.6.
@@ -156,19 +167,19 @@ def test_tradeoff_svg_by_hand():
 
 
 def test_tradeoff_svg_draws_only_the_panels_it_has_data_for():
-    no_cost = [TradeoffPoint("A", 0.9, 2.0, None), TradeoffPoint("B", 0.6, 0.5, 0.001)]
-    root = _parse(tradeoff_svg(no_cost, "q"))
+    no_cost = [_row("A", 0.9, 2.0, None), _row("B", 0.6, 0.5, 0.001)]
+    root = _parse(_svg(no_cost, "q"))
     assert root.attrib["width"] == "320"
     assert [t.text for t in root.iter(f"{SVG}text") if t.attrib.get("class") == "panel-title"] == [
         "Quality vs mean time per answer"]
-    assert tradeoff_svg([TradeoffPoint("A", 0.9, None, None)], "q") is None
-    assert tradeoff_svg([], "q") is None
+    assert _svg([_row("A", 0.9, None, None)], "q") is None
+    assert _svg([], "q") is None
 
 
 @pytest.mark.parametrize("draw", [
     lambda name: metric_bars_svg(name, [name], [0.3], threshold=0.5, value_range=(0, 1), leader=name),
     lambda name: pass_fail_svg(name, [name], [{"pass": 1, "fail": 1}], threshold_share=0.5),
-    lambda name: tradeoff_svg([TradeoffPoint(name, 0.5, 1.0, 0.1), TradeoffPoint("b", 0.7, 2.0, 0.2)], name),
+    lambda name: _svg([_row(name, 0.5, 1.0, 0.1), _row("b", 0.7, 2.0, 0.2)], name),
 ])
 def test_every_label_is_escaped(draw):
     hostile = '<script>alert(1)</script>&"\'<img src=x onerror=alert(2)>'

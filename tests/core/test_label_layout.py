@@ -13,9 +13,22 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from sonar_core.artifacts.charts import TradeoffPoint, tradeoff_svg
 from sonar_core.artifacts.label_layout import place_labels
 from sonar_core.artifacts.svg_text import Box, text_box, text_width
+from sonar_core.artifacts.charts import tradeoff_svg
+from sonar_core.findings.tradeoff import with_fronts
+from sonar_core.findings.types import TradeoffRow
+
+
+def _row(model, quality, seconds, cost):
+    """A model's trade-off point as the findings hand it to the chart (fronts set by with_fronts)."""
+    return TradeoffRow(model=model, passed=0, checked=0, quality=quality, seconds=seconds, cost=cost)
+
+
+def _svg(points, quality_label):
+    """The chart of ``points``, with the Pareto fronts the findings conclude."""
+    return tradeoff_svg(with_fronts(points), quality_label)
+
 
 SVG = "{http://www.w3.org/2000/svg}"
 SIZES = {"panel-title": (13, True), "tick": (11, False), "axis-label": (11, False), "point-label": (12, False)}
@@ -108,24 +121,24 @@ def _assert_clear(svg: str) -> None:
 
 def test_the_quickstart_chart_has_no_overlapping_text_and_no_label_on_the_line():
     # The quickstart's models (mean cost and time per answer, share of checks passed).
-    points = [TradeoffPoint("acme-gpt-large", 0.8306, 1.488, 0.000896),
-              TradeoffPoint("llama-3.1-8b-rag", 0.7753, 0.455, 0.000016),
-              TradeoffPoint("mistral-7b-chat", 0.6875, 0.689, 0.000024)]
-    svg = str(tradeoff_svg(points, "share passed"))
+    points = [_row("acme-gpt-large", 0.8306, 1.488, 0.000896),
+              _row("llama-3.1-8b-rag", 0.7753, 0.455, 0.000016),
+              _row("mistral-7b-chat", 0.6875, 0.689, 0.000024)]
+    svg = str(_svg(points, "share passed"))
     _assert_clear(svg)
     assert len(re.findall('class="point-label"', svg)) == 6  # every model named in both panels
 
 
 def test_a_model_at_full_quality_is_not_written_over_the_title():
-    points = [TradeoffPoint("perfect-model-name", 1.0, 1.0, 0.01), TradeoffPoint("b", 0.5, 0.2, 0.002)]
-    _assert_clear(str(tradeoff_svg(points, "q")))
+    points = [_row("perfect-model-name", 1.0, 1.0, 0.01), _row("b", 0.5, 0.2, 0.002)]
+    _assert_clear(str(_svg(points, "q")))
 
 
 @pytest.mark.parametrize("seed", range(25))
 def test_crowded_charts_never_overlap(seed):
     rng = random.Random(seed)
-    points = [TradeoffPoint(f"model-{i}-{'x' * rng.randrange(0, 12)}", rng.uniform(0.3, 1.0),
+    points = [_row(f"model-{i}-{'x' * rng.randrange(0, 12)}", rng.uniform(0.3, 1.0),
                             rng.uniform(0.1, 3.0), rng.uniform(0.0001, 0.002)) for i in range(rng.randrange(2, 12))]
-    svg = str(tradeoff_svg(points, "q"))
+    svg = str(_svg(points, "q"))
     _assert_clear(svg)
-    assert svg == str(tradeoff_svg(points, "q"))  # deterministic
+    assert svg == str(_svg(points, "q"))  # deterministic

@@ -1,0 +1,193 @@
+"""The findings as types: what a run concluded, in plain values the writers only lay out.
+
+Frozen dataclasses, plain text and numbers only (no HTML, no file names, no JSON shapes): the
+artifact writers (:mod:`sonar_core.artifacts`) turn them into H2O's JSON, markdown and HTML, and
+conclude nothing themselves. Everything here is computed in :mod:`sonar_core.findings`:
+
+- :class:`Leaderboard` / :class:`LeaderboardRow`: one evaluator's models on its primary metric,
+  each with its value, interval, n, rank, passing rows, and the leader (:mod:`.conclusions`);
+- :class:`EvaluatorFindings`: everything concluded about one evaluator (:func:`.evaluator.derive_findings`);
+- :class:`WeakRow`: a row on the wrong side of the primary threshold, for "Weakest answers";
+- :class:`EvaluatorSummary`: what the run keeps of a finished evaluator (its leaderboard, its
+  fallbacks, its problems and insights as written, and the writers' view of it);
+- :class:`TradeoffRow` and :class:`RunFindings`: what the run concludes over every evaluator
+  (the best model, the quality / cost / speed trade-off and its Pareto fronts, :mod:`.tradeoff`).
+
+This module imports nothing that computes, so that the writers may import it
+(tests/core/test_findings_types.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..contract import RowResult
+    from ..dataset import Row
+    from .judge_trust import JudgeTrust
+    from .scored import ScoredEvaluator
+
+__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "EvaluatorFindings", "EvaluatorSummary", "Leaderboard", "LeaderboardRow",
+           "RunFindings", "TradeoffRow", "WeakRow"]
+
+SEVERITIES = ("HIGH", "MEDIUM", "LOW")
+#: Most severe first; used to sort problems and for the --fail-on-problems gate.
+SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+#: How many failing rows an evaluator's report lists ("Weakest answers").
+WEAK_ROWS_LIMIT = 25
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One model on an evaluator's primary metric.
+
+    ``rank``: 1 for the best, None on an untrusted judge's board (it ranks no model). ``value``:
+    the model's mean of the primary metric (None: no row scored). ``ci_low``/``ci_high``: its
+    interval, None without one; ``n``: the test cases the value rests on (None without intervals).
+    ``passed``/``checked``: rows on the right side of the primary threshold, of the rows scored
+    (0/0 on an untrusted judge's board: its verdicts count nowhere). ``fails``: whether the mean
+    itself is on the wrong side of the threshold.
+    """
+
+    model: str
+    rank: int | None
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+    passed: int = 0
+    checked: int = 0
+    fails: bool = False
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """One evaluator's models ranked by its primary metric (best first; ties by model name).
+
+    ``ranking`` is empty on an untrusted judge's board; ``leader`` is the first model only when it
+    is strictly ahead of the second (with a tie at the top the order is only the names' order).
+    ``fails_by_metric``: metric key -> model -> whether its mean fails that metric's threshold.
+    """
+
+    primary_metric: str
+    ranking: tuple[str, ...]
+    rows: tuple[LeaderboardRow, ...]
+    leader: str | None = None
+    untrusted: bool = False
+    fails_by_metric: Mapping[str, Mapping[str, bool]] = field(default_factory=dict)
+
+    def row(self, model: str) -> LeaderboardRow | None:
+        return next((r for r in self.rows if r.model == model), None)
+
+    @property
+    def pass_counts(self) -> dict[str, tuple[int, int]]:
+        """model -> (passed, checked) of the primary metric, for the models with a row checked, by name."""
+        return {r.model: (r.passed, r.checked) for r in sorted(self.rows, key=lambda r: r.model) if r.checked}
+
+
+@dataclass(frozen=True)
+class WeakRow:
+    """A row on the wrong side of the primary threshold: its primary value, the row and its result."""
+
+    score: float
+    row: "Row"
+    result: "RowResult"
+
+
+@dataclass(frozen=True)
+class EvaluatorFindings:
+    """What the core concluded about one evaluator's rows.
+
+    Attributes:
+        scored: the evaluator's rows and results, its parameters and thresholds.
+        board: models ranked by the primary metric, with per-model rows and metric meta, as the
+            leaderboard files hold them (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
+        problems: every problem, most severe first (problems_and_actions.json's items).
+        insights: every insight, the standard ones first (insights_and_actions.json's items).
+        judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
+        fallbacks: what rows scored by a fallback model did not measure, one sentence per fallback
+            (:mod:`.fallbacks`); empty when every row was scored as the catalogue says.
+        leaderboard: what the reports tell about the models: each one's primary value, interval,
+            n, rank and passing rows, which metrics its means fail, and the leader (:mod:`.conclusions`).
+        weakest: the rows "Weakest answers" lists, furthest on the wrong side first (none for an
+            untrusted judge).
+    """
+
+    scored: "ScoredEvaluator"
+    board: dict[str, Any]
+    problems: list[dict[str, Any]]
+    insights: list[dict[str, Any]]
+    leaderboard: Leaderboard
+    weakest: tuple[WeakRow, ...] = ()
+    judge_trust: "JudgeTrust | None" = None
+    fallbacks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvaluatorSummary:
+    """What the run keeps of one finished evaluator, read by run.json, index.html and the drill-down.
+
+    ``leaderboard``: its typed leaderboard (the best model overall is chosen from these). ``problems``
+    and ``insights``: as written to its folder (H2O's JSON items; read back lazily on a large run).
+    ``view``: the writers' own layout of it (index.html's section), kept so that a resumed run draws
+    the same page; nothing outside :mod:`sonar_core.artifacts` reads it. ``test_cases``: the
+    drill-down's cells (None in a summary written before the drill-down existed).
+    """
+
+    label: str
+    leaderboard: Leaderboard
+    fallbacks: tuple[str, ...]
+    problems: Sequence[Mapping[str, Any]]
+    insights: Sequence[Mapping[str, Any]]
+    view: Mapping[str, Any]
+    test_cases: Mapping[str, Any] | None = None
+
+    @property
+    def untrusted(self) -> bool:
+        return self.leaderboard.untrusted
+
+
+@dataclass(frozen=True)
+class TradeoffRow:
+    """One model's quality against its cost and speed, over every evaluator.
+
+    ``quality`` = ``passed`` / ``checked`` (rows on the right side of each evaluator's primary
+    threshold, over all rows scored); ``seconds`` and ``cost``: mean seconds and USD per answer (None
+    when unknown). ``front_cost``/``front_time``/``front_all``: on the Pareto front of quality against
+    cost, against time, and against both.
+    """
+
+    model: str
+    passed: int
+    checked: int
+    quality: float
+    seconds: float | None
+    cost: float | None
+    front_cost: bool = False
+    front_time: bool = False
+    front_all: bool = False
+
+
+@dataclass(frozen=True)
+class BestModel:
+    """The best model overall: ``model`` (None when there is none), how many evaluators' rankings
+    counted, and the headline's ``title`` and ``note`` (what the choice rests on, or why none)."""
+
+    model: str | None
+    counted: int
+    title: str
+    note: str
+
+
+@dataclass(frozen=True)
+class RunFindings:
+    """What the run concludes over all its evaluators (:func:`.run_findings.run_findings`).
+
+    ``severity_counts``: severity -> problems of it, every severity present (the core's own problems
+    included). ``tradeoff``: one row per model with rows checked, by name (empty without them).
+    """
+
+    best: BestModel
+    severity_counts: Mapping[str, int]
+    tradeoff: tuple[TradeoffRow, ...] = ()
