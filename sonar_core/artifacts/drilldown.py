@@ -122,6 +122,8 @@ class _Evaluator:
     index: int
     view: dict[str, Any]
     cells: dict[str, tuple[list[float | None], str | None]]
+    #: row key -> per metric, whether its value fails the threshold (None: no value), as the findings concluded.
+    fails: dict[str, tuple[bool | None, ...]]
     skipped: dict[str, str]
     turns: dict[str, list] = field(default_factory=dict)  # row key -> [[turn, value], ...] (per_turn)
 
@@ -165,15 +167,18 @@ def _preview(text: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[:PREVIEW_CHARS - 1] + "…"
 
 
-def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary]) -> Casebook:
-    """The drill-down of a run from its dataset rows and its evaluators' summaries."""
+def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
+                   fails: Sequence[dict[str, tuple[bool | None, ...]]]) -> Casebook:
+    """The drill-down of a run from its dataset rows and its evaluators' summaries; ``fails`` (one per
+    summary) says which of each row's values fail their thresholds
+    (:func:`sonar_core.findings.case_verdicts.summary_fails`)."""
     evaluators = []
-    for summary in summaries:
+    for summary, failures in zip(summaries, fails, strict=True):
         data = summary.test_cases
         if not data:  # a summary written before the drill-down existed
             continue
         evaluators.append(_Evaluator(
-            index=len(evaluators), view=dict(summary.view),
+            index=len(evaluators), view=dict(summary.view), fails=failures,
             cells={key: (values, why) for key, values, why in data["rows"]},
             skipped={key: missing for key, missing in data["skipped"]}, turns=data.get("turns", {}),
         ))

@@ -6,11 +6,13 @@ Model names and texts come from datasets: every cell goes through :func:`md_cell
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract import MetricRole
 from ..findings.wording import p_text
-from ..findings.scored import ScoredEvaluator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.scored import ScoredEvaluator
 
 __all__ = ["leaderboard_markdown", "md_cell", "report_markdown"]
 
@@ -41,7 +43,7 @@ def md_cell(text: str) -> str:
     return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
-def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
+def leaderboard_markdown(ev: "ScoredEvaluator", board: dict[str, Any]) -> str:
     """Markdown table: Rank, LLM, (Pass, Fail,) metrics, Time, Cost."""
     primary = ev.primary
     boolean = board["kind"] == "bool"
@@ -87,7 +89,7 @@ def leaderboard_markdown(ev: ScoredEvaluator, board: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report_markdown(ev: ScoredEvaluator, board_md: str, problems: list[dict], insights: list[dict]) -> str:
+def report_markdown(ev: "ScoredEvaluator", board_md: str, problems: list[dict], insights: list[dict]) -> str:
     """work/report.md: title, description, notes, leaderboard, problems, insights and tables."""
     # Problem texts, model names and table cells come from datasets: md_cell escapes HTML.
     lines = [f"# {ev.cls.display_name}", "", ev.cls.description, ""]

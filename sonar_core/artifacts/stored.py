@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
-from ..findings.types import EvaluatorSummary, Leaderboard, LeaderboardRow
+from ..findings.types import EvaluatorSummary, Leaderboard, LeaderboardRow, MetricRule
 from .jsontext import ListFiles
 
 __all__ = ["StoredList", "stored_summary", "stored_leaderboard", "items_value", "severities", "load_summary"]
@@ -91,7 +91,9 @@ def stored_summary(summary: dict[str, Any], folder: Path, leaderboard: Leaderboa
             view[key] = lists[key]
     return EvaluatorSummary(label=view["label"], leaderboard=leaderboard or stored_leaderboard(view),
                             fallbacks=tuple(view.get("fallbacks", ())), problems=lists["problems"],
-                            insights=lists["insights"], view=view, test_cases=summary.get("test_cases"))
+                            insights=lists["insights"], view=view, test_cases=summary.get("test_cases"),
+                            metrics=tuple(MetricRule(m["key"], bool(m["higher_is_better"]), m["threshold"])
+                                          for m in view["metrics"]))
 
 
 def stored_leaderboard(view: dict[str, Any]) -> Leaderboard:

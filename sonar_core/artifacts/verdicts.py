@@ -1,7 +1,8 @@
 """One evaluator's verdict on one row of the drill-down, as the matrix and the case pages draw it.
 
 ``ev`` is the drill-down's view of an evaluator (:class:`~.drilldown._Evaluator`: its metrics, the
-row cells from its summary, and whether its judge is untrusted). A verdict's ``status`` is its CSS
+row cells from its summary, which of their values fail (concluded in
+:mod:`sonar_core.findings.case_verdicts`), and whether its judge is untrusted). A verdict's ``status`` is its CSS
 class: ``pass`` and ``fail`` (the primary metric's side of its threshold), ``na`` (no value), ``skip``
 (an empty required input), and for an evaluator whose judge failed its calibration ``not-counted``
 (scored with ``score_untrusted``: never drawn as a pass or a fail) or ``not-scored`` (its rows were not
@@ -37,12 +38,10 @@ def verdict(ev: Any, row_key: str) -> dict[str, Any] | None:
                 "flags_context": False}
     metrics = []
     fails_answer = fails_any = False
-    for metric, value, about_answer in zip(ev.metrics, values, ev.answer_metrics):
+    for value, fails, about_answer in zip(values, ev.fails[row_key], ev.answer_metrics):
         if value is None:
             metrics.append({"value": None, "status": "na"})
             continue
-        threshold = metric["threshold"]  # None (JSON null) for an infinite threshold: nothing fails it
-        fails = threshold is not None and (value < threshold if metric["higher_is_better"] else value > threshold)
         metrics.append({"value": value, "status": "fail" if fails else "pass"})
         fails_any = fails_any or fails
         fails_answer = fails_answer or (fails and about_answer)

@@ -17,13 +17,15 @@ from ..artifacts.benchmark_dir import benchmark_view
 from ..artifacts.costs_md import costs_markdown, costs_summary
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
-from ..artifacts.stored import items_value, severities
+from ..artifacts.stored import items_value
+from ..artifacts.stored import severities as stored_severities
 from ..config import EXECUTION_KEYS
 from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
-from ..findings.tradeoff import tradeoff_rows
-from ..findings.run_findings import best_model, best_model_card, count_severities, problem_counts
+from ..findings.case_verdicts import summary_fails
+from ..findings.run_findings import problem_counts, run_findings
+from ..findings.types import RunFindings
 from ..hosts.registry import summary as host_summary
 from .state import RunState
 
@@ -37,9 +39,12 @@ def stats_settings(config: RunConfig) -> StatsSettings:
                          epoch_reducer=config.epoch_reducer, epochs=config.epochs)
 
 
-def _rankings(state: RunState) -> list[list[str]]:
-    """Each finished evaluator's ranking, from its findings' leaderboard."""
-    return [list(s.leaderboard.ranking) for s in state.summaries]
+def _findings(state: RunState, with_tradeoff: bool = False) -> RunFindings:
+    """What the run concludes over its finished evaluators' leaderboards and every problem; the
+    trade-off only once the models' speed and cost were taken from the rows (index.html)."""
+    severities = [p["severity"] for p in state.core_problems] + stored_severities(state.summaries)
+    return run_findings([s.leaderboard for s in state.summaries], state.dataset_summary["models"], severities,
+                        state.model_stats if with_tradeoff else None)
 
 
 def _versions(state: RunState) -> dict[str, Any]:
@@ -62,8 +67,8 @@ def run_record(state: RunState, status: str) -> RunRecord:
     dataset = state.dataset_summary
     core = state.core_problems  # problems the core found itself (failing hosts)
     problem_lists = ([core] if core else []) + [s.problems for s in state.summaries]
-    best, _ = best_model(_rankings(state))
-    counts = count_severities([p["severity"] for p in core] + severities(state.summaries))
+    concluded = _findings(state)
+    counts = concluded.severity_counts
     services = state.services
     pipeline = ({**state.pipeline, "host_settings": host_summary(services.hosts)}
                 if state.pipeline is not None and services.hosts is not None else None)
@@ -102,7 +107,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
                 high_severity_problems=counts["HIGH"],
                 medium_severity_problems=counts["MEDIUM"],
                 low_severity_problems=counts["LOW"],
-                best_model=best,
+                best_model=concluded.best.model,
                 failed_explainers=[f["evaluator"] for f in result.failed],
             ),
         ),
@@ -120,7 +125,7 @@ def prepare_index(state: RunState) -> None:
     holds only the drill-down's test cases (at most ``CASE_LIMIT``), so it is small.
     """
     rows = state.dataset.rows
-    state.casebook = build_casebook(rows, state.summaries)
+    state.casebook = build_casebook(rows, state.summaries, [summary_fails(s) for s in state.summaries])
     state.model_stats = model_stats(rows)
 
 
@@ -128,14 +133,14 @@ def _run_view(state: RunState) -> dict[str, Any]:
     from ..version import __version__
 
     result = state.result
-    best, counted = best_model(_rankings(state))
+    best = _findings(state).best
     dataset = state.dataset_summary
     costs = state.ledger.record() if state.ledger is not None and not state.ledger.dry else None
-    untrusted = sum(1 for s in state.summaries if s.untrusted)
     return {
         "run_id": state.run_id, "created": state.created, "status": result.status,
-        "dataset": dataset, "models": dataset["models"], "best_model": best, "ranked_evaluators": counted,
-        "best_card": best_model_card(_rankings(state), dataset["models"], untrusted),
+        "dataset": dataset, "models": dataset["models"], "best_model": best.model,
+        "ranked_evaluators": best.counted,
+        "best_card": {"title": best.title, "model": best.named, "note": best.note},
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
         "pipeline": state.pipeline, "core_problems": state.core_problems,
@@ -183,7 +188,7 @@ def write_index(state: RunState) -> None:
     views = [s.view for s in state.summaries]
     if book.cases:
         write_casebook(state.run_dir, book, run)
-    tradeoff = tradeoff_view(tradeoff_rows([s.leaderboard for s in state.summaries], state.model_stats))
+    tradeoff = tradeoff_view(_findings(state, with_tradeoff=True).tradeoff)
     shown = redact_views(views, book.hidden_texts)
     grades = benchmark_view(state.benchmark_findings, book.links)
     if run["costs"]:

@@ -6,11 +6,12 @@ they work the same on a run in progress, a finished one, and one resumed from it
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
-from .problems import SEVERITIES, SEVERITY_ORDER
+from .tradeoff import tradeoff_rows
+from .types import SEVERITIES, SEVERITY_ORDER, BestModel, Leaderboard, RunFindings
 
-__all__ = ["best_model", "best_model_card", "count_severities", "problem_counts", "gating_problems"]
+__all__ = ["best_model", "best_model_card", "count_severities", "problem_counts", "gating_problems", "run_findings"]
 
 
 def best_model(rankings: Iterable[list[str]]) -> tuple[str | None, int]:
@@ -65,3 +66,18 @@ def gating_problems(problems: Iterable[dict[str, Any]], fail_on: str) -> list[di
     """The problems at or above severity ``fail_on`` (``--fail-on-problems``)."""
     limit = SEVERITY_ORDER[fail_on]
     return [p for p in problems if SEVERITY_ORDER.get(p["severity"], 9) <= limit]
+
+
+def run_findings(boards: Sequence[Leaderboard], models: list[str], severities: Iterable[str],
+                 stats: Mapping[str, Mapping[str, Any]] | None = None) -> RunFindings:
+    """What the run concludes from its evaluators' ``boards`` (run order): the best model over their
+    rankings (``models``: the models under test), the problems per severity (``severities``: every
+    problem's, the core's own included) and, given ``stats`` (model -> ``mean_time``, ``mean_cost``),
+    the quality / cost / speed trade-off."""
+    rankings = [list(board.ranking) for board in boards]
+    best, counted = best_model(rankings)
+    card = best_model_card(rankings, models, sum(1 for board in boards if board.untrusted))
+    return RunFindings(best=BestModel(model=best, counted=counted, title=card["title"], named=card["model"],
+                                      note=card["note"]),
+                       severity_counts=count_severities(severities),
+                       tradeoff=tradeoff_rows(boards, stats) if stats is not None else ())

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .scored import ScoredEvaluator
 
 __all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "EvaluatorFindings", "EvaluatorSummary", "Leaderboard", "LeaderboardRow",
-           "RunFindings", "TradeoffRow", "WeakRow"]
+           "MetricRule", "RunFindings", "TradeoffRow", "WeakRow"]
 
 SEVERITIES = ("HIGH", "MEDIUM", "LOW")
 #: Most severe first; used to sort problems and for the --fail-on-problems gate.
@@ -125,6 +125,16 @@ class EvaluatorFindings:
 
 
 @dataclass(frozen=True)
+class MetricRule:
+    """One metric's side of its threshold as the run stored it: ``threshold`` None (JSON null, an
+    infinite threshold) means no value is ever on the wrong side."""
+
+    key: str
+    higher_is_better: bool
+    threshold: float | None
+
+
+@dataclass(frozen=True)
 class EvaluatorSummary:
     """What the run keeps of one finished evaluator, read by run.json, index.html and the drill-down.
 
@@ -132,7 +142,8 @@ class EvaluatorSummary:
     and ``insights``: as written to its folder (H2O's JSON items; read back lazily on a large run).
     ``view``: the writers' own layout of it (index.html's section), kept so that a resumed run draws
     the same page; nothing outside :mod:`sonar_core.artifacts` reads it. ``test_cases``: the
-    drill-down's cells (None in a summary written before the drill-down existed).
+    drill-down's cells (None in a summary written before the drill-down existed). ``metrics``: each
+    metric's threshold rule, in the evaluator's metric order (the order of the cells' values).
     """
 
     label: str
@@ -142,6 +153,7 @@ class EvaluatorSummary:
     insights: Sequence[Mapping[str, Any]]
     view: Mapping[str, Any]
     test_cases: Mapping[str, Any] | None = None
+    metrics: tuple[MetricRule, ...] = ()
 
     @property
     def untrusted(self) -> bool:
@@ -171,12 +183,18 @@ class TradeoffRow:
 
 @dataclass(frozen=True)
 class BestModel:
-    """The best model overall: ``model`` (None when there is none), how many evaluators' rankings
-    counted, and the headline's ``title`` and ``note`` (what the choice rests on, or why none)."""
+    """The best model overall and the headline card about it.
+
+    ``model``: the model with the lowest mean rank over the rankings of more than one model (None
+    when no evaluator ranks the models); ``counted``: how many rankings counted. ``title``, ``named``
+    and ``note``: what the headline shows: the best model, or in a one-model run the model under
+    test (``named`` is then that model while ``model`` stays None), and what it rests on or why none.
+    """
 
     model: str | None
     counted: int
     title: str
+    named: str | None
     note: str
 
 
@@ -185,7 +203,8 @@ class RunFindings:
     """What the run concludes over all its evaluators (:func:`.run_findings.run_findings`).
 
     ``severity_counts``: severity -> problems of it, every severity present (the core's own problems
-    included). ``tradeoff``: one row per model with rows checked, by name (empty without them).
+    included). ``tradeoff``: one row per model with rows checked, by name (empty when the model speeds
+    and costs were not asked for: run.json, written as the run goes, needs none).
     """
 
     best: BestModel

@@ -22,6 +22,7 @@ from sonar_core.dataset import load_dataset
 from sonar_core.plugins import PluginManager
 from sonar_core.execution import execute_run
 from sonar_core.artifacts.stored import stored_summary
+from sonar_core.findings.case_verdicts import summary_fails
 
 SCORES = {"A": ("0.9", "0.8", "0.1", "0.2"), "B": ("0.4", "0.3", "0.2", "0.7"), "C": ("0.1", "0.2", "0.0", "0.1")}
 PASSFAIL = {"A": ("ok fine", "nope", "??", "ok"), "B": ("nope",) * 4, "C": ("ok",) * 4}
@@ -90,6 +91,11 @@ def _kept_summaries(run_dir: Path) -> list:
     return [stored_summary(summary, folder) for summary, folder in zip(_summaries(run_dir), folders)]
 
 
+def _casebook(rows, summaries):
+    """The drill-down as the run builds it, with the verdicts the findings conclude."""
+    return build_casebook(rows, summaries, [summary_fails(s) for s in summaries])
+
+
 def test_the_case_limit_keeps_the_first_keys_in_alphabetical_order():
     keys = ["tc-10", "tc-2", "tc-1", "b", "tc-1--typos", "a"]
     assert selected_case_keys(keys, limit=4) == {"a", "b", "tc-1", "tc-1--typos"}
@@ -135,7 +141,7 @@ def test_drilldown_pages_of_a_toy_run(tmp_path, toy_plugins):
     assert pages == sorted(names.case_page_name(k) for k in ("t1", "t2", "t3", "t4"))
     assert (run_dir / names.TEST_CASES_HTML).is_file()
 
-    book = build_casebook(load_dataset(dataset).rows, _kept_summaries(run_dir))
+    book = _casebook(load_dataset(dataset).rows, _kept_summaries(run_dir))
     assert [c["key"] for c in book.cases] == ["t1", "t2", "t3", "t4"]
     assert book.models == ["A", "B", "C"] and book.categories == ["cat-0", "cat-1"]
     t1 = book.cases[0]
@@ -236,7 +242,7 @@ def test_what_a_sensitive_evaluator_flags_is_withheld_from_every_drilldown_page(
     # The quoting evaluator's messages on A and B are withheld with their answers; C's stays.
     assert case_page.count(WITHHELD_MESSAGE) == 2 and "answer was &#x27;clean answer&#x27;" in case_page
 
-    book = build_casebook(load_dataset(dataset).rows, _kept_summaries(run_dir))
+    book = _casebook(load_dataset(dataset).rows, _kept_summaries(run_dir))
     assert [e["label"] for e in book.evaluators] == ["leaky", "quoting"]
     t1 = {r["model"]: r for r in book.cases[0]["rows"]}
     # A failed on its answer: its answer and its context (where a leak often comes from) are

@@ -1,0 +1,205 @@
+"""Typed findings: what the reports say is concluded in findings/, and artifacts/ only lays it out.
+
+What "computes" means for the import rule below: a module computes when it draws a conclusion
+from numbers, i.e. it is
+
+- a module of ``sonar_core.findings`` other than the two that hold no conclusion:
+  ``findings.types`` (the frozen dataclasses the findings are made of, and the severities) and
+  ``findings.wording`` (how a figure is written: a number in, text out); or
+- a numerical library: ``numpy``, ``scipy``, ``pandas``, ``sklearn``, ``statistics``.
+
+An ``artifacts/`` module may import neither at run time. Imports under ``if TYPE_CHECKING:`` run
+nothing and are not counted (a writer may name ``ScoredEvaluator`` in an annotation).
+``NOT_YET`` names the modules that still do, each with why; the suite fails when one of them
+stops (take it off the list) and when any other module starts.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from sonar_core import Evaluator, Input, Metric, RowResult
+from sonar_core.artifacts.evaluator_dir import write_evaluator_dir
+from sonar_core.artifacts.stored import stored_summary
+from sonar_core.findings import ScoredEvaluator, StatsSettings, derive_findings
+from sonar_core.findings.tradeoff import tradeoff_rows, with_fronts
+from sonar_core.findings.types import Leaderboard, LeaderboardRow, TradeoffRow
+from sonar_core.testing import make_row
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "sonar_core" / "artifacts"
+DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.wording"}
+NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
+#: artifacts/ modules that still import something that computes, and why (issue 37: to shrink).
+NOT_YET = {
+    "annotations": "labels a span's verdict with MetricInfo.failing over a numpy column (findings.run_data)",
+    "run_reader": "reads a run back into findings.run_data's numpy-backed RunData for sonar compare",
+    "benchmark_dir": "takes BenchmarkFindings and Graded from the modules that compute them",
+    "generation_report": "takes GenerationFindings from findings.generation_summary",
+    "redteam": "takes RedteamFindings and its constants from findings.redteam",
+}
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Absolute names of the modules ``path`` imports outside ``if TYPE_CHECKING:`` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(n) for n in ast.walk(node)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:  # relative to sonar_core.artifacts
+                parts = ["sonar_core", "artifacts"][: 2 - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            found.add(base)
+            # ``from ..findings import types`` names a module too
+            found |= {f"{base}.{alias.name}" for alias in node.names if base == "sonar_core.findings"}
+    return found
+
+
+def _computing(imports: set[str]) -> set[str]:
+    out = set()
+    for name in imports:
+        if name.split(".")[0] in NUMERICAL:
+            out.add(name)
+        elif name.startswith("sonar_core.findings.") and name not in DATA_MODULES:
+            out.add(name)
+        elif name == "sonar_core.findings":
+            continue  # the package itself: its names are checked as ``sonar_core.findings.<name>`` above
+    # ``from ..findings import EvaluatorFindings``: a name, not a module; only modules count
+    return {n for n in out if not (n.startswith("sonar_core.findings.") and n.split(".")[-1][:1].isupper())}
+
+
+def test_the_rule_sees_relative_numerical_and_type_checking_imports(tmp_path):
+    source = tmp_path / "probe.py"
+    source.write_text("from typing import TYPE_CHECKING\nimport numpy as np\nfrom ..findings.types import Leaderboard\n"
+                      "from ..findings.confidence import annotate_board\nfrom .html import clip\n"
+                      "if TYPE_CHECKING:\n    from ..findings.scored import ScoredEvaluator\n", encoding="utf-8")
+    imports = _runtime_imports(source)
+    assert {"numpy", "sonar_core.findings.types", "sonar_core.findings.confidence", "sonar_core.artifacts.html"} <= imports
+    assert "sonar_core.findings.scored" not in imports
+    assert _computing(imports) == {"numpy", "sonar_core.findings.confidence"}
+
+
+def test_artifacts_import_nothing_that_computes():
+    offenders = {}
+    for path in sorted(ARTIFACTS.glob("*.py")):
+        computing = _computing(_runtime_imports(path))
+        if computing and path.stem not in NOT_YET:
+            offenders[path.stem] = sorted(computing)
+    assert offenders == {}, f"artifacts/ modules importing what computes (see this file's docstring): {offenders}"
+
+
+@pytest.mark.parametrize("stem", sorted(NOT_YET))
+def test_the_not_yet_list_only_shrinks(stem):
+    assert _computing(_runtime_imports(ARTIFACTS / f"{stem}.py")), f"artifacts/{stem}.py computes no more: drop it from NOT_YET"
+
+
+def test_the_data_modules_compute_nothing_themselves():
+    for name in DATA_MODULES:
+        path = ROOT / (name.replace(".", "/") + ".py")
+        imports = _runtime_imports(path)
+        assert not {i for i in imports if i.split(".")[0] in NUMERICAL or i.startswith("sonar_core")}, (name, imports)
+
+
+class Toy(Evaluator):
+    id = "toy_typed"
+    display_name = "Toy typed"
+    required_inputs = (Input.ACTUAL_ANSWER,)
+    metrics = (Metric("score", "Score", "A score.", threshold=0.5, is_primary=True),
+               Metric("errors", "Errors", "A count.", threshold=0.1, higher_is_better=False))
+
+
+def _scored(values: dict[str, list[float]]) -> ScoredEvaluator:
+    scored = []
+    for model, scores in values.items():
+        for n, score in enumerate(scores):
+            row = make_row(test_case_key=f"t{n}", model_key=model, actual_output=f"{model}{n}")
+            scored.append((row, RowResult({"score": score, "errors": 0.0 if score >= 0.5 else 1.0})))
+    return ScoredEvaluator(cls=Toy, params={}, thresholds={"score": 0.5, "errors": 0.1}, label="toy_typed",
+                           scored=scored)
+
+
+def test_the_leaderboard_by_hand():
+    # A: 0.9 0.7 0.2 -> mean 0.6, 2 of 3 pass; B: 0.4 0.6 -> mean 0.5 (not below 0.5), 1 of 2 pass;
+    # C: 0.1 -> mean 0.1, fails, 0 of 1. Errors (1 per score below 0.5): A 1/3, B 1/2, C 1: all fail 0.1.
+    findings = derive_findings(_scored({"A": [0.9, 0.7, 0.2], "B": [0.4, 0.6], "C": [0.1]}))
+    board = findings.leaderboard
+    assert board.ranking == ("A", "B", "C") and board.leader == "A" and not board.untrusted
+    assert [(r.model, r.rank, r.passed, r.checked, r.fails) for r in board.rows] == [
+        ("A", 1, 2, 3, False), ("B", 2, 1, 2, False), ("C", 3, 0, 1, True)]
+    assert [r.value for r in board.rows] == [pytest.approx(0.6), pytest.approx(0.5), pytest.approx(0.1)]
+    assert board.pass_counts == {"A": (2, 3), "B": (1, 2), "C": (0, 1)}
+    assert board.fails_by_metric == {"score": {"A": False, "B": False, "C": True},
+                                     "errors": {"A": True, "B": True, "C": True}}
+    # Weakest: the failing rows, furthest below 0.5 first.
+    assert [(w.row.model_key, w.score) for w in findings.weakest] == [("C", 0.1), ("A", 0.2), ("B", 0.4)]
+    assert all(r.n is None and r.ci_low is None for r in board.rows)  # no stats settings: no intervals
+
+
+def test_a_tie_at_the_top_has_no_leader_and_intervals_carry_n():
+    findings = derive_findings(_scored({"A": [0.9, 0.1], "B": [0.5, 0.5]}), stats=StatsSettings(resamples=200))
+    board = findings.leaderboard
+    assert board.ranking == ("A", "B") and board.leader is None  # both 0.5: the order is only the names'
+    for row in board.rows:
+        assert row.n == 2 and row.ci_low <= row.value <= row.ci_high
+
+
+def test_a_resumed_run_reads_back_the_leaderboard_the_findings_made(tmp_path):
+    findings = derive_findings(_scored({"A": [0.9, 0.7, 0.2], "B": [0.4, 0.6], "C": [0.1]}),
+                               stats=StatsSettings(resamples=200))
+    folder = tmp_path / "toy"
+    written = write_evaluator_dir(findings, folder)
+    on_disk = json.loads((folder / "evaluator_summary.json").read_text(encoding="utf-8"))
+    fresh, resumed = stored_summary(written, folder, findings.leaderboard), stored_summary(on_disk, folder)
+    assert resumed.leaderboard == fresh.leaderboard == findings.leaderboard
+    assert resumed.label == "toy_typed" and resumed.fallbacks == () and not resumed.untrusted
+    assert [p["severity"] for p in resumed.problems] == [p["severity"] for p in findings.problems]
+
+
+def test_the_tradeoff_by_hand():
+    one = Leaderboard("score", ("A", "B"), (LeaderboardRow("A", 1, 0.8, passed=3, checked=4),
+                                           LeaderboardRow("B", 2, 0.5, passed=1, checked=4)))
+    two = Leaderboard("score", ("B", "A"), (LeaderboardRow("B", 1, 0.9, passed=4, checked=4),
+                                           LeaderboardRow("A", 2, 0.1, passed=0, checked=4),
+                                           LeaderboardRow("C", 3, None)))  # C: nothing checked, not shown
+    stats = {"A": {"mean_time": 2.0, "mean_cost": 0.001}, "B": {"mean_time": 1.0, "mean_cost": 0.002}}
+    rows = tradeoff_rows([one, two], stats)
+    # A: 3 of 8 = 0.375, B: 5 of 8 = 0.625. B is faster and better: A is on no time front; on cost A is
+    # cheaper, so both are on the cost front, and both on the front of all three.
+    assert rows == (TradeoffRow("A", 3, 8, 0.375, 2.0, 0.001, front_cost=True, front_time=False, front_all=True),
+                    TradeoffRow("B", 5, 8, 0.625, 1.0, 0.002, front_cost=True, front_time=True, front_all=True))
+
+
+def test_fronts_leave_out_a_model_without_the_measure():
+    rows = with_fronts([TradeoffRow("A", 0, 0, 0.9, None, 0.01), TradeoffRow("B", 0, 0, 0.5, 1.0, 0.02)])
+    assert [(r.front_cost, r.front_time, r.front_all) for r in rows] == [(True, False, False), (False, True, True)]
+    assert math.isclose(rows[0].quality, 0.9)
+
+
+def test_drilldown_verdicts_by_hand():
+    from sonar_core.findings.case_verdicts import summary_fails
+    from sonar_core.findings.types import EvaluatorSummary, MetricRule
+
+    # score >= 0.5 passes; errors <= 0.1 passes; a null threshold (an infinite one) fails nothing.
+    rules = (MetricRule("score", True, 0.5), MetricRule("errors", False, 0.1), MetricRule("tokens", False, None))
+    cells = {"rows": [["r1", [0.5, 0.2, 9e9], None], ["r2", [0.49, 0.1, None], "why"], ["r3", [None, 0.0, 1.0], None]]}
+    summary = EvaluatorSummary(label="x", leaderboard=Leaderboard("score", (), ()), fallbacks=(), problems=[],
+                               insights=[], view={}, test_cases=cells, metrics=rules)
+    assert summary_fails(summary) == {"r1": (False, True, False), "r2": (True, False, None),
+                                      "r3": (None, False, False)}
+    assert summary_fails(EvaluatorSummary(label="x", leaderboard=Leaderboard("score", (), ()), fallbacks=(),
+                                          problems=[], insights=[], view={}, metrics=rules)) == {}
