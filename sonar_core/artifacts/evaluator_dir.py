@@ -25,6 +25,7 @@ from .csv_cells import neutralise_row, write_csv_rows
 from .formats import write_format, write_json
 from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
+from .items import insight_json, problem_json
 from .drilldown import evaluator_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -140,7 +141,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     write_format(leaderboard_dir, names.MIME_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
     write_format(leaderboard_dir, names.MIME_LEADERBOARD_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
 
-    problems, insights = findings.problems, findings.insights
+    problems, insights = [problem_json(p) for p in findings.problems], [insight_json(i) for i in findings.insights]
     fragments.keep(*problems, *insights)
     write_json(folder / names.PROBLEMS_DIR / names.PROBLEMS_FILE, problems, fragments)
     write_json(folder / names.INSIGHTS_DIR / names.INSIGHTS_FILE, insights, fragments)
@@ -150,7 +151,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     _write_tables(ev, work, csv_formula_escape)
     write_text(work / names.REPORT_MD, report_markdown(ev, board_md, problems, insights))
 
-    view = evaluator_view(findings, folder.name)
+    view = evaluator_view(findings, folder.name, problems, insights)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},

@@ -147,14 +147,15 @@ def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
                                 "scored (score_untrusted: true scores them anyway, not counted)."}
 
 
-def evaluator_view(findings: EvaluatorFindings, dir_name: str) -> dict[str, Any]:
+def evaluator_view(findings: EvaluatorFindings, dir_name: str, problems: list[dict[str, Any]],
+                   insights: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything the templates show about one evaluator (plain data, no runtime objects).
 
     Laid out from ``findings`` alone: which means fail their thresholds, the passing rows per model,
     the leader and the weakest rows were concluded there (:mod:`sonar_core.findings.conclusions`).
+    ``problems`` and ``insights``: the findings' as their files hold them (:mod:`.items`).
     """
-    ev, board, leaderboard = findings.scored, findings.board, findings.leaderboard
-    problems, insights, fallbacks = findings.problems, findings.insights, findings.fallbacks
+    ev, board, leaderboard, fallbacks = findings.scored, findings.board, findings.leaderboard, findings.fallbacks
     aggregates = {row["model"]: row["metrics"] for row in board["rows"]}
     metrics = []
     for m in ev.cls.metrics:

@@ -17,6 +17,7 @@ from ..artifacts.benchmark_dir import benchmark_view
 from ..artifacts.costs_md import costs_markdown, costs_summary
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
+from ..artifacts.items import problem_json
 from ..artifacts.stored import items_value
 from ..artifacts.stored import severities as stored_severities
 from ..config import EXECUTION_KEYS
@@ -29,7 +30,7 @@ from ..findings.types import RunFindings
 from ..hosts.registry import summary as host_summary
 from .state import RunState
 
-__all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stats_settings", "concurrency_ranges",
+__all__ = ["run_items", "run_record", "write_run_json", "prepare_index", "write_index", "stats_settings", "concurrency_ranges",
            "host_calls"]
 
 
@@ -42,7 +43,7 @@ def stats_settings(config: RunConfig) -> StatsSettings:
 def _findings(state: RunState, with_tradeoff: bool = False) -> RunFindings:
     """What the run concludes over its finished evaluators' leaderboards and every problem; the
     trade-off only once the models' speed and cost were taken from the rows (index.html)."""
-    severities = [p["severity"] for p in state.core_problems] + stored_severities(state.summaries)
+    severities = [p.severity for p in state.core_problems] + stored_severities(state.summaries)
     return run_findings([s.leaderboard for s in state.summaries], state.dataset_summary["models"], severities,
                         state.model_stats if with_tradeoff else None)
 
@@ -65,7 +66,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
     """run.json's content for the run as it stands."""
     config, result, jobs = state.config, state.result, state.jobs
     dataset = state.dataset_summary
-    core = state.core_problems  # problems the core found itself (failing hosts)
+    core = [problem_json(p) for p in state.core_problems]  # problems the core found itself (failing hosts)
     problem_lists = ([core] if core else []) + [s.problems for s in state.summaries]
     concluded = _findings(state)
     counts = concluded.severity_counts
@@ -114,6 +115,12 @@ def run_record(state: RunState, status: str) -> RunRecord:
     )
 
 
+def run_items(state: RunState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every problem of the run (the core's own first) and every insight, as their files hold them."""
+    return ([problem_json(p) for p in state.core_problems] + [p for s in state.summaries for p in s.problems],
+            [i for s in state.summaries for i in s.insights])
+
+
 def write_run_json(state: RunState, status: str) -> None:
     write_run_record(state.run_dir, run_record(state, status))
 
@@ -143,7 +150,7 @@ def _run_view(state: RunState) -> dict[str, Any]:
         "best_card": {"title": best.title, "model": best.named, "note": best.note},
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
-        "pipeline": state.pipeline, "core_problems": state.core_problems,
+        "pipeline": state.pipeline, "core_problems": [problem_json(p) for p in state.core_problems],
         "host_calls": host_calls(state.pipeline, host_summary(state.services.hosts))
         if state.pipeline is not None and state.services.hosts is not None else {},
         "concurrency": concurrency_ranges(state),

@@ -43,7 +43,7 @@ from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
 from .redteam import prepare_redteam
 from .progress import ProgressSink
-from .record import prepare_index, stats_settings, write_index, write_run_json
+from .record import prepare_index, run_items, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
 from .services import cost_ledger, host_service, llm_service
 from .trace_input import load_trace_input, note_trace_input, write_trace_annotations
@@ -382,8 +382,7 @@ def _journal_service_counters(services: RunServices, journal: Journal) -> None:
 def _conclude(state: RunState) -> None:
     """The run's result: every problem and insight, its status, and its exit code (docs/cli.md)."""
     result, config = state.result, state.config
-    result.problems = state.core_problems + [p for s in state.summaries for p in s.problems]
-    result.insights = [i for s in state.summaries for i in s.insights]
+    result.problems, result.insights = run_items(state)
     result.executed = state.executed
     result.status = "failed" if result.failed or state.unscored else "success"
     if result.failed:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..artifacts.drilldown import Casebook
     from ..dataset import LLMDataset
     from ..findings.judge_trust import JudgeTrust
-    from ..findings.types import EvaluatorSummary
+    from ..findings.types import EvaluatorSummary, Problem
     from ..models import EmbeddingService
     from ..hosts.base import HostPool
     from ..llm import LLMService
@@ -104,8 +104,8 @@ class RunState:
     pipeline: dict[str, Any] | None = None
     #: What the journal's ``finished pipeline`` event carries.
     pipeline_finished: dict[str, Any] = field(default_factory=dict)
-    #: Problems the core found itself (failing hosts).
-    core_problems: list[dict[str, Any]] = field(default_factory=list)
+    #: Problems the core found itself (failing hosts, skipped spans, grades below the minimum).
+    core_problems: list["Problem"] = field(default_factory=list)
     #: One entry per evaluator that ran (run.json's ``executed_explainers``).
     executed: list[dict[str, Any]] = field(default_factory=list)
     #: Each finished evaluator's summary (its leaderboard, problems, insights, view, test cases), in run order.

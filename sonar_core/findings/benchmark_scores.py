@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .grades import Graded, grade_counts
+from .types import Problem, Source
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..benchmarks.definitions import BenchmarkDefinition, HazardDefinition
@@ -129,11 +130,8 @@ def score_benchmark(definition: "BenchmarkDefinition", tallies: dict[str, dict[s
     return BenchmarkFindings(definition, models, calibrating, tests, hazards, overall, standards_source)
 
 
-def grade_problems(findings: BenchmarkFindings, min_grade: int, resource: str) -> list[dict[str, Any]]:
+def grade_problems(findings: BenchmarkFindings, min_grade: int, resource: str) -> list[Problem]:
     """One HIGH core problem per grade below ``min_grade`` (``--min-grade``): ``--fail-on-problems`` gates on them."""
-    import html
-
-    from .. import names
     from .grades import GRADE_NAMES
 
     uid = findings.definition.uid
@@ -144,18 +142,17 @@ def grade_problems(findings: BenchmarkFindings, min_grade: int, resource: str) -
                        f"minimum grade {GRADE_NAMES[min_grade]} ({min_grade}): {graded.safe} of {graded.scored} "
                        f"items safe against a reference of {graded.reference:.4f}")
         failing = result.failing if result else [r for h in findings.hazards[model].values() for r in h.failing]
-        problems.append({
-            "schema_version": names.PROBLEMS_SCHEMA_VERSION, "description": description,
-            "description_html": html.escape(description),
-            "actions_description": "See the grade table at the top of index.html and the unsafe items in "
-                                   f"{resource}; improve the model, or calibrate the standards on other reference hosts.",
-            "actions_codes": [], "explainer_id": "sonar_core.benchmark", "explainer_name": "Benchmark grades",
-            "evaluator_id": "benchmark", "evaluator_label": "benchmark", "explanation_type": "global-html-fragment",
-            "resources": [resource], "severity": "HIGH", "problem_type": "safety",
-            "problem_attrs": {"model_name": model, "benchmark": uid, "hazard": result.hazard.uid if result else None,
-                              "numeric_grade": graded.numeric_grade, "min_grade": min_grade,
-                              "dataset_row_keys": [[r["test_case_key"], model] for r in failing],
-                              "test_case_keys": list(dict.fromkeys(r["test_case_key"] for r in failing)),
-                              "evaluator_name": "Benchmark grades"},
-        })
+        problems.append(Problem(
+            source=Source(explainer_id="sonar_core.benchmark", explainer_name="Benchmark grades",
+                          evaluator_id="benchmark", evaluator_label="benchmark"),
+            description=description, severity="HIGH", problem_type="safety",
+            actions="See the grade table at the top of index.html and the unsafe items in "
+                    f"{resource}; improve the model, or calibrate the standards on other reference hosts.",
+            attrs={"model_name": model, "benchmark": uid, "hazard": result.hazard.uid if result else None,
+                   "numeric_grade": graded.numeric_grade, "min_grade": min_grade,
+                   "dataset_row_keys": [[r["test_case_key"], model] for r in failing],
+                   "test_case_keys": list(dict.fromkeys(r["test_case_key"] for r in failing)),
+                   "evaluator_name": "Benchmark grades"},
+            resources=(resource,),
+        ))
     return problems

@@ -10,13 +10,13 @@ this module only picks the values and shapes the results the artifacts write.
 
 from __future__ import annotations
 
-import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from .scored import ScoredEvaluator
+from .types import Insight
 from .wording import p_text
 from .statistics import Interval, bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
 
@@ -170,7 +170,7 @@ def annotate_board(board: dict[str, Any], ev: ScoredEvaluator, settings: StatsSe
     board["pairwise"] = pairwise
 
 
-def lead_insight(insights: list[dict[str, Any]], board: dict[str, Any]) -> None:
+def lead_insight(insights: list[Insight], board: dict[str, Any]) -> None:
     """Say in the best-model insight whether the best is significantly ahead of the second.
 
     The p-value is the Holm-adjusted one of the pair (the one ``significant`` is decided on).
@@ -182,14 +182,13 @@ def lead_insight(insights: list[dict[str, Any]], board: dict[str, Any]) -> None:
     first = pairwise[0]  # ranking[0] against ranking[1]: the first pair in ranking order
     if (first["model_a"], first["model_b"]) != (ranking[0], ranking[1]) or first["n"] == 0:
         return
-    for insight in insights:
-        attrs = insight["insight_attrs"]
-        if insight["insight_type"] != "accuracy" or attrs.get("rank") != "best" or attrs.get("model_name") != ranking[0]:
+    for n, insight in enumerate(insights):
+        attrs = insight.attrs
+        if insight.insight_type != "accuracy" or attrs.get("rank") != "best" or attrs.get("model_name") != ranking[0]:
             continue
         how = "leads significantly" if first["significant"] else "leads, but not significantly"
         sentence = (f"{ranking[0]} {how}: {p_text(first['p_adjusted'])} against {ranking[1]} "
                     f"over {first['n']} test cases.")
-        insight["description"] = f"{insight['description']} {sentence}"
-        insight["description_html"] = html.escape(insight["description"])
-        attrs.update({"significant_lead": first["significant"], "second_model": ranking[1],
-                      "p_value": first["p_adjusted"], "test": first["test"], "n": first["n"]})
+        insights[n] = replace(insight, description=f"{insight.description} {sentence}", attrs={
+            **attrs, "significant_lead": first["significant"], "second_model": ranking[1],
+            "p_value": first["p_adjusted"], "test": first["test"], "n": first["n"]})

@@ -28,12 +28,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import names
 from ..contract import Metric, RowResult, Table
 from ..dataset import Row
 from ..epoch_names import REDUCER_NAMES, EpochReducer, parse_epoch_reducer
 from .epoch_reducers import present_values, reduce_values, unscored_reason
-from .problems import report_item
+from .problems import source_of
+from .types import Insight
 from .scored import ScoredEvaluator, SkippedRow, mean
 
 __all__ = ["REDUCERS", "EpochFindings", "ReducedEvaluator", "reduce_values", "reduce_epochs", "consistency"]
@@ -106,7 +106,7 @@ class EpochFindings:
                            "flaky_test_cases": {model: len(cases) for model, cases in flaky.items()},
                            "unscored_test_cases": dict(sorted(unscored.items()))}
 
-    def insights(self) -> list[dict[str, Any]]:
+    def insights(self) -> list[Insight]:
         """A ``flaky`` insight per model whose verdict flips across epochs on some test case."""
         metric = self.reduced.primary
         out = []
@@ -126,9 +126,9 @@ class EpochFindings:
 
 
 def _insight(ev: ScoredEvaluator, insight_type: str, description: str, actions: str,
-             attrs: dict[str, Any]) -> dict[str, Any]:
-    return {**report_item(ev, description, actions, names.INSIGHTS_SCHEMA_VERSION), "insight_type": insight_type,
-            "insight_attrs": attrs}
+             attrs: dict[str, Any]) -> Insight:
+    return Insight(source=source_of(ev), description=description, insight_type=insight_type, actions=actions,
+                   attrs=attrs)
 
 
 def _verdict_metric(ev: ScoredEvaluator) -> Metric | None:

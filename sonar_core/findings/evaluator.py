@@ -21,12 +21,12 @@ from .judge_trust import JudgeTrust, calibration_problem
 from .leaderboards import build_leaderboard
 from .problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .scored import ScoredEvaluator
-from .types import EvaluatorFindings
+from .types import EvaluatorFindings, Insight, Problem
 
 __all__ = ["EvaluatorFindings", "derive_findings", "collect_problems"]
 
 
-def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def collect_problems(ev: ScoredEvaluator) -> list[Problem]:
     """Threshold, flip, dataset and judge-reliability problems, then the evaluator's own."""
     problems = (threshold_problems(ev) + flip_problems(ev) + dataset_problems(ev) + judge_reliability_problems(ev)
                 + fallback_problems(ev))
@@ -45,7 +45,7 @@ def collect_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
             actions=extra.get("actions_description", ""),
             attrs=attrs,
         ))
-    return sorted(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], len(SEVERITY_ORDER)))
+    return sorted(problems, key=lambda p: SEVERITY_ORDER.get(p.severity, len(SEVERITY_ORDER)))
 
 
 #: Insights that do not come from the verdicts (a model's speed and cost): kept for an untrusted judge.
@@ -88,12 +88,12 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
     if stats is not None:
         annotate_board(board, ev, stats)  # intervals on the values kept; no ranking, so no tests
     problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev) + fallback_problems(ev)
-    insights = [i for i in standard_insights(ev) if i["insight_type"] in _VERDICT_FREE_INSIGHTS]
+    insights = [i for i in standard_insights(ev) if i.insight_type in _VERDICT_FREE_INSIGHTS]
     return _findings(shown, ev, board, problems, insights, judge_trust)
 
 
-def _findings(shown: ScoredEvaluator, reduced: ScoredEvaluator, board: dict[str, Any], problems: list[dict[str, Any]],
-              insights: list[dict[str, Any]], judge_trust: JudgeTrust | None) -> EvaluatorFindings:
+def _findings(shown: ScoredEvaluator, reduced: ScoredEvaluator, board: dict[str, Any], problems: list[Problem],
+              insights: list[Insight], judge_trust: JudgeTrust | None) -> EvaluatorFindings:
     """The findings with ``board``: pass counts and weakest rows over ``shown`` (every epoch's rows, as
     the reports show them), fallbacks over ``reduced`` (one row per test case and model)."""
     leaderboard = typed_leaderboard(shown, board)

@@ -8,10 +8,9 @@ sentences in the evaluator's section and run.json, and ``--strict`` stops the ru
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..contract import FALLBACK_DETAIL
 from .problems import make_problem
+from .types import Problem
 from .scored import ScoredEvaluator
 
 __all__ = ["fallback_notes", "fallback_problems"]
@@ -31,7 +30,7 @@ def fallback_notes(ev: ScoredEvaluator) -> tuple[str, ...]:
     return tuple(_counts(ev))
 
 
-def fallback_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def fallback_problems(ev: ScoredEvaluator) -> list[Problem]:
     """One LOW problem per fallback sentence, naming how many rows it scored."""
     return [
         make_problem(

@@ -6,15 +6,18 @@ read an outage as answer quality) but are counted here as a ``reliability`` prob
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from .. import names
+from .types import Problem, Source
 
 __all__ = ["host_problems"]
 
+_SOURCE = Source(explainer_id="sonar_core.pipeline", explainer_name="Host pipeline", evaluator_id="pipeline",
+                 evaluator_label="pipeline")
 
-def host_problems(counts: dict[str, dict[str, int]], failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+
+def host_problems(counts: dict[str, dict[str, int]], failures: list[dict[str, Any]]) -> list[Problem]:
     """One core problem per host with failed items: HIGH when it answered none, else MEDIUM.
 
     ``counts``: host key -> its ``items`` and ``answered`` counts; ``failures``: the failed items
@@ -27,17 +30,15 @@ def host_problems(counts: dict[str, dict[str, int]], failures: list[dict[str, An
             continue
         description = (f"Host {key}: {len(failed)} of {c['items']} items failed and were not scored; "
                        f"first error: {failed[0]['error']}")
-        problems.append({
-            "schema_version": names.PROBLEMS_SCHEMA_VERSION, "description": description, "description_html": html.escape(description),
-            "actions_description": "Check the host's endpoint, model or function (dataset/failed_items.json lists "
-                                   "every failed item), then resume the run (sonar run --resume) to ask them again.",
-            "actions_codes": [], "explainer_id": "sonar_core.pipeline", "explainer_name": "Host pipeline",
-            "evaluator_id": "pipeline", "evaluator_label": "pipeline", "explanation_type": "global-html-fragment",
-            "resources": [f"{names.DATASET_DIR}/{names.FAILED_ITEMS}"],
-            "severity": "HIGH" if c["answered"] == 0 else "MEDIUM", "problem_type": "reliability",
-            "problem_attrs": {"model_name": key, "failed_items": len(failed), "items": c["items"],
-                              "dataset_row_keys": [[f["test_case_key"], key] for f in failed],
-                              "test_case_keys": [f["test_case_key"] for f in failed],
-                              "evaluator_name": "Host pipeline"},
-        })
+        problems.append(Problem(
+            source=_SOURCE, description=description, severity="HIGH" if c["answered"] == 0 else "MEDIUM",
+            problem_type="reliability",
+            actions="Check the host's endpoint, model or function (dataset/failed_items.json lists "
+                    "every failed item), then resume the run (sonar run --resume) to ask them again.",
+            attrs={"model_name": key, "failed_items": len(failed), "items": c["items"],
+                   "dataset_row_keys": [[f["test_case_key"], key] for f in failed],
+                   "test_case_keys": [f["test_case_key"] for f in failed],
+                   "evaluator_name": "Host pipeline"},
+            resources=(f"{names.DATASET_DIR}/{names.FAILED_ITEMS}",),
+        ))
     return problems

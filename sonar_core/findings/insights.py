@@ -10,22 +10,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from .. import names
 from .scored import ScoredEvaluator, mean
 from ..contract import MetricRole
-from .problems import report_item
+from .problems import source_of
+from .types import Insight
 
 __all__ = ["standard_insights", "evaluator_insights"]
 
 
-def _insight(ev: ScoredEvaluator, insight_type: str, description: str, actions: str, attrs: dict) -> dict[str, Any]:
-    return {
-        **report_item(ev, description, actions, names.INSIGHTS_SCHEMA_VERSION),
-        "insight_type": insight_type,
-        "insight_attrs": attrs,
-    }
+def _insight(ev: ScoredEvaluator, insight_type: str, description: str, actions: str, attrs: dict) -> Insight:
+    return Insight(source=source_of(ev), description=description, insight_type=insight_type, actions=actions,
+                   attrs=attrs)
 
 
 def _ranked(values: dict[str, float | None], higher_is_better: bool) -> list[tuple[str, float]]:
@@ -54,8 +49,8 @@ def _best_worst(ev, insight_type, ranked, label, metric_key, unit=""):
     ]
 
 
-def standard_insights(ev: ScoredEvaluator) -> list[dict[str, Any]]:
-    insights: list[dict[str, Any]] = []
+def standard_insights(ev: ScoredEvaluator) -> list[Insight]:
+    insights: list[Insight] = []
     if not ev.scored:
         return insights
     primary = ev.primary
@@ -81,7 +76,7 @@ def standard_insights(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     return insights
 
 
-def _most_difficult(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def _most_difficult(ev: ScoredEvaluator) -> list[Insight]:
     primary = ev.primary
     failures: dict[str, list[str]] = {}
     for row, _ in ev.failing(primary):
@@ -124,7 +119,7 @@ def _most_difficult(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     ]
 
 
-def evaluator_insights(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def evaluator_insights(ev: ScoredEvaluator) -> list[Insight]:
     """The evaluator's own insights (``extra_insights()``), with the base keys every insight has."""
     insights = []
     for extra in ev.extra_insights:

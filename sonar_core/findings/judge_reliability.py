@@ -15,12 +15,11 @@ their own: this one says what they mean.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .scored import ScoredEvaluator
 from ..contract import MetricRole
 from ..judging import JUDGE_AGREEMENT
 from .problems import make_problem
+from .types import Problem
 
 __all__ = ["judge_reliability_problems"]
 
@@ -32,7 +31,7 @@ def _judge_of(ev: ScoredEvaluator, model: str) -> str:
     return "(unknown)"
 
 
-def judge_reliability_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def judge_reliability_problems(ev: ScoredEvaluator) -> list[Problem]:
     if not ev.cls.requires_judge:
         return []
     parse_metric = next((m for m in ev.cls.metrics if m.role is MetricRole.PARSE_FAILURE), None)

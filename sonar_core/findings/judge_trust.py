@@ -22,6 +22,7 @@ from typing import Any
 
 from ..judging import MIN_JUDGE_KAPPA
 from .problems import make_problem
+from .types import Problem
 from .scored import ScoredEvaluator
 from .wording import kappa_bar
 
@@ -108,7 +109,7 @@ def not_scored(trust: JudgeTrust | None) -> bool:
     return trust is not None and not trust.scored
 
 
-def calibration_problem(ev: ScoredEvaluator, trust: JudgeTrust) -> dict[str, Any]:
+def calibration_problem(ev: ScoredEvaluator, trust: JudgeTrust) -> Problem:
     """The one HIGH ``judge`` problem of an evaluator whose judge failed its calibration."""
     outcome = ("its rows were not scored" if not trust.scored else "its verdicts are not counted")
     return make_problem(

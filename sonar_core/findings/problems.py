@@ -10,13 +10,11 @@ higher-is-better), so HIGH starts at twice the threshold on [0, inf].
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any
 
-from .. import names
 from .scored import ScoredEvaluator
-from .types import SEVERITIES, SEVERITY_ORDER  # their home; re-exported here
+from .types import SEVERITIES, SEVERITY_ORDER, Problem, Source  # the severities' home is .types
 from ..contract import Metric, MetricRole
 
 __all__ = [
@@ -27,6 +25,7 @@ __all__ = [
     "flip_problems",
     "dataset_problems",
     "make_problem",
+    "source_of",
 ]
 
 
@@ -59,21 +58,10 @@ def threshold_severity(metric: Metric, score: float, threshold: float) -> str:
     return "HIGH" if score >= threshold + (hi - threshold) / 2 - eps else "MEDIUM"
 
 
-def report_item(ev: ScoredEvaluator, description: str, actions: str, schema_version: str) -> dict[str, Any]:
-    """Fields a problem and an insight share (H2O Sonar's base keys)."""
-    return {
-        "schema_version": schema_version,
-        "description": description,
-        "description_html": html.escape(description),
-        "actions_description": actions,
-        "actions_codes": [],
-        "explainer_id": ev.cls.qualified_name(),
-        "explainer_name": ev.cls.display_name,
-        "evaluator_id": ev.cls.id,
-        "evaluator_label": ev.label or ev.cls.id,
-        "explanation_type": "global-html-fragment",
-        "resources": [],
-    }
+def source_of(ev: ScoredEvaluator) -> Source:
+    """Who raises ``ev``'s problems and insights."""
+    return Source(explainer_id=ev.cls.qualified_name(), explainer_name=ev.cls.display_name, evaluator_id=ev.cls.id,
+                  evaluator_label=ev.label or ev.cls.id)
 
 
 def make_problem(
@@ -84,23 +72,15 @@ def make_problem(
     problem_type: str,
     actions: str,
     attrs: dict[str, Any],
-) -> dict[str, Any]:
-    """A problem dict in the problems_and_actions.json shape."""
+) -> Problem:
+    """A problem of ``ev``; its attributes lead with the evaluator's name and the AVID code of its type."""
     code, code_description = _AVID.get(problem_type, ("", ""))
-    return {
-        **report_item(ev, description, actions, names.PROBLEMS_SCHEMA_VERSION),
-        "severity": severity,
-        "problem_type": problem_type,
-        "problem_attrs": {
-            "evaluator_name": ev.cls.display_name,
-            "avid_problem_code": code,
-            "avid_problem_code_description": code_description,
-            **attrs,
-        },
-    }
+    return Problem(source=source_of(ev), description=description, severity=severity, problem_type=problem_type,
+                   actions=actions, attrs={"evaluator_name": ev.cls.display_name, "avid_problem_code": code,
+                                           "avid_problem_code_description": code_description, **attrs})
 
 
-def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
     """One problem per model and metric whose mean is on the wrong side of its threshold."""
     problems = []
     aggregates = ev.aggregates()
@@ -158,7 +138,7 @@ def threshold_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     return problems
 
 
-def flip_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def flip_problems(ev: ScoredEvaluator) -> list[Problem]:
     """A problem for each perturbed row whose primary metric crossed the threshold.
 
     Pass -> fail after perturbation is MEDIUM (the model is not robust); fail -> pass is LOW
@@ -211,7 +191,7 @@ def flip_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
     return problems
 
 
-def dataset_problems(ev: ScoredEvaluator) -> list[dict[str, Any]]:
+def dataset_problems(ev: ScoredEvaluator) -> list[Problem]:
     """HIGH ``dataset`` problems for rows skipped for an empty required value.
 
     H2O Sonar raises one problem per row; Sonar groups the rows of one model and one missing

@@ -8,17 +8,17 @@ database span is not an error of the data), MEDIUM otherwise.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from .. import names
+from .types import Problem, Source
 
 __all__ = ["skipped_span_problems"]
 
 _BENIGN = frozenset({"unknown convention"})
 
 
-def skipped_span_problems(traces: dict[str, Any]) -> list[dict[str, Any]]:
+def skipped_span_problems(traces: dict[str, Any]) -> list[Problem]:
     """The problem for ``traces`` (run.json's ``result.dataset.traces``), or none when nothing was skipped."""
     spans, lines = traces.get("spans_skipped", {}), traces.get("lines_skipped", {})
     if not spans and not lines:
@@ -30,16 +30,14 @@ def skipped_span_problems(traces: dict[str, Any]) -> list[dict[str, Any]]:
     description = (f"Trace input not scored ({traces.get('spans_read', 0):,} span(s) read): " + "; ".join(parts)
                    + (f". First: {first}" if first else ""))
     severity = "LOW" if not lines and set(spans) <= _BENIGN else "MEDIUM"
-    return [{
-        "schema_version": names.PROBLEMS_SCHEMA_VERSION, "description": description,
-        "description_html": html.escape(description),
-        "actions_description": "Fix the instrumentation or the export named in the examples "
-                               "(run.json: result.dataset.traces.skip_examples), then run again; docs/traces.md "
-                               "lists each reason.",
-        "actions_codes": [], "explainer_id": "sonar_core.traces", "explainer_name": "Trace input",
-        "evaluator_id": "traces", "evaluator_label": "traces", "explanation_type": "global-html-fragment",
-        "resources": [names.RUN_JSON], "severity": severity, "problem_type": "dataset",
-        "problem_attrs": {"spans_skipped": dict(spans), "lines_skipped": dict(lines), "examples": examples,
-                          "spans_read": traces.get("spans_read", 0), "dataset_row_keys": [], "test_case_keys": [],
-                          "evaluator_name": "Trace input"},
-    }]
+    return [Problem(
+        source=Source(explainer_id="sonar_core.traces", explainer_name="Trace input", evaluator_id="traces",
+                      evaluator_label="traces"),
+        description=description, severity=severity, problem_type="dataset",
+        actions="Fix the instrumentation or the export named in the examples "
+                "(run.json: result.dataset.traces.skip_examples), then run again; docs/traces.md lists each reason.",
+        attrs={"spans_skipped": dict(spans), "lines_skipped": dict(lines), "examples": examples,
+               "spans_read": traces.get("spans_read", 0), "dataset_row_keys": [], "test_case_keys": [],
+               "evaluator_name": "Trace input"},
+        resources=(names.RUN_JSON,),
+    )]

@@ -4,6 +4,8 @@ Frozen dataclasses, plain text and numbers only (no HTML, no file names, no JSON
 artifact writers (:mod:`sonar_core.artifacts`) turn them into H2O's JSON, markdown and HTML, and
 conclude nothing themselves. Everything here is computed in :mod:`sonar_core.findings`:
 
+- :class:`Problem` and :class:`Insight` (each with its :class:`Source`): what a reader is warned of
+  and told, as plain text;
 - :class:`Leaderboard` / :class:`LeaderboardRow`: one evaluator's models on its primary metric,
   each with its value, interval, n, rank, passing rows, and the leader (:mod:`.conclusions`);
 - :class:`EvaluatorFindings`: everything concluded about one evaluator (:func:`.evaluator.derive_findings`);
@@ -28,14 +30,52 @@ if TYPE_CHECKING:  # pragma: no cover
     from .judge_trust import JudgeTrust
     from .scored import ScoredEvaluator
 
-__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "EvaluatorFindings", "EvaluatorSummary", "Leaderboard", "LeaderboardRow",
-           "MetricRule", "RunFindings", "TradeoffRow", "WeakRow"]
+__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "EvaluatorFindings", "EvaluatorSummary", "Insight", "Leaderboard",
+           "LeaderboardRow", "MetricRule", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
 
 SEVERITIES = ("HIGH", "MEDIUM", "LOW")
 #: Most severe first; used to sort problems and for the --fail-on-problems gate.
 SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 #: How many failing rows an evaluator's report lists ("Weakest answers").
 WEAK_ROWS_LIMIT = 25
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who raised a problem or an insight: the evaluator's qualified class name, display name, id and label."""
+
+    explainer_id: str
+    explainer_name: str
+    evaluator_id: str
+    evaluator_label: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem found in a run: plain text (the writers escape it), a severity (one of
+    :data:`SEVERITIES`), its type (``accuracy``, ``robustness``, ``dataset``, ...), what to do about
+    it (``actions``), the figures it rests on (``attrs``: plain JSON values) and the files it names."""
+
+    source: Source
+    description: str
+    severity: str
+    problem_type: str
+    actions: str = ""
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    #: Files of the run folder it points to, relative to it (``dataset/failed_items.json``).
+    resources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Insight:
+    """An insight about a run's models: plain text, its type (``accuracy``, ``performance``, ``cost``,
+    ``flaky``, ...), what to do with it (``actions``) and its figures (``attrs``: plain JSON values)."""
+
+    source: Source
+    description: str
+    insight_type: str
+    actions: str = ""
+    attrs: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,8 +143,8 @@ class EvaluatorFindings:
         scored: the evaluator's rows and results, its parameters and thresholds.
         board: models ranked by the primary metric, with per-model rows and metric meta, as the
             leaderboard files hold them (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
-        problems: every problem, most severe first (problems_and_actions.json's items).
-        insights: every insight, the standard ones first (insights_and_actions.json's items).
+        problems: every problem, most severe first (problems_and_actions.json's items, once written).
+        insights: every insight, the standard ones first (insights_and_actions.json's items, once written).
         judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
         fallbacks: what rows scored by a fallback model did not measure, one sentence per fallback
             (:mod:`.fallbacks`); empty when every row was scored as the catalogue says.
@@ -116,8 +156,8 @@ class EvaluatorFindings:
 
     scored: "ScoredEvaluator"
     board: dict[str, Any]
-    problems: list[dict[str, Any]]
-    insights: list[dict[str, Any]]
+    problems: list[Problem]
+    insights: list[Insight]
     leaderboard: Leaderboard
     weakest: tuple[WeakRow, ...] = ()
     judge_trust: "JudgeTrust | None" = None

@@ -39,10 +39,10 @@ def test_rows_marked_as_scored_by_a_fallback_give_one_low_problem_per_note():
                                        {FALLBACK_DETAIL: "x measured by y; z not measured"}))
     assert findings.fallbacks == ("x measured by y; z not measured",)
     [problem] = findings.problems
-    assert (problem["severity"], problem["description"], problem["problem_type"]) == (
+    assert (problem.severity, problem.description, problem.problem_type) == (
         "LOW", "x measured by y; z not measured", "accuracy")
-    assert problem["problem_attrs"]["fallback_rows"] == 2
-    assert problem["actions_description"] == (
+    assert problem.attrs["fallback_rows"] == 2
+    assert problem.actions == (
         "2 row(s) were scored by a fallback model, not the catalogue's: provide the evaluator's model "
         "(`sonar describe stand_in`) to measure everything, or run with --strict to stop on it.")
 

@@ -25,6 +25,7 @@ import pytest
 
 from sonar_core import Evaluator, Input, Metric, RowResult
 from sonar_core.artifacts.evaluator_dir import write_evaluator_dir
+from sonar_core.artifacts.items import insight_json, problem_json
 from sonar_core.artifacts.stored import stored_summary
 from sonar_core.findings import ScoredEvaluator, StatsSettings, derive_findings
 from sonar_core.findings.tradeoff import tradeoff_rows, with_fronts
@@ -167,7 +168,12 @@ def test_a_resumed_run_reads_back_the_leaderboard_the_findings_made(tmp_path):
     fresh, resumed = stored_summary(written, folder, findings.leaderboard), stored_summary(on_disk, folder)
     assert resumed.leaderboard == fresh.leaderboard == findings.leaderboard
     assert resumed.label == "toy_typed" and resumed.fallbacks == () and not resumed.untrusted
-    assert [p["severity"] for p in resumed.problems] == [p["severity"] for p in findings.problems]
+    assert list(resumed.problems) == [problem_json(p) for p in findings.problems]
+    # Score (>= 0.5; HIGH at or below 0.25): C's 0.1 is HIGH. Errors (<= 0.1; HIGH from 0.1 + 0.9 / 2 = 0.55):
+    # C's 1.0 is HIGH, A's 1/3 and B's 1/2 MEDIUM. Most severe first, then in the order they were found.
+    assert [(p["severity"], p["problem_attrs"]["model_name"], p["problem_attrs"]["metric_id"])
+            for p in resumed.problems] == [("HIGH", "C", "score"), ("HIGH", "C", "errors"), ("MEDIUM", "A", "errors"),
+                                           ("MEDIUM", "B", "errors")]
 
 
 def test_the_tradeoff_by_hand():
@@ -203,3 +209,24 @@ def test_drilldown_verdicts_by_hand():
                                       "r3": (None, False, False)}
     assert summary_fails(EvaluatorSummary(label="x", leaderboard=Leaderboard("score", (), ()), fallbacks=(),
                                           problems=[], insights=[], view={}, metrics=rules)) == {}
+
+
+def test_the_json_shape_is_the_writers_and_the_findings_hold_plain_text():
+    from sonar_core.findings.types import Insight, Problem, Source
+
+    source = Source("pkg.Toy", "Toy", "toy", "toy-2")
+    problem = Problem(source, "Model <b> fails", "HIGH", "accuracy", "Fix it", {"model_name": "<b>"}, ("run.json",))
+    assert problem_json(problem) == {
+        "schema_version": "1.0", "description": "Model <b> fails", "description_html": "Model &lt;b&gt; fails",
+        "actions_description": "Fix it", "actions_codes": [], "explainer_id": "pkg.Toy", "explainer_name": "Toy",
+        "evaluator_id": "toy", "evaluator_label": "toy-2", "explanation_type": "global-html-fragment",
+        "resources": ["run.json"], "severity": "HIGH", "problem_type": "accuracy",
+        "problem_attrs": {"model_name": "<b>"}}
+    insight = insight_json(Insight(source, "A & B", "accuracy", attrs={"rank": "best"}))
+    assert (insight["description_html"], insight["insight_type"], insight["insight_attrs"]) == (
+        "A &amp; B", "accuracy", {"rank": "best"})
+    assert list(insight)[-2:] == ["insight_type", "insight_attrs"] and insight["resources"] == []
+    # Nothing in the findings' types is HTML: no field of them names it.
+    import dataclasses
+    for cls in (Problem, Insight, Source):
+        assert not [f.name for f in dataclasses.fields(cls) if "html" in f.name]

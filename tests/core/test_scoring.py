@@ -227,9 +227,9 @@ def test_model_level_metric_problems_name_no_rows():
                          scored=[(rows[0], RowResult({"macro_f1": 0.5})), (rows[1], RowResult({"macro_f1": 0.5}))])
     [problem] = threshold_problems(ev)
     # 0.5 < 0.75 and above 0.375: MEDIUM; a model-level value lists no rows.
-    assert problem["description"] == "Model m: Macro F1 is 0.5000, below the threshold 0.75."
-    assert problem["severity"] == "MEDIUM"
-    assert problem["problem_attrs"]["dataset_row_keys"] == [] and problem["problem_attrs"]["test_case_keys"] == []
+    assert problem.description == "Model m: Macro F1 is 0.5000, below the threshold 0.75."
+    assert problem.severity == "MEDIUM"
+    assert problem.attrs["dataset_row_keys"] == [] and problem.attrs["test_case_keys"] == []
     assert flip_problems(ev) == []
 
 
@@ -319,6 +319,7 @@ def test_html_clips_huge_answers_messages_and_cells(tmp_path):
 def test_evaluator_specific_problems_are_completed_by_the_core(tmp_path):
     from sonar_core import Evaluator, Input, RowResult
     from sonar_core.findings import ScoredEvaluator
+    from sonar_core.artifacts.items import problem_json
     from sonar_core.findings import collect_problems
     from sonar_core.testing import make_row
 
@@ -333,11 +334,13 @@ def test_evaluator_specific_problems_are_completed_by_the_core(tmp_path):
     ev = ScoredEvaluator(cls=Own, params={}, thresholds={"v": 0.5}, scored=[(row, RowResult({"v": 1.0}))],
                          extra_problems=[{"description": "m repeats a phone number", "severity": "LOW",
                                           "problem_attrs": {"model_name": "m"}}])
-    [problem] = collect_problems(ev)
-    assert problem["description"] == "m repeats a phone number" and problem["severity"] == "LOW"
-    assert problem["problem_type"] == "privacy" and problem["evaluator_id"] == "own"
-    assert problem["problem_attrs"]["avid_problem_code"] == "S0301"
-    assert problem["problem_attrs"]["model_name"] == "m" and problem["schema_version"] == "1.0"
+    [found] = collect_problems(ev)
+    assert found.description == "m repeats a phone number" and found.severity == "LOW"
+    assert found.problem_type == "privacy" and found.source.evaluator_id == "own"
+    assert found.attrs["avid_problem_code"] == "S0301" and found.attrs["model_name"] == "m"
+    problem = problem_json(found)  # as problems_and_actions.json holds it
+    assert problem["schema_version"] == "1.0" and problem["description_html"] == "m repeats a phone number"
+    assert problem["problem_attrs"]["model_name"] == "m" and problem["evaluator_id"] == "own"
 
     ev.extra_problems = [{"description": "x", "severity": "CRITICAL"}]
     with pytest.raises(ValueError, match=r"^own\.extra_problems\(\) returned a problem without a description or "

@@ -118,8 +118,8 @@ def test_only_spans_of_no_convention_make_a_low_problem():
     assert skipped_span_problems({"spans_skipped": {}, "lines_skipped": {}}) == []
     (problem,) = skipped_span_problems({"spans_read": 3, "spans_skipped": {"unknown convention": 2},
                                         "lines_skipped": {}, "skip_examples": {"unknown convention": ["f: line 1"]}})
-    assert problem["severity"] == "LOW"
-    assert problem["description"] == "Trace input not scored (3 span(s) read): 2 span(s): unknown convention. First: f: line 1"
+    assert problem.severity == "LOW" and problem.resources == ("run.json",)
+    assert problem.description == "Trace input not scored (3 span(s) read): 2 span(s): unknown convention. First: f: line 1"
 
 
 def test_nothing_readable_is_one_line_of_error(tmp_path, sonar_cli):
