@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from .. import names
 from ..named_files import write_text
 from ..contract import ResultKind
-from ..findings.types import EvaluatorFindings
 from .markdown import leaderboard_markdown, report_markdown
 from .descriptor import descriptor
 from .eval_results import write_eval_results
@@ -29,6 +28,7 @@ from .items import insight_json, problem_json
 from .drilldown import evaluator_rows
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.evaluator import EvaluatorFindings
     from ..findings.scored import ScoredEvaluator
 
 __all__ = ["write_evaluator_dir", "write_failed_marker", "mark_finished"]

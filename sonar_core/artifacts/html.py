@@ -15,17 +15,20 @@ import base64
 import hashlib
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import jinja2
 from markupsafe import Markup
 
 from .. import names
-from ..findings.types import SEVERITY_ORDER, WEAK_ROWS_LIMIT, EvaluatorFindings, TradeoffRow
+from ..findings.types import SEVERITY_ORDER, WEAK_ROWS_LIMIT, TradeoffRow
 from ..findings.wording import kappa_bar, p_text
 from ..contract import finite_or_none
 from ..contract import RowResult
 from .charts import metric_bars_svg, pass_fail_svg, tradeoff_svg
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.evaluator import EvaluatorFindings
 
 __all__ = [
     "csp",

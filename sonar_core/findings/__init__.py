@@ -8,8 +8,8 @@ are in :mod:`.types` (frozen dataclasses, plain text only). The artifact writers
 """
 
 from .confidence import StatsSettings
-from .evaluator import collect_problems, derive_findings
-from .types import EvaluatorFindings, EvaluatorSummary, Leaderboard, RunFindings
+from .evaluator import EvaluatorFindings, collect_problems, derive_findings
+from .types import EvaluatorSummary, Leaderboard, RunFindings
 from .scored import ScoredEvaluator, SkippedRow, mean, model_stats
 
 __all__ = ["EvaluatorFindings", "EvaluatorSummary", "Leaderboard", "RunFindings", "ScoredEvaluator", "SkippedRow", "StatsSettings", "collect_problems", "derive_findings", "mean",

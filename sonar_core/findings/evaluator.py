@@ -9,6 +9,7 @@ fields here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .conclusions import typed_leaderboard, weakest_rows
@@ -21,9 +22,38 @@ from .judge_trust import JudgeTrust, calibration_problem
 from .leaderboards import build_leaderboard
 from .problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .scored import ScoredEvaluator
-from .types import EvaluatorFindings, Insight, Problem
+from .types import Insight, Leaderboard, Problem, WeakRow
 
 __all__ = ["EvaluatorFindings", "derive_findings", "collect_problems"]
+
+
+@dataclass(frozen=True)
+class EvaluatorFindings:
+    """What the core concluded about one evaluator's rows.
+
+    Attributes:
+        scored: the evaluator's rows and results, its parameters and thresholds.
+        board: models ranked by the primary metric, with per-model rows and metric meta, as the
+            leaderboard files hold them (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
+        problems: every problem, most severe first (problems_and_actions.json's items, once written).
+        insights: every insight, the standard ones first (insights_and_actions.json's items, once written).
+        judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
+        fallbacks: what rows scored by a fallback model did not measure, one sentence per fallback
+            (:mod:`.fallbacks`); empty when every row was scored as the catalogue says.
+        leaderboard: what the reports tell about the models: each one's primary value, interval,
+            n, rank and passing rows, which metrics its means fail, and the leader (:mod:`.conclusions`).
+        weakest: the rows "Weakest answers" lists, furthest on the wrong side first (none for an
+            untrusted judge).
+    """
+
+    scored: ScoredEvaluator
+    board: dict[str, Any]
+    problems: list[Problem]
+    insights: list[Insight]
+    leaderboard: Leaderboard
+    weakest: tuple[WeakRow, ...] = ()
+    judge_trust: JudgeTrust | None = None
+    fallbacks: tuple[str, ...] = ()
 
 
 def collect_problems(ev: ScoredEvaluator) -> list[Problem]:

@@ -8,7 +8,6 @@ conclude nothing themselves. Everything here is computed in :mod:`sonar_core.fin
   and told, as plain text;
 - :class:`Leaderboard` / :class:`LeaderboardRow`: one evaluator's models on its primary metric,
   each with its value, interval, n, rank, passing rows, and the leader (:mod:`.conclusions`);
-- :class:`EvaluatorFindings`: everything concluded about one evaluator (:func:`.evaluator.derive_findings`);
 - :class:`WeakRow`: a row on the wrong side of the primary threshold, for "Weakest answers";
 - :class:`EvaluatorSummary`: what the run keeps of a finished evaluator (its leaderboard, its
   fallbacks, its problems and insights as written, and the writers' view of it);
@@ -27,10 +26,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from ..contract import RowResult
     from ..dataset import Row
-    from .judge_trust import JudgeTrust
-    from .scored import ScoredEvaluator
 
-__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "EvaluatorFindings", "EvaluatorSummary", "Insight", "Leaderboard",
+__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "EvaluatorSummary", "Insight", "Leaderboard",
            "LeaderboardRow", "MetricRule", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
 
 SEVERITIES = ("HIGH", "MEDIUM", "LOW")
@@ -133,35 +130,6 @@ class WeakRow:
     score: float
     row: "Row"
     result: "RowResult"
-
-
-@dataclass(frozen=True)
-class EvaluatorFindings:
-    """What the core concluded about one evaluator's rows.
-
-    Attributes:
-        scored: the evaluator's rows and results, its parameters and thresholds.
-        board: models ranked by the primary metric, with per-model rows and metric meta, as the
-            leaderboard files hold them (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
-        problems: every problem, most severe first (problems_and_actions.json's items, once written).
-        insights: every insight, the standard ones first (insights_and_actions.json's items, once written).
-        judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
-        fallbacks: what rows scored by a fallback model did not measure, one sentence per fallback
-            (:mod:`.fallbacks`); empty when every row was scored as the catalogue says.
-        leaderboard: what the reports tell about the models: each one's primary value, interval,
-            n, rank and passing rows, which metrics its means fail, and the leader (:mod:`.conclusions`).
-        weakest: the rows "Weakest answers" lists, furthest on the wrong side first (none for an
-            untrusted judge).
-    """
-
-    scored: "ScoredEvaluator"
-    board: dict[str, Any]
-    problems: list[Problem]
-    insights: list[Insight]
-    leaderboard: Leaderboard
-    weakest: tuple[WeakRow, ...] = ()
-    judge_trust: "JudgeTrust | None" = None
-    fallbacks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
