@@ -119,8 +119,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         # The dataset is produced by asking the hosts; the suite stands in for it until then.
         dataset_path = config.resolve_path(config.test_suite)
         suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
-        # A bad perturb: entry fails here, before the run starts.
-        suite_rows = item_source(suite_rows, config, plugins)
+        suite_rows = item_source(suite_rows, config, plugins)  # a bad perturb: entry fails here, before the run
         dataset = LLMDataset(suite_rows, str(shown.resolve_path(config.test_suite)), suite_columns, suite_fingerprint)
     elif config.traces is not None:  # production spans (docs/traces.md)
         dataset = load_trace_input(config)
