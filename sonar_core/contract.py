@@ -21,7 +21,7 @@ from .params import COMMON_PARAMETERS, Param, ParameterError
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from .context import EvaluationContext
     from .dataset import Row
-    from .plugins import PluginManager
+    from .registry import Registries
 
 __all__ = [
     "Input",
@@ -371,7 +371,7 @@ class Evaluator:
         return params
 
     @classmethod
-    def check_with_plugins(cls, params: dict[str, Any], plugins: "PluginManager") -> None:
+    def check_with_plugins(cls, params: dict[str, Any], plugins: "Registries") -> None:
         """Check validated ``params`` against the run's plugin manager before anything runs.
 
         For a parameter naming something plugins register (a perturbator, say): which names exist
