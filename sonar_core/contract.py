@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
@@ -170,7 +171,7 @@ class Evaluator:
     batch of rows), so an instance may keep caches between calls.
     """
 
-    #: Short stable id users type (``sonar describe text_matching``).
+    #: Short stable id users type (``sonar describe text_matching``), declared one way: ``id = "text_matching"``.
     id: ClassVar[str]
     display_name: ClassVar[str]
     tagline: ClassVar[str] = ""
@@ -227,6 +228,14 @@ class Evaluator:
     category: ClassVar[str] = "Generation"
     #: Every deliberate difference from the catalogue's entry for this evaluator (see Difference).
     differences: ClassVar[tuple[Difference, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The id has one spelling (docs/plugin-authoring.md); the annotated one still works, with a warning.
+        if "id" in cls.__dict__.get("__annotations__", {}):
+            value = cls.__dict__.get("id", "...")
+            warnings.warn(f"{cls.__module__}.{cls.__qualname__} declares its id as 'id: ClassVar[str] = ...'; "
+                          f'write id = "{value}" (the annotated form is deprecated)', DeprecationWarning, stacklevel=2)
 
     def __init__(self, params: dict[str, Any], ctx: "EvaluationContext") -> None:
         self.params = params
