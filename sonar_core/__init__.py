@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, spelled out for ty
     from .api import RunResult, generate, open_run, resume, run
     from .benchmarks import BenchmarkDefinition
     from .hosts import Host, HostAnswer
-    from .judging import (ANSWER_LIMIT, JUDGE_AGREEMENT, JUDGE_CONFIDENCE, JUDGE_KEY_PARAM, JudgeEvaluator, JudgeVote,
+    from .judge_evaluator import (ANSWER_LIMIT, JUDGE_AGREEMENT, JUDGE_CONFIDENCE, JUDGE_KEY_PARAM, JudgeEvaluator, JudgeVote,
                           judge_metrics, keyword_vote, placeholders_in, render_prompt)
     from .llm import LLMClient, LLMRequest
     from .perturbations import Perturbator, derive_seed, get_perturbator, make_perturbator
@@ -83,7 +83,7 @@ __all__ = [
 #: plugin that asks none of them. ``sonar_core.run`` is then api.run itself, typed signature and all.
 _LAZY: dict[str, tuple[str, str]] = {
     **{name: ("api", name) for name in ("run", "open_run", "resume", "RunResult", "generate")},
-    **{name: ("judging", name) for name in ("JudgeEvaluator", "JudgeVote", "judge_metrics", "keyword_vote",
+    **{name: ("judge_evaluator", name) for name in ("JudgeEvaluator", "JudgeVote", "judge_metrics", "keyword_vote",
                                             "placeholders_in", "render_prompt", "JUDGE_AGREEMENT", "JUDGE_CONFIDENCE",
                                             "JUDGE_KEY_PARAM", "ANSWER_LIMIT")},
     "LLMClient": ("llm", "LLMClient"),

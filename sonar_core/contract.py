@@ -180,7 +180,7 @@ class Evaluator:
     #: Inputs used when present but not required (e.g. retrieved context for text matching).
     optional_inputs: ClassVar[tuple[Input, ...]] = ()
     compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
-    #: True for an evaluator that asks an LLM judge (the judge bases, :mod:`sonar_core.judging`, set it
+    #: True for an evaluator that asks an LLM judge (the judge bases, :mod:`sonar_core.judge_evaluator`, set it
     #: and say which configuration through :meth:`judge_key`): the core checks the judge is available
     #: before any row is scored and names it in the report.
     requires_judge: ClassVar[bool] = False

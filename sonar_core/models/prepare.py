@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..errors import ModelMissingError
-from .catalogue import KNOWN_MODELS, KnownModel, known_model
+from .known import KNOWN_MODELS, KnownModel, known_model
 from .locations import package_dir, safe_extract
 
 __all__ = ["PREPARED_MARKER", "CONVERSION_VERSION", "SMOLLM2_GGUF", "prepared_folder", "prepare_model",

@@ -180,6 +180,30 @@ def test_the_layer_drawing_names_only_what_exists():
     assert missing == []
 
 
+def shared_class_names(package_dir: Path) -> dict[str, list[str]]:
+    """Public class name -> the modules defining it at their top level, for names defined twice or more."""
+    defined: dict[str, list[str]] = {}
+    for name, path in module_names(package_dir).items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                defined.setdefault(node.name, []).append(f"{name}:{node.lineno}")
+    return {name: where for name, where in sorted(defined.items()) if len(where) > 1}
+
+
+def test_the_name_check_finds_two_classes_of_one_name(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("class Result:\n    pass\n\nclass _Private:\n    pass\n")
+    (pkg / "b.py").write_text("import enum\n\n\nclass Result(enum.Enum):\n    X = 1\nclass _Private:\n    pass\n")
+    assert shared_class_names(pkg) == {"Result": ["pkg.a:1", "pkg.b:4"]}
+
+
+def test_no_two_public_classes_share_a_name():
+    # Two RunResults (the analyst's and the run layer's) once made every reader ask which one.
+    assert shared_class_names(CORE) == {}
+
+
 @pytest.mark.parametrize("module", sorted(module_names(CORE)))
 def test_each_module_imports_alone(module):
     # Alone: with no other Sonar module imported before it, so an import that works only after

@@ -115,11 +115,11 @@ def test_the_annotated_id_still_works_with_a_deprecation_warning():
 
 
 def test_the_face_serves_every_name_it_lists_and_the_judge_base():
-    from sonar_core import judging, llm, perturbations
+    from sonar_core import judge_evaluator, llm, perturbations
 
     missing = [name for name in sonar_core.__all__ if not hasattr(sonar_core, name)]
     assert missing == []
-    assert sonar_core.JudgeEvaluator is judging.JudgeEvaluator
+    assert sonar_core.JudgeEvaluator is judge_evaluator.JudgeEvaluator
     assert sonar_core.LLMRequest is llm.LLMRequest
     assert sonar_core.PERTURBATOR_ALIASES is perturbations.registry.ALIASES
     with pytest.raises(AttributeError, match="module 'sonar_core' has no attribute 'judging_base'"):
