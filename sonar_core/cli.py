@@ -308,7 +308,7 @@ def perturbators_command(plugins, text: str | None, seed: int, as_json: bool) ->
     manager = plugin_manager(plugins)
     if as_json:
         from .listings import to_json
-        from .service_listings import perturbators_listing
+        from .listings import perturbators_listing
 
         click.echo(to_json(perturbators_listing(manager, text, seed)), nl=False)
         return

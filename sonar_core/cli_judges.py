@@ -27,7 +27,7 @@ def judges_command(ctx: click.Context, llm_configs: str | None, check: bool, as_
     """
     if ctx.invoked_subcommand is not None:
         return
-    from .llm.judges import check_configs
+    from .llm.judge_checks import check_configs
 
     try:
         rows, default_judge, source, failed = check_configs(llm_configs, check=check)
@@ -36,7 +36,7 @@ def judges_command(ctx: click.Context, llm_configs: str | None, check: bool, as_
         return
     if as_json:
         from .listings import to_json
-        from .service_listings import judges_listing
+        from .listings import judges_listing
 
         click.echo(to_json(judges_listing(rows, default_judge, source)), nl=False)
         sys.exit(1 if failed else EXIT_OK)
@@ -72,7 +72,7 @@ def judges_calibrate_command(judge_key, evaluator_ids, params, llm_configs, llm_
     import json
 
     from .findings.judge_trust import trust_bar
-    from .llm.judges import calibrate_judges
+    from .llm.judge_checks import calibrate_judges
 
     manager = plugin_manager(plugins)
     try:

@@ -26,7 +26,7 @@ def models_command(ctx: click.Context, plugins, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from .listings import to_json
-    from .service_listings import models_listing
+    from .listings import models_listing
 
     listing = models_listing(plugin_manager(plugins))
     if as_json:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .scored import ScoredEvaluator
 from ..contract import MetricRole
-from ..judging import JUDGE_AGREEMENT
+from ..judge_evaluator import JUDGE_AGREEMENT
 from .problems import make_problem
 
 __all__ = ["judge_reliability_problems"]
