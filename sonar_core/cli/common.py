@@ -15,9 +15,9 @@ from typing import Any
 
 import click
 
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE
-from .text_clean import clean_text
-from .terminal import LazyConsole, terminal_width
+from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
+from ..text_clean import clean_text
+from ..terminal import LazyConsole, terminal_width
 
 __all__ = ["out", "fail", "exit_now", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager",
            "JSON_OPTION", "OneLineGroup"]
@@ -113,7 +113,7 @@ def parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
 
 
 def plugin_manager(plugins: tuple[str, ...] = ()):
-    from .plugins import get_plugin_manager
+    from ..plugins import get_plugin_manager
 
     return get_plugin_manager(plugins).load()
 

@@ -1,5 +1,5 @@
 """The ``sonar`` command line: run, evaluators, describe, plugins, perturbators, hosts, catalogue; the
-``models`` and ``judges`` groups live in :mod:`.cli_models` and :mod:`.cli_judges`.
+``models`` and ``judges`` groups live in :mod:`.models` and :mod:`.judges`.
 
 Every error a user can cause is one line on stderr, ``error: <what is wrong>``, and an exit
 code from :mod:`sonar_core.errors` (documented in docs/cli.md).
@@ -13,19 +13,19 @@ from typing import Any
 
 import click
 
-from .cli_common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_hosts, parse_params,
-                         parse_thresholds, plugin_manager)
-from .cli_compare import compare_command
-from .cli_costs import print_estimate, resumed_config
-from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
-from .cli_generate import generate_command
-from .cli_judges import judges_command
-from .cli_pack import pack_command, replay_command
-from .cli_models import models_command
-from .cli_traces import trace_overrides, trace_run_options, traces_command
-from .cli_redteam import redteam_command
-from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
-from .terminal import RichTable, RichText
+from .common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_hosts, parse_params,
+                     parse_thresholds, plugin_manager)
+from .compare import compare_command
+from .costs import print_estimate, resumed_config
+from .benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
+from .generate import generate_command
+from .judges import judges_command
+from .pack import pack_command, replay_command
+from .models import models_command
+from .traces import trace_overrides, trace_run_options, traces_command
+from .redteam import redteam_command
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
+from ..terminal import RichTable, RichText
 
 __all__ = ["main", "cli"]
 
@@ -117,10 +117,10 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
     3 bad dataset, 4 strict-mode failure, 5 --fail-on-problems gate, 6 output folder not writable,
     7 --max-cost budget reached (resume with a higher --max-cost), 130 interrupted (resume with --resume).
     """
-    from .api import resume
-    from .config import load_config
-    from .findings.run_findings import problem_counts
-    from .execution import execute_run
+    from ..api import resume
+    from ..config import load_config
+    from ..findings.run_findings import problem_counts
+    from ..execution import execute_run
 
     show = sys.stderr.isatty() if progress is None else progress
     if as_json and not dry_run:
@@ -202,7 +202,7 @@ def evaluators_command(plugins, as_json: bool) -> None:
     Columns: LLM/RAG compatibility, judge (J), required inputs (Q/EA/RC/AA/C/CV/TC/EO), GPU; a legend
     under the table says what each means. On a narrow terminal the flags are grouped.
     """
-    from .listings import evaluators_listing, print_evaluators, to_json
+    from ..listings import evaluators_listing, print_evaluators, to_json
 
     manager = plugin_manager(plugins)
     if as_json:
@@ -229,7 +229,7 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
         fail(str(exc), exc.exit_code)
         return
     if as_json:
-        from .listings import evaluator_description, to_json
+        from ..listings import evaluator_description, to_json
 
         click.echo(to_json(evaluator_description(cls, manager)), nl=False)
         return
@@ -261,7 +261,7 @@ def describe_command(evaluator_id: str, plugins, as_json: bool) -> None:
         out.print("[bold]Judge prompt[/bold] (placeholders are filled from each row):")
         out.print(prompt, markup=False, highlight=False)
     if cls.differences:
-        from .catalogue import DIFFERENCES_TITLE, difference_lines
+        from ..catalogue import DIFFERENCES_TITLE, difference_lines
 
         out.print(f"[bold]{DIFFERENCES_TITLE}[/bold]")
         for line in difference_lines(cls.differences):
@@ -275,7 +275,7 @@ def plugins_command(plugins, as_json: bool) -> None:
     """List plugins, their evaluators, and load failures."""
     manager = plugin_manager(plugins)
     if as_json:
-        from .listings import plugins_listing, to_json
+        from ..listings import plugins_listing, to_json
 
         click.echo(to_json(plugins_listing(manager)), nl=False)
         return
@@ -303,12 +303,12 @@ def perturbators_command(plugins, text: str | None, seed: int, as_json: bool) ->
     """List perturbators (for `perturb:` in a run configuration) with their parameters and defaults."""
     import numpy as np
 
-    from .perturbations import make_perturbator, perturbators
+    from ..perturbations import make_perturbator, perturbators
 
     manager = plugin_manager(plugins)
     if as_json:
-        from .listings import to_json
-        from .service_listings import perturbators_listing
+        from ..listings import to_json
+        from ..service_listings import perturbators_listing
 
         click.echo(to_json(perturbators_listing(manager, text, seed)), nl=False)
         return
@@ -336,7 +336,7 @@ def hosts_command(plugins, as_json: bool) -> None:
     Settings every kind has are listed first; each kind shows the settings it adds, and the
     shared ones whose default it changes. docs/hosts.md describes each kind.
     """
-    from .listings import hosts_listing, to_json
+    from ..listings import hosts_listing, to_json
 
     manager = plugin_manager(plugins)
     listing = hosts_listing(manager)
@@ -382,7 +382,7 @@ cli.add_command(redteam_command)
               help="Write the catalogue to this file instead of printing it.")
 def catalogue_command(target: Path | None) -> None:
     """Print the built-in evaluator catalogue as markdown."""
-    from .catalogue import render_catalogue
+    from ..catalogue import render_catalogue
 
     text = render_catalogue(plugin_manager())
     if target is None:
@@ -395,6 +395,3 @@ def catalogue_command(target: Path | None) -> None:
 def main() -> None:
     cli()
 
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
