@@ -1,5 +1,5 @@
-"""The ``sonar`` command line: run, evaluators, describe, plugins, perturbators, hosts, catalogue; the
-``models`` and ``judges`` groups live in :mod:`.models` and :mod:`.judges`.
+"""The ``sonar`` command line: the group, and evaluators, describe, plugins, perturbators, hosts, catalogue;
+``run`` lives in :mod:`.run`, the ``models`` and ``judges`` groups in :mod:`.models` and :mod:`.judges`.
 
 Every error a user can cause is one line on stderr, ``error: <what is wrong>``, and an exit
 code from :mod:`sonar_core.errors` (documented in docs/cli.md).
@@ -7,24 +7,21 @@ code from :mod:`sonar_core.errors` (documented in docs/cli.md).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_hosts, parse_params,
-                     parse_thresholds, plugin_manager)
+from .common import JSON_OPTION, OneLineGroup, fail, out, plugin_manager
 from .compare import compare_command
-from .costs import print_estimate, resumed_config
 from .benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
 from .generate import generate_command
 from .judges import judges_command
 from .pack import pack_command, replay_command
 from .models import models_command
-from .traces import trace_overrides, trace_run_options, traces_command
+from .traces import traces_command
 from .redteam import redteam_command
-from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
+from .run import run_command
+from ..errors import SonarError
 from ..terminal import RichTable, RichText
 
 __all__ = ["main", "cli"]
@@ -33,164 +30,6 @@ __all__ = ["main", "cli"]
 @click.version_option(package_name="sonar-eval", prog_name="sonar")
 def cli() -> None:
     """Sonar: evaluate LLM and RAG systems with pluggable evaluators."""
-
-
-@cli.command("run")
-@click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--dataset", "-d", help="Dataset file (.json, .jsonl, .csv) or 'demo' for the bundled one.")
-@click.option("--evaluator", "-e", "evaluators", multiple=True,
-              help="Evaluator id to run (repeatable); 'offline' means every evaluator that runs offline.")
-@click.option("--param", "params", multiple=True, metavar="EVALUATOR.PARAM=VALUE",
-              help="Set an evaluator parameter (repeatable).")
-@click.option("--output-dir", "-o", help="Folder that receives the run folder (default: reports).")
-@click.option("--run-id", help="Name of the run folder (default: <name>-<timestamp>).")
-@click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=VALUE",
-              help="Override a metric's threshold for every evaluator that has it (repeatable).")
-@click.option("--strict", is_flag=True, default=None,
-              help="Fail (exit 4) on a plugin load error, an evaluator whose inputs are missing, or one that "
-                   "scored with a fallback model.")
-@click.option("--fail-on-problems", type=click.Choice(["HIGH", "MEDIUM", "LOW"], case_sensitive=False),
-              help="Exit 5 when a problem of this severity or worse is found (a CI gate).")
-@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE",
-              help="Also load this Python module as a plugin (repeatable).")
-@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Finish an interrupted run folder: only evaluators without a done marker run.")
-@click.option("--device", help="Where models run: auto (CUDA when visible, else CPU; the default), cpu, cuda.")
-@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
-@click.option("--llm-configs", type=click.Path(dir_okay=False), help="YAML file of LLM (judge) configurations.")
-@click.option("--judge", "default_judge", metavar="KEY", help="Default judge: an LLM configuration key (sonar judges).")
-@click.option("--llm-cache", type=click.Path(dir_okay=False), help="LLM response cache file (SQLite).")
-@click.option("--no-cache", is_flag=True, default=None, help="Neither read nor write the LLM response cache.")
-@click.option("--refresh-cache", is_flag=True, default=None,
-              help="Ask the LLMs again instead of using cached answers (new answers are cached).")
-@click.option("--csv-formula-escape/--no-csv-formula-escape", "csv_formula_escape", default=None,
-              help="Prefix CSV text cells starting with = + - @ tab or CR with ' (default: on).")
-@click.option("--test-suite", help="Test cases without answers: ask the hosts, then score their answers.")
-@click.option("--host", "hosts", multiple=True, metavar="YAML",
-              help="A model under test as a YAML mapping, e.g. '{key: m, kind: openai_chat, model: m, "
-                   "base_url: http://...}' (repeatable; replaces the file's hosts; docs/hosts.md).")
-@click.option("--calibrate/--no-calibrate", "calibrate", default=None,
-              help="Measure each judge on its evaluator's calibration set before scoring (default: on; cached). "
-                   "--no-calibrate skips it, and the report says the judges are uncalibrated.")
-@click.option("--calibration-items", type=int, default=None, metavar="N",
-              help="Calibrate on a balanced subset of at most N items per set (default: every item).")
-@click.option("--score-untrusted", is_flag=True, default=None,
-              help="Score the rows of an evaluator whose judge fails calibration anyway (verdicts marked untrusted, "
-                   "not counted); without it those rows are not scored and the judge is not asked.")
-@click.option("--confidence-level", type=float, default=None, metavar="C",
-              help="Confidence of every interval, between 0 and 1 (default: 0.95); tests use 1 - C as significance level.")
-@click.option("--bootstrap-resamples", type=int, default=None, metavar="N",
-              help="Bootstrap replicates per score interval and sign patterns per paired test (default: 2000).")
-@click.option("--benchmark", "-b", metavar="UID", help="Score and grade a benchmark (sonar benchmarks; docs/benchmarks.md).")
-@click.option("--standards", metavar="FILE", help="Standards file to grade against (default: the benchmark's own).")
-@click.option("--min-grade", type=click.IntRange(1, 5), default=None, metavar="N",
-              help="A grade below N (1 Poor .. 5 Excellent) is a HIGH problem: with --fail-on-problems, exit 5.")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
-              help="Where rows are scored: local (default) or ray (a Ray cluster; docs/scale-out.md).")
-@click.option("--ray-address", metavar="ADDRESS",
-              help="Ray cluster to join with --executor ray: 'auto' (the running one) or an address "
-                   "(default: start a local Ray instance).")
-@click.option("--ray-shard-rows", type=int, default=None, metavar="N", help="Rows per Ray shard (default: batch size).")
-@click.option("--epochs", type=int, default=None, metavar="N",
-              help="Ask every host every test case N times (docs/epochs.md; default 1).")
-@click.option("--epoch-reducer", default=None, metavar="R",
-              help="How a test case's epochs become one value: mean (default), majority, pass_at_k, pass_hat_k, "
-                   "or pass_at_K / pass_hat_K for K of the epochs, e.g. pass_at_2 (docs/epochs.md).")
-@click.option("--max-cost", type=float, default=None, metavar="USD",
-              help="Budget: stop asking (exit 7) before a call would take the priced spending past USD; "
-                   "--resume with a higher budget finishes the run (docs/costs.md).")
-@click.option("--dry-run", is_flag=True, help="Ask nothing: print per host and judge the calls still needed after "
-                                               "cache lookups, their estimated tokens and cost (docs/costs.md).")
-@click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the estimate as JSON (docs/cli.md).")
-@trace_run_options
-def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
-                fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
-                no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
-                calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
-                min_grade=None, executor=None, ray_address=None, ray_shard_rows=None, epochs=None,
-                epoch_reducer=None, max_cost=None, dry_run=False, as_json=False, score_untrusted=None,
-                **trace_flags) -> None:
-    """Run evaluators over a dataset and write a result folder.
-
-    CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
-    Exit codes: 0 ok, 1 an evaluator failed or nothing could be scored, 2 bad usage or configuration,
-    3 bad dataset, 4 strict-mode failure, 5 --fail-on-problems gate, 6 output folder not writable,
-    7 --max-cost budget reached (resume with a higher --max-cost), 130 interrupted (resume with --resume).
-    """
-    from ..api import resume
-    from ..config import load_config
-    from ..findings.run_findings import problem_counts
-    from ..execution import execute_run
-
-    show = sys.stderr.isatty() if progress is None else progress
-    if as_json and not dry_run:
-        fail("--json goes with --dry-run (a run's record is its run.json)", EXIT_USAGE)
-    if max_cost is not None and not max_cost > 0:
-        fail(f"--max-cost must be a positive amount of USD, not {max_cost:g}", EXIT_USAGE)
-    try:
-        if resume_dir is not None and dry_run:
-            return print_estimate(resumed_config(resume_dir), as_json)
-        if resume_dir is not None:
-            result = resume(resume_dir, progress=show, executor=executor, ray_address=ray_address,
-                            ray_shard_rows=ray_shard_rows, max_cost=max_cost)
-        else:
-            if config is None and not dataset and not test_suite and not trace_flags.get("traces"):
-                fail("give a CONFIG file, --dataset, --test-suite or --traces (try: sonar run configs/quickstart.yaml)",
-                      EXIT_USAGE)
-            if no_cache and refresh_cache:
-                fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
-            overrides: dict[str, Any] = {
-                "dataset": dataset, "output_dir": output_dir, "run_id": run_id, "strict": strict,
-                "fail_on_problems": fail_on_problems, "plugins": plugins, "device": device,
-                "thresholds": parse_thresholds(thresholds), "llm_configs": llm_configs,
-                "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
-                "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
-                "test_suite": test_suite, "hosts": parse_hosts(hosts),
-                "calibrate": calibrate, "calibration_items": calibration_items, "score_untrusted": score_untrusted,
-                "confidence_level": confidence_level, "bootstrap_resamples": bootstrap_resamples,
-                "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
-                "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
-                "epochs": epochs, "epoch_reducer": epoch_reducer,
-                "max_cost": max_cost, "traces": trace_overrides(trace_flags),
-            }
-            if evaluators:
-                overrides["evaluators"] = list(evaluators)
-            cfg = load_config(config, overrides)
-            per_evaluator = parse_params(params)
-            if per_evaluator:
-                specs = cfg.specs()
-                listed = {s.label for s in specs}
-                for name in per_evaluator:
-                    if name not in listed:
-                        fail(f"--param names evaluator '{name}', which is not listed in this run", EXIT_USAGE)
-                specs = [s.model_copy(update={"params": {**s.params, **per_evaluator.get(s.label, {})}})
-                         for s in specs]
-                cfg = cfg.model_copy(update={"evaluators": specs})
-            if dry_run:
-                return print_estimate(cfg, as_json)
-            result = execute_run(cfg, progress=show)
-    except SonarError as exc:
-        fail(str(exc).splitlines()[0], exc.exit_code)
-        return
-    except KeyboardInterrupt:  # before the run could record anything (loading, a dry run): still exit 130
-        fail("interrupted", EXIT_INTERRUPTED)
-        return
-    except OSError as exc:  # a path given on the command line that cannot be read (the run's writes are exit 6)
-        fail(f"{exc.filename}: {exc.strerror or type(exc).__name__}", EXIT_USAGE)
-        return
-    counts = problem_counts(result.problems)
-    say = lambda text: click.echo(text, err=True)  # noqa: E731
-    say(f"Run {result.status}: {result.run_dir}")
-    say(f"  evaluators: {len(result.executed)} run, {len(result.failed)} failed, {len(result.skipped)} skipped; "
-        f"problems: {counts['HIGH']} high, {counts['MEDIUM']} medium, {counts['LOW']} low")
-    for skipped in result.skipped:
-        say(f"  skipped {skipped['evaluator']}: {skipped['reason']}")
-    if (result.run_dir / "benchmark" / "report.md").is_file():
-        say(f"  grades: {result.run_dir / 'benchmark' / 'report.md'}")
-    say(f"  open {result.run_dir / 'index.html'}")
-    if result.exit_code != EXIT_OK:
-        click.echo(f"error: {one_line(result.message)}", err=True)
-    sys.exit(result.exit_code)
 
 
 @cli.command("evaluators")
@@ -364,6 +203,7 @@ def hosts_command(plugins, as_json: bool) -> None:
         click.echo(f"warning: {failure.message()}", err=True)
 
 
+cli.add_command(run_command)
 cli.add_command(models_command)
 cli.add_command(judges_command)
 cli.add_command(compare_command)

@@ -105,7 +105,7 @@ def describe_benchmark_command(uid: str, plugins, as_json: bool) -> None:
             say(f"│  └─ test {test['uid']}: evaluator {test['evaluator']}; rows: {rows}; safe: {safe}")
 
 
-def _reference_and_hosts(values: tuple[str, ...]) -> tuple[list[str], list[dict[str, Any]]]:
+def _reference_and_hosts(values: tuple[str, ...]) -> tuple[list[str], list[dict[str, object]]]:
     """``--host`` values: plain keys name reference models or hosts; YAML mappings are hosts to ask."""
     keys = [v.strip() for v in values if not v.strip().startswith("{")]
     hosts = parse_hosts(tuple(v for v in values if v.strip().startswith("{")))
@@ -141,7 +141,7 @@ def calibrate_command(config: Path | None, benchmark: str, hosts, output: Path, 
              "--dataset demo --host acme-gpt-large -o standards.json)", EXIT_USAGE)
     try:
         keys, asked = _reference_and_hosts(hosts)
-        overrides: dict[str, Any] = {
+        overrides: dict[str, object] = {
             "dataset": dataset, "test_suite": test_suite, "output_dir": output_dir, "run_id": run_id,
             "plugins": plugins, "benchmark": benchmark, "standards_output": str(output.resolve()),
             "reference_hosts": keys, "hosts": asked,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import click
 
@@ -60,11 +60,11 @@ def detector_figures(manager) -> list[dict[str, Any]]:
     return figures
 
 
-def _section(config: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
+def _section(config: Path | None, flags: Mapping[str, object]) -> dict[str, object]:
     """The ``redteam:`` section: the CONFIG file's own, with the flags given over it."""
     from ..yaml_files import read_yaml
 
-    section: dict[str, Any] = {}
+    section: dict[str, object] = {}
     if config is not None and config.is_file():
         loaded = read_yaml(config, "configuration file")
         if isinstance(loaded, dict) and isinstance(loaded.get("redteam"), dict):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import click
 
@@ -45,7 +45,7 @@ def trace_run_options(command: Callable) -> Callable:
     return command
 
 
-def trace_overrides(flags: dict[str, Any]) -> dict[str, Any] | None:
+def trace_overrides(flags: Mapping[str, Any]) -> dict[str, object] | None:
     """The ``traces:`` keys the flags set (None when none is given); they refine a configuration file's."""
     attributes = {}
     for item in flags.get("span_attrs") or ():
