@@ -40,11 +40,11 @@ def test_run_signature_is_the_configuration():
 def test_unknown_setting_has_the_cli_message(tmp_path):
     with pytest.raises(ConfigError) as raised:
         sonar_core.run(dataset="demo", evaluatorz=["rouge"], output_dir=str(tmp_path))
-    assert str(raised.value) == "<command line>: unknown configuration key 'evaluatorz'"
+    assert str(raised.value) == "<command line>: unknown configuration key 'evaluatorz' (did you mean 'evaluators'?)"
     config = tmp_path / "c.yaml"
     config.write_text("dataset: demo\nevaluatorz: [rouge]\n", encoding="utf-8")
     cli_run = CliRunner().invoke(cli, ["run", str(config)])
-    assert cli_run.stderr == f"error: {config}: unknown configuration key 'evaluatorz'\n"
+    assert cli_run.stderr == f"error: {config}: unknown configuration key 'evaluatorz' (did you mean 'evaluators'?)\n"
     assert not list(tmp_path.glob("run-*"))
 
 
