@@ -79,6 +79,7 @@ def run(
     executor: Literal["local", "ray"] | None = None,
     ray_address: str | None = None,
     ray_shard_rows: int | None = None,
+    ray_model_actors: int | Literal["auto"] | None = None,
     epochs: int | None = None,
     epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] | None = None,
     max_cost: float | None = None,
@@ -130,6 +131,7 @@ def run(
         executor: ``local`` (default) or ``ray``: score on a Ray cluster (docs/scale-out.md).
         ray_address: the Ray cluster to join (None: start a local instance; ``auto``: the running one).
         ray_shard_rows: rows per Ray shard (default ``batch_size``).
+        ray_model_actors: actors per pool of a model-backed evaluator on Ray (default ``auto``: the cluster's CPUs).
         epochs: ask every host every test case this many times (default 1; needs ``test_suite``);
             a deterministic host is asked once (docs/epochs.md).
         epoch_reducer: how a test case's epochs become one value: ``mean`` (default), ``majority``,

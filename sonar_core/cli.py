@@ -85,6 +85,9 @@ def cli() -> None:
               help="Ray cluster to join with --executor ray: 'auto' (the running one) or an address "
                    "(default: start a local Ray instance).")
 @click.option("--ray-shard-rows", type=int, default=None, metavar="N", help="Rows per Ray shard (default: batch size).")
+@click.option("--ray-model-actors", default=None, metavar="auto|N",
+              help="Actors per pool of a model-backed evaluator on Ray, one thread each (default: auto, the "
+                   "cluster's CPUs).")
 @click.option("--epochs", type=int, default=None, metavar="N",
               help="Ask every host every test case N times (docs/epochs.md; default 1).")
 @click.option("--epoch-reducer", type=click.Choice(["mean", "majority", "pass_at_k", "pass_hat_k"]), default=None,
@@ -100,7 +103,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
                 calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
                 min_grade=None, executor=None, ray_address=None, ray_shard_rows=None, epochs=None,
-                epoch_reducer=None, max_cost=None, dry_run=False, as_json=False) -> None:
+                epoch_reducer=None, ray_model_actors=None, max_cost=None, dry_run=False, as_json=False) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -141,6 +144,7 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "confidence_level": confidence_level, "bootstrap_resamples": bootstrap_resamples,
                 "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
                 "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
+                "ray_model_actors": ray_model_actors,
                 "epochs": epochs, "epoch_reducer": epoch_reducer,
                 "max_cost": max_cost,
             }

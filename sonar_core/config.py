@@ -34,7 +34,7 @@ DEMO_DATASET = "demo"
 ALL_OFFLINE = "offline"
 #: Settings that say where a run executes, not what it computes: run.json leaves them out (a run
 #: on Ray records the same run.json as a local one), and a resumed run takes them afresh.
-EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "max_cost")
+EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "ray_model_actors", "max_cost")
 
 
 def _safe_name(value: Any) -> Any:
@@ -169,6 +169,9 @@ class RunConfig(BaseModel):
     #: Rows per Ray shard (one task or actor call each); rounded up to a multiple of ``batch_size`` so
     #: every evaluator sees the batches it sees locally. None: ``batch_size``.
     ray_shard_rows: int | None = Field(default=None, ge=1)
+    #: Actors per pool of a model-backed evaluator on Ray (embeddings, toxicity, perplexity...): ``auto``
+    #: (the cluster's CPUs, or GPUs) or a number (at most those); each runs its model on one thread.
+    ray_model_actors: Union[int, str] = "auto"
     #: Ask every host every test case this many times (each epoch its own cache entry; a
     #: deterministic host is asked once); findings reduce a test case's epochs (docs/epochs.md).
     epochs: int = Field(default=1, ge=1, le=1000)
@@ -180,6 +183,16 @@ class RunConfig(BaseModel):
     max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
+
+    @field_validator("ray_model_actors", mode="before")
+    @classmethod
+    def _actors(cls, value: Any) -> Any:
+        if value == "auto":
+            return value
+        if not isinstance(value, bool) and str(value).isdigit() and int(value) >= 1:
+            return int(value)
+        raise PydanticCustomError("actors", "'auto' or a number of actors (1 or more), not {value}",
+                                  {"value": repr(value)})
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod
