@@ -293,11 +293,11 @@ def score_shard(kit: WorkerKit, cls: type, params: dict[str, Any], label: str, r
     return shard.output(_evaluate(evaluator, rows, batch_size), began, evaluator)
 
 
-def _one_thread() -> None:
-    """Models on this actor run on one thread: an actor holds one CPU, so N actors use N cores (and a
-    model's intra-op threads would only contend with the other actors' on a shared node). The
-    results do not change (measured: all-MiniLM-L6-v2 vectors bit for bit the same with 1 and 2
-    threads; the test of docs/scale-out.md compares toxicity's scores with a local run's)."""
+def _one_model_thread() -> None:
+    """Models on this actor run on one thread: an actor holds one CPU, so N actors use N cores (a
+    model's intra-op threads would only contend with the other actors'). The embedding service
+    encodes on one thread wherever it runs (sonar_core/models/embeddings.py), so this changes no
+    vector; another model's last bits may depend on its thread count, as on Ray before."""
     try:
         import torch
     except ImportError:  # an evaluator whose model is not a torch one
@@ -315,7 +315,7 @@ class EvaluatorWorker:
     def __init__(self, kit: WorkerKit) -> None:
         from .ray_embeddings import RecordingEmbeddings
 
-        _one_thread()
+        _one_model_thread()
         self.kit = kit
         # One embedding service per actor: a model it loads (and the texts it encoded) serve every shard.
         self.embeddings = RecordingEmbeddings(device=kit.device)

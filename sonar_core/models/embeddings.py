@@ -12,9 +12,11 @@ the shapes of the sums), so a text encoded with companions would get a vector th
 which texts happened to be missing from the cache in the same request, that is, on everything the
 process did before. Alone, a text's vector depends only on the text and the model, so a run's
 scores are the same whatever order its evaluators, batches, Ray shards or Ray actors ask in
-(docs/scale-out.md). On a CPU it is no slower: measured on all-MiniLM-L6-v2 with one thread,
-texts one at a time took 0.82x the CPU time of the length-sorted batches of 64 used before (no
-padding is computed).
+(docs/scale-out.md). For the same reason the encoder runs on one torch thread: with two, a long
+text's vector can differ in its last bits (intra-op threads may split a small product's sums),
+and a Ray actor runs its model on one. On a CPU one text at a time is no slower: measured on
+all-MiniLM-L6-v2 with one thread, it took 0.82x the CPU time of the length-sorted batches of 64
+used before (no padding is computed).
 
 Each run has its own service object, whose counters (texts requested, unique texts encoded,
 cache hits, seconds spent encoding) go to the journal and ``run.json``. The service may be called
@@ -28,6 +30,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .devices import pick_device
@@ -79,6 +82,22 @@ _PROCESS_CACHE = _VectorCache()
 #: One encoder call at a time in the process: a Hugging Face fast tokenizer used from two threads at
 #: once fails ("Already borrowed"), and two encodes on two cores would only slow each other.
 _ENCODE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_torch_thread():
+    """torch on one thread while texts are encoded (see the module docstring); the process's count after.
+    Encoder calls take turns (``_ENCODE_LOCK``), so two encodes never race on the setting."""
+    import torch
+
+    before = torch.get_num_threads()
+    if before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if before != 1:
+            torch.set_num_threads(before)
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -175,10 +194,16 @@ class EmbeddingService:
         return np.stack([found[text] for text in texts])
 
     def _encode(self, model: str, texts: list[str]) -> np.ndarray:
-        import numpy as np
-
         encoder = self.store.load_sentence_transformer(model, self.device)
         started = time.perf_counter()
+        with _one_torch_thread():
+            fresh = self._encode_chunks(encoder, model, texts)
+        self._count(model, seconds=time.perf_counter() - started)
+        return fresh
+
+    def _encode_chunks(self, encoder: Any, model: str, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         # Chunks only so a progress bar can move; each text is still encoded on its own (batch_size 1).
         chunk = _CHUNK
         advance = self.progress(f"embedding ({model})", len(texts)) if self.progress and len(texts) > chunk else None
@@ -189,7 +214,6 @@ class EmbeddingService:
                                         normalize_embeddings=True, show_progress_bar=False).astype(np.float32))
             if advance:
                 advance(len(part))
-        self._count(model, seconds=time.perf_counter() - started)
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def summary(self) -> dict[str, Any]:

@@ -50,6 +50,29 @@ def test_a_texts_vector_does_not_depend_on_the_texts_asked_with_it():
     _PROCESS_CACHE.clear()
 
 
+def test_texts_are_encoded_on_one_torch_thread_and_the_process_keeps_its_own_count():
+    """On this machine's CPU this text's vector differs in its last bits between one and two torch threads
+    (found among the demo's texts); a Ray actor encodes on one, so the service does everywhere."""
+    import torch
+
+    from sonar_core.models import get_store
+
+    text = "12% off the premium of each policy."
+    encoder = get_store().load_sentence_transformer("all-MiniLM-L6-v2", "cpu")
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        alone = encoder.encode([text], batch_size=1, convert_to_numpy=True, normalize_embeddings=True)[0]
+        torch.set_num_threads(2)
+        _PROCESS_CACHE.clear()
+        vector = EmbeddingService(device="cpu").embed([text])[0]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+        _PROCESS_CACHE.clear()
+    assert vector.tobytes() == alone.astype(np.float32).tobytes()
+
+
 def test_a_pool_has_the_clusters_cpus_or_the_number_asked_for_never_more_than_the_cpus_or_shards():
     assert pool_size("auto", shards=10, total=4) == 4
     assert pool_size(None, shards=3, total=4) == 3  # no idle actor
