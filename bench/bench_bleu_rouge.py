@@ -23,7 +23,16 @@ ragas's ``BleuScore`` needs ``sacrebleu``, which Sonar does not depend on: insta
 ragas, or into a folder of its own (``pip install --target DIR sacrebleu portalocker tabulate
 colorama lxml``) and pass ``--peer-path DIR``.
 
-    python bench/bench_bleu_rouge.py [--rows 5000] [--repeat 5] [--peer-path DIR]
+Before timing, Sonar's own sources are compiled to bytecode (``compileall``), as ``pip install``
+does for an installed package and as ragas's and NLTK's installed files are: a source checkout run
+with ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile every module at each start
+(``--no-compile`` keeps that, to measure it).
+
+``farm`` times the two processes with ``farm-bench`` instead (A/B pairs, the operating system's
+user and system seconds, min/median/max), then checks the values as above:
+
+    python bench/bench_bleu_rouge.py [--rows 5000] [--repeat 5] [--peer-path DIR] [--no-compile]
+    python bench/bench_bleu_rouge.py farm [--metric bleu] [--rows 5000] [--repeat 3] [--peer-path DIR]
     python bench/bench_bleu_rouge.py generate DIR [--rows 5000]      # just write DIR/pairs.jsonl
     python bench/bench_bleu_rouge.py ragas {bleu,rouge} PAIRS.jsonl   # the ragas process alone
 """
@@ -120,12 +129,41 @@ def check_bleu(rows: list[dict], results: list[dict]) -> int:
     return len(rows)
 
 
+def compile_sonar() -> None:
+    """Sonar's sources to bytecode, as an installed package has them (see the module docstring)."""
+    import compileall
+
+    import sonar_core
+    import sonar_plugins
+
+    for package in (sonar_core, sonar_plugins):
+        compileall.compile_dir(Path(package.__file__).parent, quiet=1, workers=1)
+
+
+def farm(metric: str, rows: int, runs: int, env: dict[str, str]) -> None:
+    """Time ragas (B) against Sonar (A) with farm-bench, then check the values."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pairs = generate(Path(tmp), rows)
+        out = Path(tmp) / "out"
+        sonar = " ".join(sonar_command(metric, pairs, out))
+        ragas = f"{sys.executable} {__file__} ragas {metric} {pairs}"
+        print(f"A = sonar run -e {metric}; B = ragas evaluate(); {rows} pairs; load before: {os.getloadavg()}")
+        subprocess.run(["farm-bench", "-n", str(runs), "--timeout", "3000", "--vs", ragas, "--",
+                        "sh", "-c", f"rm -rf {out} && exec {sonar}"], env=env, check=True)
+        print(f"load after: {os.getloadavg()}")
+        if metric == "bleu":
+            checked = check_bleu([json.loads(line) for line in pairs.open(encoding="utf-8")], sonar_values(out))
+            print(f"BLEU-1..4 of all {checked} rows equal NLTK's sentence_bleu (bit for bit)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="*", help="generate DIR | ragas {bleu,rouge} PAIRS (default: the benchmark)")
+    parser.add_argument("command", nargs="*", help="farm | generate DIR | ragas {bleu,rouge} PAIRS (default: the benchmark)")
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each process (alternating)")
     parser.add_argument("--peer-path", help="a folder to put on ragas's PYTHONPATH (for sacrebleu)")
+    parser.add_argument("--metric", choices=["bleu", "rouge"], default="bleu", help="farm: which metric")
+    parser.add_argument("--no-compile", action="store_true", help="leave Sonar's sources without bytecode")
     args = parser.parse_args()
     if args.command[:1] == ["generate"]:
         print(generate(Path(args.command[1]), args.rows))
@@ -138,6 +176,11 @@ def main() -> None:
     env = dict(os.environ, RAGAS_DO_NOT_TRACK="true")
     if args.peer_path:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.peer_path, env.get("PYTHONPATH")]))
+    if not args.no_compile:
+        compile_sonar()
+    if args.command[:1] == ["farm"]:
+        farm(args.metric, args.rows, args.repeat, env)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         pairs = generate(Path(tmp), args.rows)
         rows = [json.loads(line) for line in pairs.open(encoding="utf-8")]

@@ -13,7 +13,8 @@ What is masked before comparing, and why:
   hosts' measured durations...), wherever they are nested;
 - in text files (HTML, markdown, CSV, logs), ISO timestamps and ``<number> s`` durations;
 - the ``pid`` of the journal's first event.
-Zip archives are compared member by member, the same way. ``--alias`` says that two texts
+Zip archives are compared member by member, the same way. The loop that compares two folders is
+``sonar replay``'s (sonar_core.artifacts.folder_diff.compare_trees); only what is masked differs. ``--alias`` says that two texts
 stand for the same thing (the checkout or output folder of each run, for example) and replaces
 the first by the second in BEFORE's files before comparing.
 
@@ -25,17 +26,16 @@ arriving in another order under concurrency) and is not reported for AFTER eithe
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import re
 import sys
-import zipfile
 from pathlib import Path
 
-TIME_KEYS = {"created", "timestamp", "seconds", "duration", "actual_duration", "run_time", "call_seconds", "pid",
-             "started", "finished", "elapsed", "wall_seconds"}
+from sonar_core.artifacts.folder_diff import TIME_KEYS, compare_trees
+
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:[+-]\d{2}:?\d{2}|Z)?")
 _SECONDS = re.compile(r"\b\d+(?:\.\d+)?\s?s\b")
+_SIDES = ("BEFORE", "AFTER")
 
 
 def _mask_json(value):
@@ -52,15 +52,15 @@ def _mask_text(text: str) -> str:
     return _SECONDS.sub("<secs>", _ISO.sub("<iso>", text))
 
 
-def normalised(name: str, data: bytes) -> list[str]:
-    """The file's content as comparable lines, times masked."""
+def normalised(name: str, data: bytes) -> list[str] | dict:
+    """The file's content as comparable lines (a zip: its members' lines by name), times masked."""
     if name.endswith(".zip"):
-        out = []
+        import io
+        import zipfile
+
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            for info in sorted(archive.infolist(), key=lambda i: i.filename):
-                out.append(f"== {info.filename}")
-                out += normalised(info.filename, archive.read(info))
-        return out
+            return {info.filename: normalised(info.filename, archive.read(info))
+                    for info in sorted(archive.infolist(), key=lambda i: i.filename)}
     if name.endswith(".jay"):
         return [data.hex()]
     text = data.decode("utf-8", errors="replace")
@@ -81,28 +81,9 @@ def normalised(name: str, data: bytes) -> list[str]:
 
 
 def compare(before: Path, after: Path, aliases: list[tuple[str, str]] = ()) -> dict[str, list[str]]:
-    """relative path -> description of how it differs (only differing files)."""
-    files_before = {p.relative_to(before).as_posix() for p in before.rglob("*") if p.is_file()}
-    files_after = {p.relative_to(after).as_posix() for p in after.rglob("*") if p.is_file()}
-    report: dict[str, list[str]] = {}
-    for name in sorted(files_before - files_after):
-        report[name] = ["only in BEFORE"]
-    for name in sorted(files_after - files_before):
-        report[name] = ["only in AFTER"]
-    for name in sorted(files_before & files_after):
-        a, b = (before / name).read_bytes(), (after / name).read_bytes()
-        for old, new in aliases:
-            a = a.replace(old.encode(), new.encode())
-        if a == b:
-            continue
-        la, lb = normalised(name, a), normalised(name, b)
-        if la == lb:
-            continue
-        diff = [f"line {i + 1}: {x!r} != {y!r}" for i, (x, y) in enumerate(zip(la, lb)) if x != y]
-        if len(la) != len(lb):
-            diff.append(f"{len(la)} lines before, {len(lb)} after")
-        report[name] = diff
-    return report
+    """relative path -> description of how it differs (only differing files): sonar replay's comparison
+    loop (sonar_core.artifacts.folder_diff.compare_trees) with this script's rule, times only."""
+    return compare_trees(before, after, normalised, aliases, sides=_SIDES)
 
 
 def without_noise(report: dict[str, list[str]], noise: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -1,5 +1,8 @@
 """Fuzz every input surface for N minutes with random seeds (issue 25); the CI suite runs the same
-surfaces with fixed seeds (tests/fuzz/test_fuzz.py).
+surfaces with fixed seeds (tests/fuzz/test_fuzz.py). The surfaces: dataset files, configurations,
+command-line flags, evaluator parameters, the configuration's path settings (``paths``) and parameter
+values written as YAML text, aliases and tags included (``values``: tests/fuzz/fuzz_paths.py), judge answers
+and host responses.
 
     .venv/bin/python bench/fuzz.py --minutes 30 [--surface dataset ...]
 

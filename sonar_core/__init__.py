@@ -56,13 +56,14 @@ __all__ = [
     "model_inputs",
     "open_run",
     "run",
+    "generate",
     "__version__",
 ]
 
 
 #: Names served by :mod:`sonar_core.api` on first use: importing the package must not load the run
 #: layer (nor plugins); ``sonar_core.run`` is then api.run itself, typed signature and all.
-_API = ("run", "open_run", "resume", "RunResult")
+_API = ("run", "open_run", "resume", "RunResult", "generate")
 
 
 def __getattr__(name: str):

@@ -19,8 +19,9 @@ from . import names
 from .config import EvaluatorSpec, PerturbSpec, RunConfig, build_config, load_config
 from .execution import PreviousRun, execute_run
 from .results import RunResult, open_run
+from .traces.spec import TraceInput, trace_setting
 
-__all__ = ["run", "resume", "open_run", "RunResult"]
+__all__ = ["run", "resume", "open_run", "RunResult", "generate"]
 
 #: Where an unknown setting is reported from, as for the CLI's flags.
 _SOURCE = "<command line>"
@@ -65,10 +66,12 @@ def run(
     perturb: Sequence[PerturbSpec | Mapping[str, Any]] | None = None,
     base_dir: str | Path | None = None,
     test_suite: str | Path | None = None,
+    traces: TraceInput | Mapping[str, Any] | Sequence[str | Path] | str | Path | None = None,
     hosts: Sequence[Mapping[str, Any]] | None = None,
     prices: Mapping[str, Mapping[str, Any]] | None = None,
     calibrate: bool | None = None,
     calibration_items: int | None = None,
+    score_untrusted: bool | None = None,
     confidence_level: float | None = None,
     bootstrap_resamples: int | None = None,
     benchmark: str | None = None,
@@ -81,8 +84,10 @@ def run(
     ray_shard_rows: int | None = None,
     ray_model_actors: int | Literal["auto"] | None = None,
     epochs: int | None = None,
-    epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] | None = None,
+    epoch_reducer: str | None = None,
     max_cost: float | None = None,
+    generate: Mapping[str, Any] | None = None,
+    redteam: Mapping[str, Any] | None = None,
     progress: bool = False,
 ) -> RunResult:
     """Run evaluators over a dataset and write a result directory, as ``sonar run`` does.
@@ -114,11 +119,16 @@ def run(
         perturb: perturbed copies of the test suite's test cases (needs ``test_suite``).
         base_dir: the folder relative paths are resolved from.
         test_suite: test cases without answers, asked of ``hosts`` (docs/hosts.md).
+        traces: production spans to score (docs/traces.md): span files or folders, or
+            ``{"files": [...], "scope": "span" | "trace" | "session", "span_kinds", "span_names", "attributes",
+            "sample_rate", "seed", "model_key"}``.
         hosts: the models under test, ``{key, kind, ...settings}`` each.
         prices: host or judge key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens (docs/costs.md).
         calibrate: measure each judge on its evaluator's calibration set before scoring (default on);
-            an untrusted judge's verdicts become one problem about the judge (docs/judges.md).
+            an untrusted judge's evaluator is not scored and raises one problem about the judge (docs/judges.md).
         calibration_items: calibrate on a balanced subset of at most this many items per set.
+        score_untrusted: score an evaluator whose judge fails calibration anyway (its verdicts marked
+            untrusted, still not counted); default off: its rows are not scored, nothing is asked.
         confidence_level: the confidence of every interval (default 0.95); the paired tests between
             models call a difference significant below 1 - it (docs/intervals.md).
         bootstrap_resamples: bootstrap replicates per score interval and sign patterns per paired
@@ -135,9 +145,13 @@ def run(
         epochs: ask every host every test case this many times (default 1; needs ``test_suite``);
             a deterministic host is asked once (docs/epochs.md).
         epoch_reducer: how a test case's epochs become one value: ``mean`` (default), ``majority``,
-            ``pass_at_k`` or ``pass_hat_k``.
+            ``pass_at_k``, ``pass_hat_k``, or ``pass_at_K`` / ``pass_hat_K`` for K of the epochs (``pass_at_2``).
         max_cost: the budget in USD: the run stops asking before a call would take its priced spending past
             it (exit code 7; docs/costs.md).
+        generate: generate the test suite from documents first (``{"docs": [...], "n": ..., "output": ...}``;
+            docs/generate.md); its ``output`` is the run's ``test_suite``.
+        redteam: attack sets x technique chains expanded into the test suite, scored by the red-team
+            detectors: ``{suites, techniques, seed, attacker, judge, ...}`` (docs/redteam.md).
         progress: show a progress bar on the terminal.
 
     Returns:
@@ -145,7 +159,7 @@ def run(
         tables ``rows()``, ``leaderboard(evaluator)``, ``problems()``, ``insights()``.
     """
     given = dict(locals())
-    settings = {key: _plain(value) for key, value in given.items()
+    settings = {key: trace_setting(value) if key == "traces" else _plain(value) for key, value in given.items()
                 if key not in ("config", "progress") and value is not None}
     if isinstance(config, RunConfig):
         # Through validation again: model_copy(update=...) would accept any setting unchecked.
@@ -183,3 +197,30 @@ def resume(run_dir: str | Path, *, progress: bool = False, executor: str | None 
              if value is not None}
     config = build_config({**previous.parameters(), **where}, str(previous.run_dir / names.RUN_JSON))
     return RunResult.of(execute_run(config, previous=previous, progress=progress))
+
+
+def generate(docs: Sequence[str | Path] | str | Path, *, n: int = 20, output: str | Path = "generated/suite.jsonl",
+             dry_run: bool = False, progress: bool = False, **settings: Any):
+    """Write a test suite from documents, every item's quality measured, as ``sonar generate`` does.
+
+    ``settings`` are the keys of a run configuration's ``generate:`` section (docs/generate.md: ``judge``,
+    ``quality_judge``, ``seed``, ``spread``, ``types``, ``personas``, ``styles``, ``min_quality``,
+    ``keep_low_quality``, ``calibrate``, ``llm_configs``, ``llm_cache``, ``prices``, ``max_cost``...); an
+    unknown one raises :class:`sonar_core.ConfigError`. Returns a ``GenerationResult``: ``suite`` (the
+    path), ``exit_code``, ``message``, ``findings`` (the report's content), ``files`` and, for a dry
+    run, ``estimate``. Raises the CLI's errors (DatasetError, ConfigError, BudgetExceeded...).
+    """
+    from pydantic import ValidationError
+
+    from .errors import ConfigError, validation_message
+    from .generate_config import GenerateSpec
+    from .generation.run import run_generation
+
+    paths = [docs] if isinstance(docs, (str, Path)) else list(docs)
+    try:
+        spec = GenerateSpec.model_validate({"docs": [str(p) for p in paths], "n": n, "output": str(output),
+                                            **{k: _plain(v) for k, v in settings.items()}})
+    except ValidationError as exc:
+        raise ConfigError(f"{_SOURCE}: {validation_message(exc, 'setting')}") from None
+    say = (lambda text: print(f"generate: {text}", flush=True)) if progress else None
+    return run_generation(spec, dry_run=dry_run, progress=say)

@@ -18,9 +18,12 @@ from .cli_common import (JSON_OPTION, OneLineGroup, fail, one_line, out, parse_h
 from .cli_compare import compare_command
 from .cli_costs import print_estimate, resumed_config
 from .cli_benchmarks import benchmarks_command, calibrate_command, describe_benchmark_command
+from .cli_generate import generate_command
 from .cli_judges import judges_command
 from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
+from .cli_traces import trace_overrides, trace_run_options, traces_command
+from .cli_redteam import redteam_command
 from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
 
@@ -71,6 +74,9 @@ def cli() -> None:
                    "--no-calibrate skips it, and the report says the judges are uncalibrated.")
 @click.option("--calibration-items", type=int, default=None, metavar="N",
               help="Calibrate on a balanced subset of at most N items per set (default: every item).")
+@click.option("--score-untrusted", is_flag=True, default=None,
+              help="Score the rows of an evaluator whose judge fails calibration anyway (verdicts marked untrusted, "
+                   "not counted); without it those rows are not scored and the judge is not asked.")
 @click.option("--confidence-level", type=float, default=None, metavar="C",
               help="Confidence of every interval, between 0 and 1 (default: 0.95); tests use 1 - C as significance level.")
 @click.option("--bootstrap-resamples", type=int, default=None, metavar="N",
@@ -85,25 +91,25 @@ def cli() -> None:
               help="Ray cluster to join with --executor ray: 'auto' (the running one) or an address "
                    "(default: start a local Ray instance).")
 @click.option("--ray-shard-rows", type=int, default=None, metavar="N", help="Rows per Ray shard (default: batch size).")
-@click.option("--ray-model-actors", default=None, metavar="auto|N",
-              help="Actors per pool of a model-backed evaluator on Ray, one thread each (default: auto, the "
-                   "cluster's CPUs).")
+@click.option("--ray-model-actors", metavar="auto|N", help="Ray actors per model pool, one thread each (default: auto).")
 @click.option("--epochs", type=int, default=None, metavar="N",
               help="Ask every host every test case N times (docs/epochs.md; default 1).")
-@click.option("--epoch-reducer", type=click.Choice(["mean", "majority", "pass_at_k", "pass_hat_k"]), default=None,
-              help="How a test case's epochs become one value (default mean).")
+@click.option("--epoch-reducer", default=None, metavar="R",
+              help="How a test case's epochs become one value: mean (default), majority, pass_at_k, pass_hat_k, "
+                   "or pass_at_K / pass_hat_K for K of the epochs, e.g. pass_at_2 (docs/epochs.md).")
 @click.option("--max-cost", type=float, default=None, metavar="USD",
               help="Budget: stop asking (exit 7) before a call would take the priced spending past USD; "
                    "--resume with a higher budget finishes the run (docs/costs.md).")
 @click.option("--dry-run", is_flag=True, help="Ask nothing: print per host and judge the calls still needed after "
                                                "cache lookups, their estimated tokens and cost (docs/costs.md).")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the estimate as JSON (docs/cli.md).")
+@trace_run_options
 def run_command(config: Path | None, dataset, evaluators, params, output_dir, run_id, thresholds, strict,
                 fail_on_problems, plugins, resume_dir, device, progress, llm_configs, default_judge, llm_cache,
-                no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate,
-                calibration_items, confidence_level, bootstrap_resamples, benchmark=None, standards=None,
-                min_grade=None, executor=None, ray_address=None, ray_shard_rows=None, epochs=None,
-                epoch_reducer=None, ray_model_actors=None, max_cost=None, dry_run=False, as_json=False) -> None:
+                no_cache, refresh_cache, csv_formula_escape, test_suite, hosts, calibrate, calibration_items,
+                confidence_level, bootstrap_resamples, benchmark=None, standards=None, min_grade=None, executor=None,
+                ray_address=None, ray_shard_rows=None, ray_model_actors=None, epochs=None, epoch_reducer=None,
+                max_cost=None, dry_run=False, as_json=False, score_untrusted=None, **trace_flags) -> None:
     """Run evaluators over a dataset and write a result folder.
 
     CONFIG is a YAML run configuration (see configs/quickstart.yaml); flags override its keys.
@@ -128,8 +134,8 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
             result = resume(resume_dir, progress=show, executor=executor, ray_address=ray_address,
                             ray_shard_rows=ray_shard_rows, max_cost=max_cost)
         else:
-            if config is None and not dataset and not test_suite:
-                fail("give a CONFIG file, --dataset or --test-suite (try: sonar run configs/quickstart.yaml)",
+            if config is None and not dataset and not test_suite and not trace_flags.get("traces"):
+                fail("give a CONFIG file, --dataset, --test-suite or --traces (try: sonar run configs/quickstart.yaml)",
                       EXIT_USAGE)
             if no_cache and refresh_cache:
                 fail("--no-cache and --refresh-cache exclude each other", EXIT_USAGE)
@@ -140,13 +146,12 @@ def run_command(config: Path | None, dataset, evaluators, params, output_dir, ru
                 "default_judge": default_judge, "llm_cache": llm_cache, "no_cache": no_cache,
                 "refresh_cache": refresh_cache, "csv_formula_escape": csv_formula_escape,
                 "test_suite": test_suite, "hosts": parse_hosts(hosts),
-                "calibrate": calibrate, "calibration_items": calibration_items,
+                "calibrate": calibrate, "calibration_items": calibration_items, "score_untrusted": score_untrusted,
                 "confidence_level": confidence_level, "bootstrap_resamples": bootstrap_resamples,
                 "benchmark": benchmark, "standards": standards, "min_grade": min_grade,
                 "executor": executor, "ray_address": ray_address, "ray_shard_rows": ray_shard_rows,
-                "ray_model_actors": ray_model_actors,
-                "epochs": epochs, "epoch_reducer": epoch_reducer,
-                "max_cost": max_cost,
+                "ray_model_actors": ray_model_actors, "epochs": epochs, "epoch_reducer": epoch_reducer,
+                "max_cost": max_cost, "traces": trace_overrides(trace_flags),
             }
             if evaluators:
                 overrides["evaluators"] = list(evaluators)
@@ -367,6 +372,9 @@ cli.add_command(replay_command)
 cli.add_command(benchmarks_command)
 cli.add_command(describe_benchmark_command)
 cli.add_command(calibrate_command)
+cli.add_command(traces_command)
+cli.add_command(generate_command)
+cli.add_command(redteam_command)
 
 
 @cli.command("catalogue")

@@ -34,16 +34,21 @@ EXIT_REGRESSION = EXIT_EVALUATOR_FAILED
               help="Confidence level of the intervals; tests are significant below 1 - confidence.")
 @click.option("--bootstrap-resamples", "resamples", type=int, default=2000, show_default=True,
               help="Bootstrap resamples for the intervals of non-0/1 metrics.")
+@click.option("--allow-partial", is_flag=True,
+              help="Compare a run that did not finish (its finished evaluators only), or runs with no model, test "
+                   "case or evaluator in common; the comparison says what it left out.")
 def compare_command(run_a: Path, run_b: Path, out_dir: Path | None, as_json: bool, fail_on_regression: bool,
-                    confidence: float, resamples: int) -> None:
+                    confidence: float, resamples: int, allow_partial: bool) -> None:
     """Compare two finished runs: A (before) against B (after).
 
     Matches evaluators (id and parameters), models and test cases; per metric and model gives
     both means with intervals, the delta, the paired test over shared test cases and the rows
-    that flipped. Exit codes: 0 ok, 1 --fail-on-regression and a significant regression,
-    2 bad usage, 3 unreadable runs or different Sonar versions / result schemas.
+    that flipped. A run that did not finish (killed, status running, evaluators without their done
+    marker) and runs that share no model, test case or evaluator are refused unless --allow-partial.
+    Exit codes: 0 ok, 1 --fail-on-regression and a significant regression, 2 bad usage, 3 unreadable,
+    unfinished or incomparable runs, or different Sonar versions / result schemas.
     """
-    from .artifacts.comparison_dir import write_comparison
+    from .artifacts.comparison_dir import partial_lines, write_comparison
     from .artifacts.run_reader import read_run
     from .findings.comparison import IncompatibleRuns, compare_runs
 
@@ -53,7 +58,7 @@ def compare_command(run_a: Path, run_b: Path, out_dir: Path | None, as_json: boo
         fail(f"--bootstrap-resamples must be at least 1, got {resamples}", EXIT_USAGE)
     try:
         a, b = read_run(run_a.resolve()), read_run(run_b.resolve())
-        data = compare_runs(a, b, confidence=confidence, resamples=resamples)
+        data = compare_runs(a, b, confidence=confidence, resamples=resamples, allow_partial=allow_partial)
     except IncompatibleRuns as exc:
         fail(str(exc), EXIT_DATA)
         return
@@ -69,6 +74,8 @@ def compare_command(run_a: Path, run_b: Path, out_dir: Path | None, as_json: boo
         click.echo(json.dumps(data, indent=2, allow_nan=False))
     click.echo(f"Compared {a.run_id} (A) with {b.run_id} (B): {len(data['evaluators'])} evaluator(s) matched, "
                f"{data['regressions']} significant regression(s); open {target / 'comparison.html'}", err=True)
+    for line in partial_lines(data):
+        click.echo(f"warning: {line}", err=True)
     if fail_on_regression and data["regressions"]:
         click.echo(f"error: {data['regressions']} significant regression(s) (--fail-on-regression)", err=True)
         sys.exit(EXIT_REGRESSION)

@@ -66,10 +66,12 @@ def judges_command(ctx: click.Context, llm_configs: str | None, check: bool, as_
 @JSON_OPTION
 def judges_calibrate_command(judge_key, evaluator_ids, params, llm_configs, llm_cache, plugins, as_json) -> None:
     """Measure a judge on the judge evaluators' calibration sets: items, accuracy, Cohen's kappa,
-    per-label recall and the confusion matrix (docs/judges.md). Results are cached: asking again
-    makes no call."""
+    whether a run would trust it (kappa at least the evaluator's min_judge_kappa, default 0.4; an
+    untrusted judge's evaluator is not scored), per-label recall and the confusion matrix
+    (docs/judges.md). Results are cached: asking again makes no call."""
     import json
 
+    from .findings.judge_trust import trust_bar
     from .llm.judges import calibrate_judges
 
     manager = plugin_manager(plugins)
@@ -79,16 +81,23 @@ def judges_calibrate_command(judge_key, evaluator_ids, params, llm_configs, llm_
     except SonarError as exc:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
+    given = parse_params(params)
+    # The bar each evaluator's verdicts must clear in a run (its min_judge_kappa, default 0.4).
+    bars = {r.evaluator_id: trust_bar(manager.evaluators[r.evaluator_id], given.get(r.evaluator_id, {}))
+            for r in results}
     if as_json:
         click.echo(json.dumps({"schema_version": names.CALIBRATION_SCHEMA_VERSION, "judge": key,
-                               "results": [r.as_dict() for r in results],
+                               "results": [{**r.as_dict(), "trusted": r.kappa >= bars[r.evaluator_id],
+                                            "min_judge_kappa": bars[r.evaluator_id]} for r in results],
                                "skipped": [{"evaluator_id": e, "reason": why} for e, why in skipped]}, indent=2))
         return
     for result in results:
         name = manager.evaluators[result.evaluator_id].display_name
         confidence = "-" if result.mean_confidence is None else f"{result.mean_confidence:.2f}"
+        bar = bars[result.evaluator_id]
+        verdict = "trusted" if result.kappa >= bar else f"untrusted (needs κ ≥ {bar:.2f})"
         out.print(f"{name} ({result.evaluator_id}) judged by {key}: {result.items} items, accuracy "
-                   f"{result.accuracy:.1%}, kappa {result.kappa:.3f}, unreadable {result.unreadable}, mean "
+                   f"{result.accuracy:.1%}, kappa {result.kappa:.3f} {verdict}, unreadable {result.unreadable}, mean "
                    f"confidence {confidence}" + (" (cached)" if result.cached else f" ({result.seconds:.1f} s)"),
                    markup=False)
         columns = list(next(iter(result.confusion.values())))

@@ -23,10 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from . import names
+from .epoch_names import parse_epoch_reducer
 from .errors import ConfigError, validation_message
+from .traces.spec import TraceInput
+from .generate_config import GenerateSpec
 from .yaml_files import read_yaml
 
-__all__ = ["EvaluatorSpec", "PerturbSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
+__all__ = ["EvaluatorSpec", "PerturbSpec", "RedteamSpec", "RedteamSuiteSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
 
 #: ``dataset: demo`` means the dataset bundled with Sonar.
 DEMO_DATASET = "demo"
@@ -41,6 +44,22 @@ def _safe_name(value: Any) -> Any:
     """A name that becomes (part of) a path must be safe (docs/reliability.md)."""
     if isinstance(value, str) and not names.is_safe_name(value):
         raise PydanticCustomError("unsafe_name", names.SAFE_NAME_RULE)
+    return value
+
+
+#: Settings that name a file or folder: a NUL character in one is refused (no path can hold it; the
+#: operating system's calls would fail with "embedded null byte"), and so is a lone surrogate (bytes that
+#: are not UTF-8, which run.json could not record).
+PATH_SETTINGS = ("dataset", "output_dir", "llm_configs", "llm_cache", "base_dir", "test_suite", "benchmark",
+                 "standards", "standards_output")
+
+
+def _no_nul(value: Any) -> Any:
+    if isinstance(value, str) and "\x00" in value:
+        raise PydanticCustomError("nul_in_path", "a path cannot hold a NUL character")
+    if isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value):
+        # A name of bytes that are not UTF-8: run.json and the report (UTF-8) could not record it.
+        raise PydanticCustomError("surrogate_in_path", "a path must be UTF-8 text (it holds a lone surrogate)")
     return value
 
 
@@ -64,6 +83,9 @@ class EvaluatorSpec(BaseModel):
     #: Score each assistant turn of a conversation with the user turn before it as its question; the
     #: row's value is the mean over its turns (docs/conversations.md).
     per_turn: bool = False
+    #: A judge evaluator only: score its rows even when its judge fails calibration (verdicts written,
+    #: marked untrusted, not counted); None takes the run's ``score_untrusted`` (docs/judges.md).
+    score_untrusted: bool | None = None
 
     @property
     def label(self) -> str:
@@ -73,10 +95,12 @@ class EvaluatorSpec(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_default_per_turn(self, handler):
-        # per_turn is written only when set, so run.json of a run without it is as before.
+        # per_turn and score_untrusted are written only when set, so run.json of a run without them is as before.
         data = handler(self)
         if isinstance(data, dict) and not self.per_turn:
             data.pop("per_turn", None)
+        if isinstance(data, dict) and self.score_untrusted is None:
+            data.pop("score_untrusted", None)
         return data
 
 
@@ -94,6 +118,41 @@ class PerturbSpec(BaseModel):
     categories: list[str] = Field(default_factory=list)
     #: Label of the copies (their key is ``<test case key>~<label>``); default the perturbator's name.
     name: str | None = None
+
+
+class RedteamSuiteSpec(BaseModel):
+    """An attack file whose columns are not Sonar's: ``columns`` maps each attack field to a column, and
+    ``defaults`` gives a field's value for every row (docs/redteam.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    columns: dict[str, str] = Field(default_factory=dict)
+    defaults: dict[str, Any] = Field(default_factory=dict)
+
+
+class RedteamSpec(BaseModel):
+    """``redteam:``: attack sets x technique chains, expanded into the run's test suite (docs/redteam.md)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    #: Registered attack sets by name, or attack files (.jsonl/.csv) relative to the configuration.
+    suites: list[Union[str, RedteamSuiteSpec]] = Field(default_factory=lambda: ["sonar-core"])
+    #: Technique chains (``direct``, ``roleplay+base64``, ``crescendo``); each attack is sent once per chain.
+    techniques: list[str] = Field(default_factory=lambda: ["direct"])
+    seed: int = 0
+    #: LLM configuration key of the attacker that plays the user in multi-turn techniques.
+    attacker: str | None = None
+    #: LLM configuration key of a judge: harmful requests are then decided by harmful_compliance, not refusal.
+    judge: str | None = None
+    max_turns: int = Field(default=6, ge=1, le=50)
+    categories: list[str] = Field(default_factory=list)
+    hazards: list[str] = Field(default_factory=list)
+    #: A planted system prompt as the conversation's system turn (chat hosts) or written before the prompt.
+    system_delivery: Literal["system_turn", "prompt"] = "system_turn"
+    #: A problem when a success rate's interval lies above this (and over-refusal's above the second).
+    threshold: float = Field(default=0.1, gt=0, lt=1)
+    over_refusal_threshold: float = Field(default=0.2, gt=0, lt=1)
 
 
 class RunConfig(BaseModel):
@@ -136,6 +195,8 @@ class RunConfig(BaseModel):
     #: Test cases without answers (.json, .jsonl, .csv): every host is asked every case, and the
     #: answers become the LLM dataset the evaluators score (docs/hosts.md).
     test_suite: str | None = None
+    #: Production traces to score instead of a dataset: OTLP span files and how spans become rows (docs/traces.md).
+    traces: TraceInput | None = None
     #: The models under test: ``{key, kind, ...settings}`` per host (docs/hosts.md).
     hosts: list[dict[str, Any]] = Field(default_factory=list)
     #: Host or judge configuration key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens: each row's
@@ -146,6 +207,9 @@ class RunConfig(BaseModel):
     calibrate: bool = True
     #: Calibrate on a balanced subset of at most this many items per set (None: every item).
     calibration_items: int | None = Field(default=None, ge=2)
+    #: Score the rows of an evaluator whose judge fails calibration anyway (its verdicts written, marked
+    #: untrusted, still not counted); off: those rows are not scored and nothing is asked (docs/judges.md).
+    score_untrusted: bool = False
     #: The confidence of every interval (and 1 - it the significance level of the paired tests).
     confidence_level: float = Field(default=0.95, gt=0, lt=1)
     #: Bootstrap replicates per score interval, and random sign patterns per paired permutation test.
@@ -176,13 +240,39 @@ class RunConfig(BaseModel):
     #: deterministic host is asked once); findings reduce a test case's epochs (docs/epochs.md).
     epochs: int = Field(default=1, ge=1, le=1000)
     #: How a test case's epochs become one value: ``mean``, or for pass/fail verdicts ``majority``,
-    #: ``pass_at_k`` (at least one passes) or ``pass_hat_k`` (all pass).
-    epoch_reducer: Literal["mean", "majority", "pass_at_k", "pass_hat_k"] = "mean"
+    #: ``pass_at_k`` (at least one passes), ``pass_hat_k`` (all pass), or ``pass_at_K`` / ``pass_hat_K``
+    #: (Inspect's estimators for K of the epochs; :mod:`.epoch_names`).
+    epoch_reducer: str = "mean"
     #: The run's budget in USD (``--max-cost``; docs/costs.md): no call is asked that would take the priced
     #: spending past it. An execution setting (not in run.json's parameters): a resume names its own.
     max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    #: Generate the test suite from documents first (docs/generate.md); its ``output`` is ``test_suite``.
+    generate: GenerateSpec | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _generated_suite(cls, data: Any) -> Any:
+        # generate: writes the suite the hosts are asked: its output is the run's test_suite.
+        if isinstance(data, dict) and isinstance(data.get("generate"), dict):
+            output = data["generate"].get("output") or GenerateSpec.model_fields["output"].default
+            if data.get("test_suite") not in (None, output):
+                raise ValueError("'generate.output' and 'test_suite' name different files (give one of them)")
+            data = {**data, "test_suite": output, "generate": {**data["generate"], "output": output}}
+        return data
+    #: Attack sets x techniques expanded into the test suite, scored by the red-team detectors (docs/redteam.md).
+    redteam: RedteamSpec | None = None
 
     _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
+    _paths_hold_no_nul = field_validator(*PATH_SETTINGS)(lambda cls, value: _no_nul(value))
+
+    @field_validator("epoch_reducer")
+    @classmethod
+    def _reducer_name(cls, value: str) -> str:
+        try:
+            parse_epoch_reducer(value)
+        except ValueError as error:
+            raise PydanticCustomError("epoch_reducer", str(error)) from None
+        return value
 
     @field_validator("ray_model_actors", mode="before")
     @classmethod
@@ -205,29 +295,49 @@ class RunConfig(BaseModel):
             raise ValueError("no_cache and refresh_cache exclude each other")
         return self
 
+    @model_serializer(mode="wrap")
+    def _without_unset_sections(self, handler):
+        # generate: and redteam: are written only when given: run.json of any other run is as before.
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("generate", "redteam"):
+                if getattr(self, key) is None:
+                    data.pop(key, None)
+        return data
+
+    @property
+    def _suite(self) -> str | None:
+        """What the hosts are asked: ``test_suite``, or ``redteam`` (whose expansion becomes the test suite)."""
+        return "test_suite" if self.test_suite is not None else "redteam" if self.redteam is not None else None
+
     @model_validator(mode="after")
     def _one_source(self) -> "RunConfig":
-        if self.dataset is None and self.test_suite is None:
-            raise ValueError("give 'dataset' (answers to score) or 'test_suite' with 'hosts' (models to ask)")
-        if self.dataset is not None and self.test_suite is not None:
-            raise ValueError("'dataset' and 'test_suite' exclude each other")
-        if self.test_suite is not None and not self.hosts:
-            raise ValueError("'test_suite' needs 'hosts' (the models to ask)")
-        if self.hosts and self.test_suite is None:
+        sources = [key for key in ("dataset", self._suite, "traces") if key is not None and getattr(self, key) is not None]
+        if not sources:
+            raise ValueError("give 'dataset' (answers to score), 'test_suite' with 'hosts' (models to ask) "
+                             "or 'traces' (spans to score)")
+        if len(sources) > 1:
+            raise ValueError(f"'{sources[0]}' and '{sources[1]}' exclude each other")
+        if self._suite is not None and not self.hosts:
+            raise ValueError(f"'{self._suite}' needs 'hosts' (the models to ask)")
+        if self.hosts and self._suite is None:
             raise ValueError("'hosts' needs 'test_suite' (the questions to ask them)")
         return self
 
     @model_validator(mode="after")
     def _perturb_needs_hosts(self) -> "RunConfig":
-        if self.perturb and self.test_suite is None:
+        if self.perturb and self._suite is None:
             raise ValueError("'perturb' needs 'test_suite' and 'hosts' (perturbed copies are asked of the models)")
         return self
 
     @model_validator(mode="after")
     def _epochs_need_hosts(self) -> "RunConfig":
         # A ready dataset's rows are not asked again: its epochs are its rows' ``epoch`` column.
-        if self.epochs > 1 and self.test_suite is None:
+        if self.epochs > 1 and self._suite is None:
             raise ValueError("'epochs' needs 'test_suite' and 'hosts' (each epoch asks the models again)")
+        reducer = parse_epoch_reducer(self.epoch_reducer)  # a bad name never gets here (_reducer_name)
+        if self._suite is not None:  # a ready dataset's epochs are checked once it is loaded
+            reducer.check_epochs(self.epochs, f"the run ('epochs': {self.epochs})")
         return self
 
     @model_validator(mode="after")
@@ -286,6 +396,8 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
             found = path.is_file()
         except OSError as exc:  # a name too long for the file system (found by the fuzz suite)
             raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror})") from None
+        except ValueError:  # a NUL character
+            raise ConfigError(f"{str(path)!r}: a path cannot hold a NUL character") from None
         if not found:
             raise ConfigError(f"{path}: configuration file not found")
         loaded = read_yaml(path, "configuration file")
@@ -298,7 +410,9 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     for key, value in (overrides or {}).items():
         if value is None or value == () or value == []:
             continue
-        if key == "thresholds":
+        if key == "traces" and isinstance(value, dict) and isinstance(data.get("traces"), dict):
+            data["traces"] = {**data["traces"], **value}  # flags refine the file's traces (docs/traces.md)
+        elif key == "thresholds":
             if not value:
                 continue
             # A file's thresholds that are not a mapping are left for validation to name.

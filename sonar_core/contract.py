@@ -202,6 +202,9 @@ class Evaluator:
     #: True when the evaluator asks the models under test itself (``ctx.hosts``): a run without
     #: model hosts skips it, saying why.
     requires_hosts: ClassVar[bool] = False
+    #: False for an evaluator that only means something on rows made for it (a red-team detector reads the
+    #: attack a row carries): the ``offline`` group leaves it out; a run names it to run it.
+    joins_offline_group: ClassVar[bool] = True
     #: False when the evaluator perturbs test cases itself: the core does not give it the perturbed
     #: copies (``original_test_case_key`` set) a run's ``perturb:`` made, and the report says so.
     scores_perturbed_copies: ClassVar[bool] = True

@@ -23,7 +23,7 @@ from typing import Any
 
 from .errors import DatasetError
 
-__all__ = ["ROLES", "CONVERSATION_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
+__all__ = ["ROLES", "CONVERSATION_FIELDS", "STRUCTURED_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
            "first_user_content", "last_assistant_content", "conversation_defaults", "called_tools", "assistant_turns",
            "transcript_text"]
 
@@ -32,6 +32,8 @@ ROLES = ("system", "user", "assistant", "tool")
 #: Row fields this module validates (``expected_outcome`` is a plain string). The last four belong
 #: to a test case asked of a host (execution/conversations.py).
 CONVERSATION_FIELDS = ("conversation", "expected_tool_calls", "tools", "tool_results", "max_turns", "simulated_user")
+#: Every field :func:`parse_field` checks: the conversation's, and a red-team row's ``attack`` (an object).
+STRUCTURED_FIELDS = CONVERSATION_FIELDS + ("attack",)
 
 
 def _type(value: Any) -> str:
@@ -225,8 +227,18 @@ def _simulated_user(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+def _object(value: Any, where: str, name: str) -> dict[str, Any]:
+    """An object field (``attack``: a red-team row's provenance, docs/redteam.md); a CSV cell holds JSON text."""
+    value = {} if isinstance(value, str) and not value.strip() else _decode(value, where, name)
+    if not isinstance(value, dict):
+        raise DatasetError(f"{where}, field '{name}': expected an object, got {_type(value)}")
+    return value
+
+
 def parse_field(name: str, value: Any, where: str) -> Any:
-    """One of :data:`CONVERSATION_FIELDS`, checked."""
+    """One of :data:`STRUCTURED_FIELDS`, checked."""
+    if name == "attack":
+        return _object(value, where, name)
     if name == "conversation":
         return parse_conversation(value, where)
     if name == "tools":

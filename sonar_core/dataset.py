@@ -1,9 +1,8 @@
 """The LLM dataset: rows of test case x model, validated as they are loaded (the file formats are
 read by :mod:`.dataset_files`).
 
-Field names follow H2O Sonar's llm-eval-results (RESULT_FORMAT.md). A row whose test case is
-a perturbation of another carries the original's ``test_case_key`` in
-``original_test_case_key`` (and a ``perturbation_of`` relationship).
+Field names follow H2O Sonar's llm-eval-results (RESULT_FORMAT.md). A row whose test case is a perturbation
+of another carries the original's ``test_case_key`` in ``original_test_case_key`` (and a ``perturbation_of``).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
-from .conversation import CONVERSATION_FIELDS, conversation_defaults, parse_field
+from .conversation import STRUCTURED_FIELDS, conversation_defaults, parse_field
 from .errors import DatasetError
 from .inputs import Input
 from .text_clean import clean_value, count_cleaned
@@ -29,8 +28,7 @@ __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 class Row:
     """One test case answered by one model.
 
-    Slots: a run holds every row of the dataset at once, and without an instance dict a row
-    takes a fifth of the memory it did.
+    Slots: a run holds every row at once; without an instance dict a row takes a fifth of the memory.
     """
 
     key: str
@@ -63,6 +61,9 @@ class Row:
     simulated_user: dict[str, Any] = field(default_factory=dict)
     #: Which ask of the test case this row's answer is (0..epochs-1; docs/epochs.md).
     epoch: int = 0
+    trace_id: str = ""  #: a row from production traces (docs/traces.md): the trace its verdicts go back to
+    span_id: str = ""  #: ... and the span
+    attack: dict[str, Any] = field(default_factory=dict)  #: a red-team test case's provenance (docs/redteam.md)
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -118,6 +119,9 @@ DATASET_FIELDS: dict[str, type] = {
     "max_turns": int,
     "simulated_user": dict,
     "epoch": int,
+    "trace_id": str,
+    "span_id": str,
+    "attack": dict,
 }
 
 # Columns of the dataset file that carry each catalogue input.
@@ -272,7 +276,7 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
         kind = DATASET_FIELDS.get(name)
         if kind is None:
             continue  # extra columns are kept out of the model but do no harm
-        if name in CONVERSATION_FIELDS:
+        if name in STRUCTURED_FIELDS:
             parsed = parse_field(name, raw, where)
             if parsed is not None:
                 values[name] = parsed

@@ -17,49 +17,23 @@ replaying them would run code or reach endpoints the pack names.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
+import shutil
 import tempfile
 import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from . import names
 from .errors import ConfigError, SonarError
 from .llm.calibration import CACHE_FILE as CALIBRATION_FILE
 from .models.locations import sonar_home
+from .pack_archive import DEFAULT_MAX_BYTES, INPUTS as _INPUTS, RUN as _RUN, PackError, read_pack, safe_member, sha256_of
 
-__all__ = ["make_pack", "replay_pack", "safe_member", "PackError"]
+__all__ = ["make_pack", "replay_pack", "safe_member", "PackError", "DEFAULT_MAX_BYTES"]
 
-_RUN, _INPUTS = "run", "inputs"
 _CACHE = "inputs/cache.sqlite"
-
-
-
-class PackError(SonarError):
-    """A pack cannot be written or replayed; one line."""
-
-    exit_code = 3
-
-
-def _sha(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def safe_member(name: str) -> PurePosixPath:
-    """``name`` as a relative path that stays inside the folder it is extracted to, or PackError."""
-    path = PurePosixPath(name)
-    if (not name or "\\" in name or "\x00" in name or path.is_absolute() or ":" in path.parts[0]
-            or any(part in ("", ".", "..") for part in path.parts)
-            or path.parts[0] not in (_RUN, _INPUTS, names.PACK_MANIFEST)):
-        raise PackError(f"pack member {name!r} would be written outside the output folder; refusing the pack")
-    return path
 
 
 def _calibration_entries(folder: Path, record: dict[str, Any]) -> dict[str, Any]:
@@ -161,7 +135,8 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
                         "installed": [str(p) for p in _installed_folders()]},
                     "inputs": inputs, "calibration_sets": calibration_sets,
                     "cache_entries": {"responses": len(keys), "row_results": len(rows)},
-                    "files": {name: _sha(path) for path, name in files}}
+                    "files": {name: sha256_of(path) for path, name in files},
+                    "sizes": {name: path.stat().st_size for path, name in files}}
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".tmp")
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -172,59 +147,102 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
     return manifest
 
 
-def _extract(archive: zipfile.ZipFile, out_dir: Path) -> dict[str, Any]:
-    root = out_dir.resolve()
-    for info in archive.infolist():
-        member = safe_member(info.filename)
-        if info.is_dir():
-            continue
-        if stat.S_ISLNK(info.external_attr >> 16):
-            raise PackError(f"pack member {info.filename!r} is a link; refusing the pack")
-        target = (root / ".pack" / Path(*member.parts)).resolve()
-        if not target.is_relative_to(root):
-            raise PackError(f"pack member {info.filename!r} would be written outside the output folder")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with archive.open(info) as source, open(target, "wb") as sink:
-            for block in iter(lambda: source.read(1 << 20), b""):
-                sink.write(block)
-    try:
-        return json.loads((root / ".pack" / names.PACK_MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise PackError(f"the pack has no readable {names.PACK_MANIFEST} ({exc})") from None
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost of ``folder`` and its parents that does not exist yet (None: it exists)."""
+    missing = None
+    for path in (folder, *folder.parents):
+        if path.exists():
+            break
+        missing = path
+    return missing
 
 
-def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
-    """Rebuild the packed run under ``out_dir``; returns the new run folder and the differing files."""
-    from .artifacts.folder_diff import compare_folders
-    from .config import RunConfig
-    from .execution import execute_run
-    from .llm.cache import CACHE_ONLY_ENV
-    from .version import __version__
+def replay_pack(pack: Path, out_dir: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Path, dict[str, list[str]]]:
+    """Rebuild the packed run under ``out_dir``; returns the new run folder and the differing files.
 
+    ``max_bytes``: the most the pack's members may hold together, unpacked (:mod:`.pack_archive`). A
+    pack refused for any reason (unsafe, damaged, too large, lacking an answer) leaves nothing behind:
+    the folders the replay made are removed.
+    """
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise ConfigError(f"{out_dir}: the output folder is not empty")
+    made = _first_missing(out_dir.absolute())
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with zipfile.ZipFile(pack) as archive:
-            manifest = _extract(archive, out_dir)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise PackError(f"{pack}: not a readable zip file ({exc})") from None
-    if manifest.get("schema_version") != names.PACK_SCHEMA_VERSION:
-        raise PackError(f"{pack}: pack schema {manifest.get('schema_version')!r}, this Sonar reads "
-                        f"{names.PACK_SCHEMA_VERSION!r}")
-    if manifest.get("sonar_version") != __version__:
-        raise PackError(f"{pack}: packed by Sonar {manifest.get('sonar_version')}, this is {__version__}")
-    for name, digest in (manifest.get("files") or {}).items():
-        path = out_dir.resolve() / ".pack" / Path(*safe_member(name).parts)
-        if not path.is_file() or _sha(path) != digest:
-            raise PackError(f"{pack}: member {name!r} is missing or damaged (its SHA-256 differs from pack.json's)")
+        return _replay(Path(pack), out_dir, max_bytes)
+    except SonarError:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        else:  # an empty folder the user gave: emptied again
+            for child in out_dir.iterdir():
+                shutil.rmtree(child, ignore_errors=True) if child.is_dir() else child.unlink(missing_ok=True)
+        raise
+
+
+def _replay(pack: Path, out_dir: Path, max_bytes: int) -> tuple[Path, dict[str, list[str]]]:
+    from .artifacts.folder_diff import compare_folders
+    from .config import build_config
+    from .execution import execute_run
+    from .llm.cache import CACHE_ONLY_ENV
+
+    manifest = read_pack(pack, out_dir / ".pack", max_bytes)
+    if not all(isinstance(manifest.get(key), dict) for key in ("parameters", "inputs", "original")) \
+            or not isinstance(manifest.get("run_id"), str):
+        raise PackError(f"{pack}: {names.PACK_MANIFEST} lacks the run's parameters, inputs or id")
+    try:
+        params, aliases = _replay_parameters(pack, manifest, out_dir)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a hand-made pack.json
+        raise PackError(f"{pack}: {names.PACK_MANIFEST} is not a pack's manifest ({type(exc).__name__}: {exc})") from None
+    packed = out_dir.resolve() / ".pack"
+    previous = os.environ.get(CACHE_ONLY_ENV)
+    os.environ[CACHE_ONLY_ENV] = "1"
+    try:
+        record = json.loads((packed / _RUN / names.RUN_JSON).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    # The evaluators the packed run skipped (a model or judge it lacked), skipped again for the same reason.
+    replayed = {str(entry["evaluator"]): str(entry["reason"])
+                for entry in (record.get("result") or {}).get("incompatible_explainers") or []
+                if isinstance(entry, dict) and "evaluator" in entry and "reason" in entry}
+    try:
+        # The rows stand for the packed run's dataset: the record names it as the packed one does.
+        source = ((record.get("result") or {}).get("dataset") or {}).get("source")
+        result = execute_run(build_config(params, f"{pack}: {names.PACK_MANIFEST}"), replayed=replayed,
+                             dataset_source=source if isinstance(source, str) else None)
+    finally:
+        if previous is None:
+            os.environ.pop(CACHE_ONLY_ENV, None)
+        else:
+            os.environ[CACHE_ONLY_ENV] = previous
+    for entry in result.executed:
+        if "no cached answer for request" in (entry.get("error") or ""):
+            raise PackError(f"the pack does not hold an answer the run needs ({entry['name']}: "
+                            f"{entry['error'].splitlines()[0]})")
+    original = manifest["original"]
+    installed = list(zip(original.get("installed") if isinstance(original.get("installed"), list) else [],
+                         (str(p) for p in _installed_folders())))
+    aliases += [(value, new) for value, new in ((original.get("dataset"), params.get("dataset")),
+                                               (original.get("llm_configs"), params.get("llm_configs")),
+                                               (original.get("cache"), params["llm_cache"]),
+                                               (original.get("run_dir"), str(result.run_dir)),
+                                               (original.get("sonar_home"), str(sonar_home())), *installed)
+                if isinstance(value, str) and value and new]
+    return result.run_dir, compare_folders(packed / _RUN, result.run_dir, aliases)
+
+
+def _replay_parameters(pack: Path, manifest: dict[str, Any], out_dir: Path) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The packed run's configuration pointed at the pack's inputs, and the (original, replay) path aliases
+    of its calibration sets."""
     params = dict(manifest["parameters"])
     if params.get("hosts") or params.get("plugins") or params.get("test_suite"):
         raise PackError(f"{pack}: the run asked models under test or loaded plugin modules; replay runs neither")
     packed = out_dir.resolve() / ".pack"
     aliases: list[tuple[str, str]] = []
     sets = manifest.get("calibration_sets") or {}
+    if not isinstance(params.get("evaluators", []), list) or not isinstance(manifest.get("calibration_sets", {}), dict):
+        raise PackError(f"{pack}: {names.PACK_MANIFEST}'s evaluators or calibration sets are not readable")
     evaluators = list(params.get("evaluators") or [])
     for position, spec in enumerate(evaluators):
         if isinstance(spec, dict) and "calibration_set" in (spec.get("params") or {}):
@@ -240,7 +258,7 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
             # path that ends with it.
             aliases.append((value, new_path) if Path(value).is_absolute() else (f'"{value}"', f'"{new_path}"'))
     params["evaluators"] = evaluators
-    run_id = str(manifest["run_id"])
+    run_id = manifest["run_id"]
     if safe_member(f"{_RUN}/{run_id}").parts != (_RUN, run_id):
         raise PackError(f"{pack}: run id {run_id!r} is not a folder name")
     inputs = manifest["inputs"]
@@ -251,31 +269,4 @@ def replay_pack(pack: Path, out_dir: Path) -> tuple[Path, dict[str, list[str]]]:
         params["dataset"] = str(packed / safe_member(inputs["dataset"]))
     if inputs.get("llm_configs"):
         params["llm_configs"] = str(packed / safe_member(inputs["llm_configs"]))
-    previous = os.environ.get(CACHE_ONLY_ENV)
-    os.environ[CACHE_ONLY_ENV] = "1"
-    record = json.loads((packed / _RUN / names.RUN_JSON).read_text(encoding="utf-8")) \
-        if (packed / _RUN / names.RUN_JSON).is_file() else {}
-    # The evaluators the packed run skipped (a model or judge it lacked), skipped again for the same reason.
-    replayed = {str(entry["evaluator"]): str(entry["reason"])
-                for entry in (record.get("result") or {}).get("incompatible_explainers") or []
-                if isinstance(entry, dict) and "evaluator" in entry and "reason" in entry}
-    try:
-        result = execute_run(RunConfig(**params), replayed=replayed)
-    finally:
-        if previous is None:
-            os.environ.pop(CACHE_ONLY_ENV, None)
-        else:
-            os.environ[CACHE_ONLY_ENV] = previous
-    for entry in result.executed:
-        if "no cached answer for request" in (entry.get("error") or ""):
-            raise PackError(f"the pack does not hold an answer the run needs ({entry['name']}: "
-                            f"{entry['error'].splitlines()[0]})")
-    original = manifest["original"]
-    installed = list(zip(original.get("installed") or [], (str(p) for p in _installed_folders())))
-    aliases += [(value, new) for value, new in ((original.get("dataset"), params.get("dataset")),
-                                               (original.get("llm_configs"), params.get("llm_configs")),
-                                               (original.get("cache"), params["llm_cache"]),
-                                               (original.get("run_dir"), str(result.run_dir)),
-                                               (original.get("sonar_home"), str(sonar_home())), *installed)
-                if value and new]
-    return result.run_dir, compare_folders(packed / _RUN, result.run_dir, aliases)
+    return params, aliases

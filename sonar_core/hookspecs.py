@@ -16,7 +16,7 @@ from typing import Callable
 import pluggy
 
 __all__ = ["hookspec", "hookimpl", "PROJECT_NAME", "register_evaluators", "register_host_kinds",
-           "register_perturbators", "register_benchmarks"]
+           "register_perturbators", "register_benchmarks", "register_attack_sets", "register_techniques"]
 
 PROJECT_NAME = "sonar"
 
@@ -66,4 +66,25 @@ def register_benchmarks(register: Callable[[object], None]) -> None:
     :class:`sonar_core.benchmarks.BenchmarkDefinition`, a mapping of the same shape, or the path of a
     YAML definition. A bad definition, or a uid another plugin (or Sonar itself) already registered,
     fails the plugin with an error naming both plugins. Return value: none.
+    """
+
+
+@hookspec
+def register_attack_sets(register: Callable[[object], None]) -> None:
+    """Register red-team attack sets (attacks as data; docs/redteam.md).
+
+    Call ``register(attack_set)`` once per set, with a :class:`sonar_core.redteam.AttackSet` or the path
+    of an attack file (.jsonl or .csv). A bad file, or a set name another plugin (or Sonar itself) already
+    registered, fails the plugin with an error naming both plugins. Return value: none.
+    """
+
+
+@hookspec
+def register_techniques(register: Callable[[str, type], None]) -> None:
+    """Register red-team techniques (transforms of a base attack; docs/redteam.md).
+
+    Call ``register(name, TechniqueClass)`` once per :class:`sonar_core.redteam.Technique` subclass: a
+    wrapper or an encoding implements ``apply(text, rng)``, a multi-turn technique ``scenario(goal, prompt)``.
+    ``name`` is what ``--techniques`` and a ``redteam:`` section's ``techniques`` name. A name another
+    plugin (or Sonar itself) already registered fails the plugin, with an error naming both. Return value: none.
     """

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import names
+from .named_files import named_open
 
 __all__ = ["Journal", "ITEM_MESSAGES"]
 
@@ -81,7 +82,8 @@ class Journal:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self._file = open(path, "a", encoding="utf-8") if path is not None else None
+        # A failed write names the journal (a full disk's error names no file).
+        self._file = named_open(path, "a", encoding="utf-8") if path is not None else None
         # LLM clients write from several threads: one lock keeps each line whole.
         self._lock = threading.Lock()
         #: The item field ``test`` of item messages that name no evaluator (the test suite's path).

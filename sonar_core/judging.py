@@ -74,8 +74,9 @@ JUDGE_PARAMETERS: tuple[Param, ...] = (
           "and the judge agreement rate is reported.", min=1, max=25),
     Param(MIN_JUDGE_KAPPA, float, 0.4,
           "Least Cohen's kappa the judge must reach on this evaluator's calibration set for its verdicts to "
-          "count. Below it the judge is untrusted: its verdicts are still written, marked untrusted, and the "
-          "evaluator raises one judge problem instead of problems about the models.", min=-1.0, max=1.0),
+          "count. Below it the judge is untrusted: the evaluator's rows are not scored (with the run setting "
+          "score_untrusted they are, marked untrusted and not counted), and the evaluator raises one judge "
+          "problem instead of problems about the models.", min=-1.0, max=1.0),
 )
 
 _NAMES: dict[str, Input] = {

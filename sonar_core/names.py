@@ -93,6 +93,11 @@ LLM_DATASET_JSON = "llm_dataset.json"
 LLM_DATASET_CSV = "llm_dataset.csv"
 FAILED_ITEMS = "failed_items.json"
 
+#: A run of production traces (docs/traces.md): its verdicts as OTLP JSON evaluator spans, each linked to the
+#: span it judged, and as a flat table (span id, evaluator, metric, score, label, explanation).
+ANNOTATIONS_JSONL = "annotations.jsonl"
+ANNOTATIONS_CSV = "annotations.csv"
+
 #: The run's test case x model matrix, beside index.html.
 TEST_CASES_HTML = "test_cases.html"
 #: One page per test case of the matrix: ``cases/<case_page_name(key)>``.
@@ -143,3 +148,8 @@ def is_safe_name(value: str) -> bool:
     import re
 
     return isinstance(value, str) and re.fullmatch(SAFE_NAME_PATTERN, value) is not None
+
+# ``sonar generate`` (docs/generate.md): beside the suite file ``<stem>.jsonl``, files named from its stem.
+GENERATION_REPORT_SCHEMA_VERSION = "1.0"
+GENERATION_FILES = {"report_json": "{stem}.report.json", "report_html": "{stem}.report.html",
+                    "graph": "{stem}.graph.json", "journal": "{stem}.journal.jsonl"}

@@ -9,14 +9,30 @@ ones every evaluator has. Part of the contract (re-exported by :mod:`sonar_core.
 from __future__ import annotations
 
 import math
+import reprlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["COMMON_PARAMETERS", "Param", "ParameterError"]
+__all__ = ["COMMON_PARAMETERS", "Param", "ParameterError", "quoted"]
 
 
 class ParameterError(ValueError):
     """A parameter value that fails validation; the message names the parameter."""
+
+
+#: The most characters of a value an error message quotes.
+QUOTED = 200
+_REPR = reprlib.Repr()  # (keyword arguments only from Python 3.12)
+_REPR.maxlevel, _REPR.maxtuple, _REPR.maxlist, _REPR.maxdict, _REPR.maxset = 3, 6, 6, 6, 6
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = QUOTED
+
+
+def quoted(value: Any) -> str:
+    """``repr(value)`` for an error message: at most :data:`QUOTED` characters, and never more of a
+    nested value than a few items per level (a YAML alias can make a value of a few kilobytes stand
+    for hundreds of millions of items, whose whole repr would never end)."""
+    text = _REPR.repr(value)
+    return text if len(text) <= QUOTED else text[:QUOTED - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -67,15 +83,15 @@ class Param:
                 value = list(value)
         except ParameterError:
             raise
-        except (TypeError, ValueError):
-            raise ParameterError(f"{where} must be of type {self.type.__name__}, got {given!r}") from None
+        except (TypeError, ValueError, OverflowError):  # an integer past a float's range (found by bench/fuzz.py)
+            raise ParameterError(f"{where} must be of type {self.type.__name__}, got {quoted(given)}") from None
         if self.min is not None and value < self.min:
-            raise ParameterError(f"{where} must be >= {self.min}, got {value!r}")
+            raise ParameterError(f"{where} must be >= {self.min}, got {quoted(value)}")
         if self.max is not None and value > self.max:
-            raise ParameterError(f"{where} must be <= {self.max}, got {value!r}")
+            raise ParameterError(f"{where} must be <= {self.max}, got {quoted(value)}")
         if self.choices and value not in self.choices:
             allowed = ", ".join(repr(c) for c in self.choices)
-            raise ParameterError(f"{where} must be one of {allowed}, got {value!r}")
+            raise ParameterError(f"{where} must be one of {allowed}, got {quoted(value)}")
         if self.check is not None:
             message = self.check(value)
             if message:

@@ -1,5 +1,5 @@
 """Plugin discovery and the plugin manager, which fills every registry (evaluators, host kinds,
-perturbators, benchmarks).
+perturbators, benchmarks, attack sets, techniques).
 
 Plugins come from the ``sonar.plugins`` entry-point group (built-ins included) and from
 modules named explicitly (``sonar run -p my.module``). They load once, on first use, never
@@ -95,14 +95,17 @@ def _registries() -> list[Registry]:
     from .hosts.registry import host_kind_registry
     from .perturbations.registry import perturbator_registry
     from .benchmarks.registry import benchmark_registry
+    from .redteam.registry import attack_set_registry, technique_registry
 
-    return [evaluator_registry(), host_kind_registry(), perturbator_registry(), benchmark_registry()]
+    return [evaluator_registry(), host_kind_registry(), perturbator_registry(), benchmark_registry(),
+            attack_set_registry(), technique_registry()]
 
 
 #: Sonar's own host kinds and perturbators: modules registered before any plugin, as plugins are,
 #: under their ``PLUGIN_NAME`` (which `sonar hosts` and clash messages show); not listed among the
 #: loaded plugins (`sonar plugins`, run.json).
-BUILT_IN_PLUGINS = ("sonar_core.hosts.builtin", "sonar_core.perturbations.builtin", "sonar_core.benchmarks.builtin")
+BUILT_IN_PLUGINS = ("sonar_core.hosts.builtin", "sonar_core.perturbations.builtin", "sonar_core.benchmarks.builtin",
+                    "sonar_core.redteam.builtin")
 
 
 class PluginManager:

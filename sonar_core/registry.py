@@ -1,4 +1,5 @@
-"""One collector for every ``register_*`` hook: evaluators, host kinds, perturbators, benchmarks.
+"""One collector for every ``register_*`` hook: evaluators, host kinds, perturbators, benchmarks, attack
+sets and techniques.
 
 Each registry is a :class:`Registry`: a hook name, what its entries are called in messages, and a
 check of one ``register(...)`` call. The plugin manager (:mod:`sonar_core.plugins`) collects every

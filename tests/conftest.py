@@ -29,6 +29,7 @@ BUILT_IN = frozenset({
     "general_semantic_robustness",
     "tool_call_accuracy", "tool_call_f1", "trajectory_match",
     "goal_accuracy", "conversation_relevancy", "knowledge_retention", "role_adherence",
+    "canary_leak", "injection_marker", "private_data_leak", "refusal", "harmful_compliance",
 })
 #: The RAGAS family (plugins/ragas): judge evaluators left out of the quickstart, whose local judge
 #: (SmolLM2-135M) cannot answer ragas's JSON prompts; tests/plugins/ragas runs them on a scripted judge.
@@ -37,7 +38,10 @@ RAGAS = frozenset({"faithfulness", "answer_relevancy", "context_precision", "con
 #: The built-in evaluators that ask an LLM judge.
 JUDGES = frozenset({"byop", "contact_information", "language_mismatch", "sexism", "stereotypes",
                     "summarization_judge", "fact_check", "context_relevancy", "goal_accuracy", "conversation_relevancy",
-                    "knowledge_retention", "role_adherence"}) | RAGAS
+                    "knowledge_retention", "role_adherence", "harmful_compliance"}) | RAGAS
+#: The red-team detectors (plugins/redteam): not in the ``offline`` group nor the quickstart, since they
+#: judge rows made by ``sonar redteam`` (tests/core/test_redteam_runs.py and tests/plugins/redteam run them).
+REDTEAM = frozenset({"canary_leak", "injection_marker", "private_data_leak", "refusal", "harmful_compliance"})
 #: Built-in evaluators whose models cannot be installed from the package registry: the `offline`
 #: group skips them (saying which model is missing) unless their models are in the local caches.
 MODELS_NOT_ON_THE_REGISTRY = frozenset({"fairness_bias", "hallucination", "summarization_completeness_faithfulness"})

@@ -13,8 +13,11 @@ from sonar_core.cli import cli
 from sonar_core.plugins import PluginManager
 from sonar_core.execution import NO_HOSTS
 
-from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS, RAGAS, REPO
+from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_HOSTS, RAGAS, REDTEAM, REPO
 
+#: The judge evaluators the quickstart keeps (to show calibration in little time); configs/judges_demo.yaml
+#: has them all (docs/judges.md).
+QUICKSTART_JUDGES = {"contact_information", "sexism"}
 SEMANTIC = {"answer_semantic_similarity", "answer_semantic_sentence_similarity",
             "answer_relevancy_sentence_similarity", "groundedness_semantic_similarity",
             "context_relevancy_soft_recall_precision", "step_alignment_completeness"}
@@ -32,7 +35,7 @@ def test_built_in_evaluators_are_registered_and_listed():
     builtin_failures = [f for f in plugins.failures if f.name in {"text", "privacy", "knowledge", "summarization",
                                                                 "classification", "language_model", "fairness",
                                                                 "consistency", "judge", "semantic", "ragas", "agent",
-                                                                "robustness"}]
+                                                                "robustness", "redteam"}]
     assert builtin_failures == []
     listing = CliRunner().invoke(cli, ["evaluators"])
     assert listing.exit_code == 0
@@ -56,8 +59,12 @@ def test_quickstart_completes_every_built_in_evaluator(quickstart_run):
             assert reason.startswith("model '") and " is not available" in reason
     record = json.loads((quickstart_run.run_dir / names.RUN_JSON).read_text())
     executed = {e["evaluator_id"] for e in record["result"]["executed_explainers"] if e["status"] == "success"}
-    # The RAGAS family is not in the quickstart (see RAGAS in conftest.py).
-    assert BUILT_IN - RAGAS - set(skipped) <= executed
+    # The RAGAS family and the red-team detectors are not in the quickstart (see RAGAS and REDTEAM in
+    # conftest.py), nor are the judges other than two (configs/judges_demo.yaml has them:
+    # test_the_judges_demo_calibrates_every_judge).
+    assert BUILT_IN - RAGAS - REDTEAM - (JUDGES - QUICKSTART_JUDGES) - set(skipped) <= executed
+    assert not executed & REDTEAM
+    assert {e["evaluator_id"] for e in record["result"]["executed_explainers"]} & JUDGES <= QUICKSTART_JUDGES
     for entry in record["result"]["executed_explainers"]:
         folder = quickstart_run.run_dir / entry["job_location"]
         assert (folder / names.DONE_MARKER).is_file(), entry
@@ -196,7 +203,7 @@ def test_a_pack_of_the_quickstart_replays_with_no_model_and_an_empty_home(quicks
     assert outcome.exit_code == 0, outcome.output
     rebuilt = tmp_path / "replay" / "qs"
     assert outcome.stdout == (f"Replayed into {rebuilt}: every file identical to the pack apart from timestamps, "
-                              "durations, paths and cache counters\n")
+                              "durations, paths and how answers were obtained\n")
     run_dir = quickstart_run.run_dir
     before = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
     after = {p.relative_to(rebuilt).as_posix() for p in rebuilt.rglob("*") if p.is_file()}
@@ -212,3 +219,38 @@ def test_a_pack_of_the_quickstart_replays_with_no_model_and_an_empty_home(quicks
     # BYOP's descriptor names its calibration set, read from the pack in the replay: a path.
     byop = {name for name in before if "_judge_byop_" in name and name.endswith(names.RESULT_DESCRIPTOR)}
     assert changed <= timed | logs | byop, sorted(changed - timed - logs - byop)
+
+
+def test_the_quickstart_spends_no_call_on_verdicts_it_does_not_count(quickstart_run):
+    """Issue 34: a judge that fails its calibration scores nothing; only its calibration items were asked."""
+    record = json.loads((quickstart_run.run_dir / names.RUN_JSON).read_text())
+    untrusted = {label for label, entry in record["judge_calibration"].items() if entry["status"] == "untrusted"}
+    lines = (quickstart_run.run_dir / names.JOURNAL).read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    asked = [e for e in events if e["message"] in ("fetched annotator response", "using cached annotator response")]
+    # Calibration requests are the "calibrate <id>" tests; a row's would be the evaluator's label.
+    assert not [e for e in asked if e.get("test") in untrusted]
+    for label in untrusted:
+        (folder,) = [quickstart_run.run_dir / e["job_location"] for e in record["result"]["executed_explainers"]
+                     if e["name"] == label]
+        rows = json.loads((folder / names.EVAL_RESULTS / "application_json" / "explanation.json").read_text())
+        assert rows["results"] and all(r["result_error_message"].startswith(f"not scored: judge local-smollm2 is "
+                                                                             "untrusted (κ = ")
+                                       for r in rows["results"]), label
+
+
+def test_the_judges_demo_calibrates_every_judge(tmp_path):
+    """configs/judges_demo.yaml lists every built-in judge but the RAGAS family; a dry run (no model asked)
+    says each one's scoring calls depend on its calibration, or why it would be skipped."""
+    import yaml
+
+    data = yaml.safe_load((REPO / "configs" / "judges_demo.yaml").read_text(encoding="utf-8"))
+    assert {e["id"] for e in data["evaluators"]} == JUDGES - RAGAS
+    outcome = CliRunner().invoke(cli, ["run", str(REPO / "configs" / "judges_demo.yaml"), "--dry-run", "--json",
+                                       "--llm-cache", str(tmp_path / "cache.sqlite")])
+    assert outcome.exit_code == 0, outcome.output
+    estimate = json.loads(outcome.output)
+    conditional = {e["evaluator"] for e in estimate["conditional"]}
+    skipped = {e["evaluator"] for e in estimate["skipped"]}
+    assert conditional | skipped == JUDGES - RAGAS and not conditional & skipped
+    assert all(e["judge"] == "local-smollm2" and e["calls"] > 0 for e in estimate["conditional"])

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_CONVERSATIONS, NEEDS_HOSTS
+from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_CONVERSATIONS, NEEDS_HOSTS, REDTEAM
 from hostile_run import HOSTILE_ANSWER, MODELS, QUESTION_PARIS, hostile_rows, run_hostile
 from sonar_core import names
 from sonar_core.plugins import PluginManager
@@ -85,8 +85,9 @@ def _installed():
 
 def test_every_built_in_evaluator_ran(run):
     dirs = _evaluator_dirs(run)
-    # "offline" leaves out the judges (tests/plugins/judge run them) and skips evaluators whose models are missing.
-    assert set(dirs) == BUILT_IN - JUDGES - {s["evaluator"] for s in run.skipped}
+    # "offline" leaves out the judges (tests/plugins/judge run them) and the red-team detectors (they judge
+    # red-team rows), and skips evaluators whose models are missing.
+    assert set(dirs) == BUILT_IN - JUDGES - REDTEAM - {s["evaluator"] for s in run.skipped}
     for evaluator_id, folder in dirs.items():
         assert folder.is_dir(), evaluator_id
         assert folder.name.startswith("explainer_sonar_plugins_"), folder.name

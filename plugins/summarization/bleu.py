@@ -36,9 +36,11 @@ from typing import ClassVar, Iterable, Sequence
 
 from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
 
+from .bleu_counts import clipped_matches
 from .word_tokens import treebank_words, words
 
-__all__ = ["BleuEvaluator", "BLEU_WEIGHTS", "SMOOTHING_EPSILON", "bleu_scores", "ngram_counts", "treebank_words"]
+__all__ = ["BleuEvaluator", "BLEU_WEIGHTS", "SMOOTHING_EPSILON", "bleu_scores", "scores_from_matches", "ngram_counts",
+           "treebank_words"]
 
 #: Cumulative uniform weights of BLEU-1 .. BLEU-4, in that order.
 BLEU_WEIGHTS: tuple[tuple[float, ...], ...] = (
@@ -83,7 +85,7 @@ def bleu_scores(reference_length: int, reference_counts: list[Counter], candidat
     c = len(candidate)
     if not reference_length or not c:
         return dict(_ZEROS)
-    log_precisions = []  # log p_n for the orders the answer has (n <= c)
+    matches = []
     matched = 1
     for n in range(1, min(c, len(BLEU_WEIGHTS)) + 1):
         # With no (n-1)-gram in common there is no n-gram in common either (its first n - 1
@@ -94,9 +96,20 @@ def bleu_scores(reference_length: int, reference_counts: list[Counter], candidat
             # Clipped matches over the n-grams both hold, summed in C (set intersection, map).
             common = hyp.keys() & ref.keys()
             matched = sum(map(min, map(hyp.__getitem__, common), map(ref.__getitem__, common)))
-        if n == 1 and not matched:
-            return dict(_ZEROS)  # NLTK: no unigram match -> 0, before any smoothing
-        total = c - n + 1
+        matches.append(matched)
+    return scores_from_matches(reference_length, c, matches)
+
+
+def scores_from_matches(reference_length: int, c: int, matches: Sequence[int]) -> dict[str, float]:
+    """BLEU-1..4 from the reference's length, the candidate's length ``c`` and the clipped matches of
+    its 1-, 2-, ... n-grams (``matches[n - 1]``; orders above ``c`` are not read), as NLTK computes them."""
+    if not reference_length or not c:
+        return dict(_ZEROS)
+    if not matches[0]:
+        return dict(_ZEROS)  # NLTK: no unigram match -> 0, before any smoothing
+    log_precisions = []  # log p_n for the orders the answer has (n <= c)
+    for n in range(1, min(c, len(BLEU_WEIGHTS)) + 1):
+        matched, total = matches[n - 1], c - n + 1
         # float(Fraction(matched, total)) is matched / total (int true division), as in NLTK.
         log_precisions.append(math.log(matched / total if matched else SMOOTHING_EPSILON / total))
     bp = 1 if c > reference_length else math.exp(1 - reference_length / c)
@@ -182,4 +195,10 @@ class BleuEvaluator(Evaluator):
         return bleu_scores(*self._reference(reference or ""), self.tokenize(candidate or ""))
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        return [RowResult(values=self.score_texts(row.expected_output, row.actual_output)) for row in rows]
+        # The whole batch's n-grams are matched at once (:mod:`.bleu_counts`); the values are those
+        # score_texts gives row by row.
+        references = [self.tokenize(row.expected_output or "") for row in rows]
+        candidates = [self.tokenize(row.actual_output or "") for row in rows]
+        matches = clipped_matches(references, candidates, len(BLEU_WEIGHTS))
+        return [RowResult(values=scores_from_matches(len(reference), len(candidate), matched))
+                for reference, candidate, matched in zip(references, candidates, matches)]

@@ -300,6 +300,34 @@ def treebank_words(sentence: str) -> list[str]:
 # sentence or stay within a stretch without whitespace, so the whole text is done at once.
 _PLAIN = re.compile(r"[A-Za-z0-9 ,.\-]*")
 (_COMMA, _COMMA_TO), (_FINAL_COMMA, _FINAL_COMMA_TO), (_ELLIPSIS, _ELLIPSIS_TO) = _PUNCTUATION[1:4]
+# _COMMA's " \1 \2" re-emits the character after the comma: unless a comma follows a comma (the first
+# one's match then takes the second), padding each comma before a non-digit is the same, and a
+# literal replacement spares ``re`` a template expansion per match.
+_PLAIN_COMMA = re.compile(r",(?=\D)")
+# _PERIOD_CONTEXT on plain text: no "?", "!" or non-word character occurs, and the only whitespace is
+# the space, so a candidate break is a period followed by spaces and a token.
+_PLAIN_PERIOD_CONTEXT = re.compile(r"\.(?=(?P<after_tok> +(?P<next_tok>\S+)))")
+
+
+def _plain_break_ends(text: str) -> list[int]:
+    """``[m.start() for m in _break_matches(text)]`` for a plain text (only spaces as whitespace)."""
+    found = []
+    previous_start = previous_stop = 0
+    previous_match = None
+    for match in _PLAIN_PERIOD_CONTEXT.finditer(text):
+        start = match.start()
+        last = text.rfind(" ", previous_stop, start)
+        index = last - previous_stop if last >= 0 else 0
+        word_start = index + previous_stop + 1 if index else previous_start
+        if previous_match is not None and previous_stop <= word_start:
+            word = text[previous_start:previous_stop]
+            # _breaks_after's commonest case first, without the call.
+            if (len(word) > 1 and word.isalpha()) or _breaks_after(word, previous_match):
+                found.append(previous_stop)
+        previous_match, previous_start, previous_stop = match, word_start, start
+    if previous_match is not None and _breaks_after(text[previous_start:previous_stop], previous_match):
+        found.append(previous_stop)
+    return found
 
 
 def _plain_words(text: str) -> list[str]:
@@ -313,7 +341,7 @@ def _plain_words(text: str) -> list[str]:
     text, after padding each sentence's final period, gives the same tokens.
     """
     text = text.rstrip()  # the last sentence ends there
-    ends = [match.start() for match in _break_matches(text)]
+    ends = _plain_break_ends(text)
     if text.endswith("."):
         ends.append(len(text) - 1)
     pieces, last = [], 0
@@ -324,7 +352,12 @@ def _plain_words(text: str) -> list[str]:
     pieces.append(text[last:])
     text = "".join(pieces)
     if "," in text:
-        text = _FINAL_COMMA.sub(_FINAL_COMMA_TO, _COMMA.sub(_COMMA_TO, text))
+        if ",," in text:
+            text = _FINAL_COMMA.sub(_FINAL_COMMA_TO, _COMMA.sub(_COMMA_TO, text))
+        else:
+            text = _PLAIN_COMMA.sub(" , ", text)
+            if text.endswith(","):  # _FINAL_COMMA: a comma ending the text (no newline in plain text)
+                text = text[:-1] + " , "
     if ".." in text:
         text = _ELLIPSIS.sub(_ELLIPSIS_TO, text)
     if "--" in text:
@@ -337,6 +370,6 @@ def words(text: str) -> list[str]:
     if _PLAIN.fullmatch(text):
         # ASCII text: _ANY_CONTRACTION's case-insensitive match is a substring of the lower case.
         lowered = text.lower()
-        if not any(word in lowered for word in _CONTRACTION_WORDS):
+        if not any(map(lowered.__contains__, _CONTRACTION_WORDS)):
             return _plain_words(text)
     return [token for sentence in sentences(text) for token in treebank_words(sentence)]

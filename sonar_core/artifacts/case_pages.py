@@ -14,7 +14,8 @@ from html import escape
 from typing import Any
 
 from .html import TEXT_LIMIT, csp, filter_script, style
-from .transcript import transcript_html
+from .transcript import expected_calls_html, transcript_html
+from .verdicts import NOT_SCORED
 
 __all__ = ["matrix_html", "case_html"]
 
@@ -97,8 +98,9 @@ def matrix_html(run: dict[str, Any], book: Any) -> str:
            f'<p class="muted">Run <code>{_e(run["run_id"])}</code> · {scope} '
            "Each cell holds a model's answer (click a long one to expand it) and each evaluator's verdict on it: "
            "✓/✗ for pass/fail evaluators, the primary metric for scores; green is on the right side of the "
-           "threshold, red on the wrong side. Open a test case for every metric with its threshold, the messages "
-           "and the retrieved context.</p>\n",
+           "threshold, red on the wrong side; grey and dashed, a judge that failed its calibration: its verdict is "
+           "not counted, or the row was not scored. Open a test case for every metric with its threshold, the "
+           "messages and the retrieved context.</p>\n",
            '<div class="filters" id="filters">\n',
            '<label>Evaluator <select id="f-ev"><option value="">all evaluators</option>',
            *(f'<option value="{ev["index"]}">{_e(ev["display_name"])}</option>' for ev in book.evaluators),
@@ -165,6 +167,8 @@ def _metrics_table(book: Any, case: dict[str, Any]) -> str:
                     cells.append('<td class="na">not routed</td>')
                 elif v["status"] == "skip":
                     cells.append('<td class="skip">skipped</td>')
+                elif v["status"] == NOT_SCORED:
+                    cells.append(f'<td class="{NOT_SCORED}">not scored</td>')
                 else:
                     cell = v["metrics"][mi]
                     cells.append(f'<td class="num {cell["status"]}">{_num(cell["value"])}</td>')
@@ -217,12 +221,16 @@ def _conversations(book: Any, case: dict[str, Any]) -> str:
     """Each model's conversation as a transcript, every verdict beside the turn it judged."""
     out = ['<h2 id="conversation">Conversation</h2>\n<p class="muted">Turns from 0. Verdicts of evaluators that '
            "scored each assistant turn (<code>per_turn</code>) stand beside that turn; the others judged the final "
-           "answer or the whole conversation and stand beside the last assistant turn.</p>\n"]
+           "answer or the whole conversation and stand beside the last assistant turn. Beside the transcript, the "
+           "dataset's expected tool calls, each marked made (a call of that name with equal arguments) or not.</p>\n"]
     for r in case["rows"]:
         if not r.get("conversation"):
             continue
         whole = [(book.evaluators[v["ev"]]["display_name"], v["text"], v["status"]) for v in r["verdicts"] if v]
-        out.append(f"<h3>{_e(r['model'])}</h3>\n{transcript_html(r['conversation'], r['turn_verdicts'], whole)}")
+        transcript = transcript_html(r["conversation"], r["turn_verdicts"], whole)
+        expected = expected_calls_html(r.get("expected_tool_calls"))
+        out.append(f"<h3>{_e(r['model'])}</h3>\n"
+                   + (f'<div class="conversation-pair">{transcript}{expected}</div>\n' if expected else transcript))
     return "".join(out)
 
 

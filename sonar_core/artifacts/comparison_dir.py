@@ -17,7 +17,7 @@ from .. import names
 from .formats import write_json
 from .html import csp, style
 
-__all__ = ["write_comparison", "comparison_markdown", "FLIPS_SHOWN"]
+__all__ = ["write_comparison", "comparison_markdown", "partial_lines", "FLIPS_SHOWN"]
 
 #: Flipped rows listed per metric and model on the page (comparison.json lists them all).
 FLIPS_SHOWN = 200
@@ -39,6 +39,24 @@ def _side(side: dict[str, Any]) -> str:
 
 def _p(test: dict[str, Any] | None, key: str) -> str:
     return "–" if test is None or test.get(key) is None else format(test[key], ".4g")
+
+
+def _p_adjusted(test: dict[str, Any] | None) -> str:
+    """The adjusted p-value, with the correction named beside it wherever the correction changed it."""
+    text = _p(test, "p_adjusted")
+    if test is not None and test.get("correction") and test["p_adjusted"] != test["p_value"]:
+        text += f" ({test['correction'].capitalize()}, {test['family_size']} tests)"
+    return text
+
+
+def _family_note(ev: dict[str, Any]) -> str:
+    """One sentence on the correction of this evaluator's p-values (empty when no test was corrected)."""
+    sizes = {e["test"]["family_size"] for e in ev["metrics"] if e["test"] and e["test"].get("correction")}
+    if not sizes:
+        return ""
+    return (f"p (Holm): Holm's step-down correction across the {max(sizes)} tests of this evaluator that could "
+            "reject (every metric and model with a differing pair; a test whose pairs all agree keeps p = 1 and "
+            "stays out). Each p-value the correction changed names it beside the figure; p is the raw one.")
 
 
 def _case_href(out_dir: Path, run_path: str, case: str) -> str | None:
@@ -69,6 +87,17 @@ def _listing(title: str, items: list[str]) -> str:
     return f"<p>{_e(title)} ({len(items)}):</p><ul class=\"only\">" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
 
 
+def partial_lines(data: dict[str, Any]) -> list[str]:
+    """What an ``--allow-partial`` comparison left out, one sentence each (empty for a whole comparison)."""
+    lines = []
+    for side, part in (data.get("partial") or {}).items():
+        names_ = ", ".join(f"{label} ({why})" for label, why in part["not_finished"].items()) or "none"
+        lines.append(f"run {side.upper()} did not finish (status {part['status']}): only its finished evaluators "
+                     f"are compared; not finished: {names_}")
+    lines += [f"not comparable: {reason}" for reason in data.get("not_comparable") or []]
+    return lines
+
+
 def comparison_html(data: dict[str, Any], out_dir: Path) -> str:
     a, b = data["run_a"]["run_id"], data["run_b"]["run_id"]
     parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n',
@@ -79,6 +108,8 @@ def comparison_html(data: dict[str, Any], out_dir: Path) -> str:
              f"<h1>Comparison: <span id=\"run-a\">{_e(a)}</span> (A) → <span id=\"run-b\">{_e(b)}</span> (B)</h1>\n",
              f"<p id=\"verdict\">{data['regressions']} significant regression(s) at confidence "
              f"{data['confidence_level']:g} (Holm-adjusted within each evaluator).</p>\n"]
+    if partial_lines(data):  # --allow-partial: what the comparison left out, before anything else
+        parts.append('<ul id="partial">' + "".join(f"<li>{_e(line)}</li>" for line in partial_lines(data)) + "</ul>\n")
     if data["problems"]:
         parts.append('<h2>Regressions</h2><ul id="regressions">')
         parts += [f'<li class="sev-{_e(p["severity"])}">{_e(p["severity"])}: {_e(p["description"])}</li>'
@@ -105,13 +136,15 @@ def comparison_html(data: dict[str, Any], out_dir: Path) -> str:
                          f"<td>{_e(entry['metric_name'])}</td><td>{_e(entry['model'])}</td>"
                          f"<td>{_e(_side(entry['a']))}</td><td>{_e(_side(entry['b']))}</td>"
                          f"<td>{_num(entry['delta'], '+.4f')}</td><td>{_e(test['test'] if test else '–')}</td>"
-                         f"<td>{_p(test, 'p_value')}</td><td>{_p(test, 'p_adjusted')}</td>"
+                         f"<td>{_p(test, 'p_value')}</td><td>{_e(_p_adjusted(test))}</td>"
                          f"<td>{len(to_fail)}</td><td>{len(to_pass)}</td></tr>\n")
             if to_fail or to_pass:
                 flips_html.append(f'<h3>{_e(entry["metric_name"])} · {_e(entry["model"])}</h3><ul class="flips">'
                                   + _flip_items(out_dir, data, to_fail, "pass-to-fail")
                                   + _flip_items(out_dir, data, to_pass, "fail-to-pass") + "</ul>\n")
         parts.append("</tbody></table>\n")
+        if _family_note(ev):
+            parts.append(f'<p class="note holm">{_e(_family_note(ev))}</p>\n')
         if flips_html:
             parts.append("<details open><summary>Rows that flipped (pass → fail first; A and B open each run's "
                          "case page)</summary>" + "".join(flips_html) + "</details>\n")
@@ -128,6 +161,7 @@ def comparison_markdown(data: dict[str, Any]) -> str:
     lines = [f"# Comparison: {cell(data['run_a']['run_id'])} (A) → {cell(data['run_b']['run_id'])} (B)", "",
              f"{data['regressions']} significant regression(s) at confidence {data['confidence_level']:g} "
              "(Holm-adjusted within each evaluator).", ""]
+    lines += [f"- **Partial:** {cell(line)}" for line in partial_lines(data)] + ([""] if partial_lines(data) else [])
     for problem in data["problems"]:
         lines.append(f"- **{problem['severity']}** {cell(problem['description'])}")
     if data["problems"]:
@@ -146,8 +180,10 @@ def comparison_markdown(data: dict[str, Any]) -> str:
             mark = " **regression**" if e["regression"] else ""
             lines.append(f"| {cell(e['metric_name'])} | {cell(e['model'])} | {_side(e['a'])} | {_side(e['b'])} | "
                          f"{_num(e['delta'], '+.4f')}{mark} | {e['test']['test'] if e['test'] else '–'} | "
-                         f"{_p(e['test'], 'p_value')} | {_p(e['test'], 'p_adjusted')} | "
+                         f"{_p(e['test'], 'p_value')} | {_p_adjusted(e['test'])} | "
                          f"{len(e['flips']['pass_to_fail'])} | {len(e['flips']['fail_to_pass'])} |")
+        if _family_note(ev):
+            lines += ["", _family_note(ev)]
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from .markdown import md_cell
 
-__all__ = ["costs_markdown", "COST_KINDS"]
+__all__ = ["costs_markdown", "costs_summary", "COST_KINDS"]
 
 #: run.json's sections of the costs record, and what one row of each is.
 COST_KINDS = (("hosts", "host"), ("judges", "judge"), ("evaluators", "evaluator"))
@@ -40,3 +40,26 @@ def costs_markdown(costs: dict[str, Any]) -> str:
         lines += ["", f"Budget (`--max-cost`): {budget['max_cost']:g} USD; spent {budget['spent']:.4f} USD; the budget "
                   f"{state}."]
     return "\n".join(lines) + "\n"
+
+
+def costs_summary(costs: dict[str, Any]) -> str:
+    """The costs in one line, for the top of index.html: calls, tokens, and the cost or why there is none.
+
+    ``121 calls · 33,260 input and 155 output tokens · no prices set``; with prices, the cost in USD
+    (and the hosts and judges without a price, whose calls it leaves out); with ``--max-cost``, the budget.
+    """
+    total = costs["total"]
+    calls = total["calls"]
+    parts = [f"{calls:,} call{'s' if calls != 1 else ''}",
+             f"{total['input_tokens']:,} input and {total['output_tokens']:,} output tokens"]
+    unpriced = [key for section in ("hosts", "judges") for key, tally in costs.get(section, {}).items()
+                if tally["cost"] is None and tally["calls"]]
+    if total["cost"] is None:
+        parts.append("no prices set")
+    else:
+        parts.append(f"{_cost(total['cost'])} USD" + (f" (no price for {', '.join(unpriced)})" if unpriced else ""))
+    budget = costs.get("budget")
+    if budget:
+        parts.append(f"budget {budget['max_cost']:g} USD, spent {budget['spent']:.4f} USD"
+                     + (": the budget stopped the run" if budget["stopped"] else ""))
+    return " · ".join(parts)

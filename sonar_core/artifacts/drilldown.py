@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .. import names
+from ..named_files import write_text
 from ..findings.scored import ScoredEvaluator
 from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic
 from .html import CELL_LIMIT, TEXT_LIMIT, clip, row_why
-from .transcript import clip_conversation, turn_summary, turn_values, turn_verdicts
+from .transcript import clip_conversation, expected_calls, turn_summary, turn_values, turn_verdicts
+from .verdicts import verdict as _verdict
 
 __all__ = [
     "CASE_LIMIT",
@@ -130,48 +132,9 @@ class _Evaluator:
         # A judge's confidence in its verdict is shown beside the verdict (constrained verdicts).
         self.confidence_index = next((i for i, m in enumerate(self.metrics) if m.get("key") == "judge_confidence"),
                                      None)
-        # A judge that failed its calibration: its verdicts are shown, marked as not counted.
+        # A judge that failed its calibration: its verdicts are shown as not counted, or its rows as not scored.
         self.untrusted = bool(self.view.get("untrusted"))
-
-
-def _verdict(ev: _Evaluator, row_key: str) -> dict[str, Any] | None:
-    """How one evaluator scored one row; None when the row was not routed to it."""
-    cell = ev.cells.get(row_key)
-    if cell is None:
-        if row_key in ev.skipped:
-            missing = ev.skipped[row_key].replace("_", " ")
-            return {"ev": ev.index, "status": "skip", "text": "skipped", "value": None,
-                    "why": f"skipped: empty {missing}", "metrics": [], "flags_answer": False, "flags_context": False}
-        return None
-    values, why = cell
-    metrics = []
-    fails_answer = fails_any = False
-    for metric, value, about_answer in zip(ev.metrics, values, ev.answer_metrics):
-        if value is None:
-            metrics.append({"value": None, "status": "na"})
-            continue
-        threshold = metric["threshold"]  # None (JSON null) for an infinite threshold: nothing fails it
-        fails = threshold is not None and (value < threshold if metric["higher_is_better"] else value > threshold)
-        metrics.append({"value": value, "status": "fail" if fails else "pass"})
-        fails_any = fails_any or fails
-        fails_answer = fails_answer or (fails and about_answer)
-    primary = metrics[ev.primary_index] if ev.primary_index < len(metrics) else {"value": None, "status": "na"}
-    value, status = primary["value"], primary["status"]
-    if value is None:
-        text = "n/a"
-    elif ev.boolean:
-        text = "✓ pass" if status == "pass" else "✗ fail"
-    else:
-        text = format(value, ".2f")
-    if ev.confidence_index is not None and values[ev.confidence_index] is not None:
-        text += f" · confidence {values[ev.confidence_index]:.2f}"
-    if ev.untrusted:
-        text += " · untrusted judge"
-    # A leak found in the retrieved context withholds the context; any other failing metric
-    # (the answer leaked, or could not be checked) withholds the answer and the context too,
-    # since an answer's leak is often copied from its context.
-    return {"ev": ev.index, "status": status, "text": text, "value": value, "why": why or "", "metrics": metrics,
-            "flags_answer": ev.sensitive and fails_answer, "flags_context": ev.sensitive and fails_any}
+        self.not_scored = bool(self.view.get("not_scored"))
 
 
 @dataclass
@@ -268,6 +231,7 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[dict[str, Any]]) -> 
                 "failing": any(v and v["status"] == "fail" for v in row_verdicts),
                 **({"conversation": clip_conversation(row.conversation, WITHHELD_ANSWER if withheld else None),
                     "turn_verdicts": turn_verdicts(evaluators, row.key)} if row.conversation else {}),
+                **expected_calls(row.expected_tool_calls, row.conversation),
             })
         # One context for the whole case when every row retrieved the same chunks.
         contexts = {tuple(r.context) for r in rs}
@@ -392,5 +356,5 @@ def write_casebook(run_dir: Path, book: Casebook, run: dict[str, Any]) -> None:
     cases_dir = run_dir / names.CASES_DIR
     cases_dir.mkdir(parents=True, exist_ok=True)
     for case in book.cases:
-        (cases_dir / case["file"]).write_text(case_html(run, book, case, WITHHELD_CONTEXT), encoding="utf-8")
+        write_text(cases_dir / case["file"], case_html(run, book, case, WITHHELD_CONTEXT))
     write_atomic(run_dir / names.TEST_CASES_HTML, matrix_html(run, book).encode("utf-8"))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import names
+from ..named_files import named_open, naming
 from ..findings.scored import ScoredEvaluator
 from ..findings.leaderboards import metric_meta
 from .csv_cells import FORMULA_PREFIXES, neutralise_cell, neutralise_row, write_csv_rows
@@ -36,6 +37,7 @@ RECORD_FIELDS = [
     "actual_duration", "cost", "original_test_case_key", "perturbation",
 ]
 _TRAILING_FIELDS = ["result_error_message", "details", "actual_output_meta"]
+_TRACE_FIELDS = ["trace_id", "span_id"]
 #: Rows encoded per chunk: large enough that per-chunk costs vanish, small enough that a
 #: chunk's records and cells stay a few MB.
 CHUNK_ROWS = 2048
@@ -122,7 +124,10 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
     explanation = root / names.EVAL_RESULTS
     # Rows of several epochs keep their epoch (docs/epochs.md); a one-epoch run's files are as before.
     epochs = any(row.epoch for row, _ in ev.scored)
-    columns = _columns(ev) + (["judge_trust"] if judge_trust else []) + (["epoch"] if epochs else [])
+    # Rows of production traces keep the span their verdict goes back to (docs/traces.md).
+    traced = any(row.span_id for row, _ in ev.scored)
+    columns = (_columns(ev) + (["judge_trust"] if judge_trust else []) + (["epoch"] if epochs else [])
+               + (_TRACE_FIELDS if traced else []))
     metric_keys = [m.key for m in ev.cls.metrics]
     numeric = {"actual_duration", "cost", *metric_keys} | ({"epoch"} if epochs else set())
     types = [dt.Type.float64 if c in numeric else dt.Type.str32 for c in columns]
@@ -139,8 +144,8 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
     # own string, so these lists cost a pointer per cell; one frame is built from them at the
     # end (frames per chunk, joined by rbind, would hold every text twice at the peak).
     jay_columns: dict[str, list] = {c: [] for c in columns}
-    with open(temporary[names.MIME_JSON], "w", encoding="utf-8", newline="") as json_file, \
-            open(temporary[names.MIME_CSV], "w", encoding="utf-8", newline="") as csv_file:
+    with named_open(temporary[names.MIME_JSON], "w", encoding="utf-8", newline="") as json_file, \
+            named_open(temporary[names.MIME_CSV], "w", encoding="utf-8", newline="") as csv_file:
         json_file.write(head[:-1] + ',"results":[')
         writer = csv.writer(csv_file, lineterminator="\n")
         header = neutralise_row(columns) if csv_formula_escape else columns
@@ -155,6 +160,9 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
             if epochs:
                 for record, (row, _) in zip(records, chunk):
                     record["epoch"] = row.epoch
+            if traced:
+                for record, (row, _) in zip(records, chunk):
+                    record["trace_id"], record["span_id"] = row.trace_id, row.span_id
             encoded = _encode_records(records)
             json_file.write(encoded[1:-1] if first else "," + encoded[1:-1])
             first = False
@@ -184,7 +192,8 @@ def write_eval_results(ev: ScoredEvaluator, root: Path, csv_formula_escape: bool
     for column, stype in zip(columns, types):
         frame.cbind(dt.Frame({column: jay_columns.pop(column)}, types=[stype]))
     # "write" streams the columns to the file; the default may map the whole file in memory first.
-    frame.to_jay(str(temporary[names.MIME_JAY]), method="write")
+    with naming(temporary[names.MIME_JAY]):
+        frame.to_jay(str(temporary[names.MIME_JAY]), method="write")
     del frame
     for mime, target in targets.items():
         os.replace(temporary[mime], target)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
+from ..named_files import write_text
 from ..contract import ResultKind
 from ..findings import EvaluatorFindings, ScoredEvaluator
 from .markdown import leaderboard_markdown, report_markdown
@@ -26,7 +27,7 @@ from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 from .drilldown import evaluator_rows
 
-__all__ = ["write_evaluator_dir", "write_failed_marker"]
+__all__ = ["write_evaluator_dir", "write_failed_marker", "mark_finished"]
 
 
 def _leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +97,7 @@ def _write_tables(ev: ScoredEvaluator, work: Path, csv_formula_escape: bool) -> 
         rows = [table.columns, *table.rows]
         write_csv_rows(buffer, csv.writer(buffer, lineterminator="\n"),
                        [neutralise_row(row) for row in rows] if csv_formula_escape else rows)
-        (work / f"{stem}.csv").write_text(buffer.getvalue(), encoding="utf-8")
+        write_text(work / f"{stem}.csv", buffer.getvalue())
 
 
 def _zip_work_dir(work: Path) -> bytes:
@@ -112,13 +113,14 @@ def _zip_work_dir(work: Path) -> bytes:
 
 
 def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formula_escape: bool = True,
-                        fragments: Fragments | None = None) -> dict[str, Any]:
+                        fragments: Fragments | None = None, mark_done: bool = True) -> dict[str, Any]:
     """Write every artifact of one evaluator's ``findings`` into ``folder``; return what run.json and
     index.html need.
 
     ``csv_formula_escape``: neutralise CSV text cells a spreadsheet would run as formulas
     (:mod:`.csv_cells`); JSON and .jay keep the exact text either way. ``fragments``: the run's
     cache of JSON text, so that the problems and insights, which run.json repeats, are encoded once.
+    ``mark_done``: write the done marker last (False: the caller does, with :func:`mark_finished`).
     """
     ev = findings.scored
     fragments = fragments if fragments is not None else Fragments()
@@ -143,7 +145,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     work = folder / names.WORK_DIR
     work.mkdir(exist_ok=True)
     _write_tables(ev, work, csv_formula_escape)
-    (work / names.REPORT_MD).write_text(report_markdown(ev, board_md, problems, insights), encoding="utf-8")
+    write_text(work / names.REPORT_MD, report_markdown(ev, board_md, problems, insights))
 
     view = evaluator_view(ev, board, problems, insights, folder.name, findings.fallbacks)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
@@ -151,10 +153,16 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
                "problems": problems, "insights": insights, "test_cases": evaluator_rows(ev)}
     write_json(folder / names.EVALUATOR_SUMMARY, summary, fragments)
-    (folder / names.DONE_MARKER).write_text("done\n", encoding="utf-8")
+    if mark_done:
+        mark_finished(folder)
     return summary
+
+
+def mark_finished(folder: Path) -> None:
+    """The done marker, last: a folder with it is finished (``--resume`` keeps it)."""
+    write_text(folder / names.DONE_MARKER, "done\n")
 
 
 def write_failed_marker(folder: Path, error: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / names.FAILED_MARKER).write_text(error + "\n", encoding="utf-8")
+    write_text(folder / names.FAILED_MARKER, error + "\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
+from ..named_files import named_open
 from .jsontext import Fragments, write_indented
 
 __all__ = ["write_format", "write_meta", "write_json", "write_atomic", "FORMAT_CLASSES"]
@@ -27,7 +28,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Write through a temporary sibling and rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
+    with named_open(temporary, "wb") as handle:  # a full disk names the file
+        handle.write(data)
     os.replace(temporary, path)
 
 
@@ -40,7 +42,7 @@ def write_json(path: Path, data: Any, fragments: Fragments | None = None) -> Non
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8", newline="") as handle:  # "\n" on every platform
+    with named_open(temporary, "w", encoding="utf-8", newline="") as handle:  # "\n" on every platform
         write_indented(handle, data, fragments)
         handle.write("\n")
     os.replace(temporary, path)

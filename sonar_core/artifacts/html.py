@@ -23,6 +23,8 @@ from markupsafe import Markup
 
 from .. import names
 from ..findings.confidence import p_text
+from ..findings.judge_trust import kappa_bar
+from ..findings.problems import SEVERITY_ORDER
 from ..findings.scored import ScoredEvaluator
 from ..contract import finite_or_none
 from ..contract import RowResult
@@ -34,6 +36,7 @@ __all__ = [
     "evaluator_chart",
     "evaluator_view",
     "filter_script",
+    "lead_problems",
     "render_fragment",
     "render_index",
     "row_why",
@@ -43,6 +46,8 @@ __all__ = [
 
 #: How many failing rows a fragment lists.
 WORST_ROWS_LIMIT = 25
+#: How many evaluators' problems index.html sums up at its top, most severe first (each section lists its own).
+LEAD_PROBLEMS_LIMIT = 10
 #: Longest text a page shows for one answer or question, and for one message or table cell:
 #: 25 weak rows of 1 MB answers must not make a 25 MB page. The full texts are in the results.
 TEXT_LIMIT = 2000
@@ -126,6 +131,28 @@ def untrusted_board(board: dict[str, Any]) -> bool:
     return (board.get("judge_trust") or {}).get("status") == "untrusted"
 
 
+def not_scored_board(board: dict[str, Any]) -> bool:
+    """Whether a leaderboard is an untrusted judge's whose rows were not scored (no ``score_untrusted``)."""
+    return untrusted_board(board) and not board["judge_trust"].get("scored", True)
+
+
+def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
+    """For an untrusted judge's board: ``not_counted_note`` (why no verdict of it counts, for "Weakest
+    answers"), and ``not_scored`` (the rows' reason) when its rows were not scored; empty otherwise."""
+    if not untrusted_board(board):
+        return {}
+    trust = board["judge_trust"]
+    figures = kappa_bar(trust["kappa"], trust["min_kappa"])
+    if not not_scored_board(board):
+        return {"not_counted_note": f"Not counted: judge {trust['judge']} is untrusted ({figures}), so no answer is "
+                                    "called weak on its word. Its verdicts are in the evaluated dataset, marked "
+                                    "untrusted."}
+    reason = f"not scored: judge {trust['judge']} is untrusted ({figures})"
+    return {"not_scored": reason,
+            "not_counted_note": f"Not scored: judge {trust['judge']} is untrusted ({figures}), so no row was "
+                                "scored (score_untrusted: true scores them anyway, not counted)."}
+
+
 def evaluator_view(
     ev: ScoredEvaluator,
     board: dict[str, Any],
@@ -155,9 +182,11 @@ def evaluator_view(
             "fails_by_model": {model: m.fails(values.get(m.key), threshold) for model, values in aggregates.items()},
         })
     primary = next(m for m in metrics if m["is_primary"])
-    # Choose the weakest rows first, then format only those few.
+    untrusted = untrusted_board(board)
+    # Choose the weakest rows first, then format only those few. An untrusted judge's verdicts call no
+    # answer weak: the section says why instead (not_counted_note).
     sign = 1 if ev.primary.higher_is_better else -1
-    failing = heapq.nsmallest(
+    failing = [] if untrusted else heapq.nsmallest(
         WORST_ROWS_LIMIT,
         ((result.values[ev.primary.key], row, result) for row, result in ev.failing(ev.primary)),
         key=lambda item: (sign * item[0], item[1].test_case_key, item[1].model_key),
@@ -174,7 +203,6 @@ def evaluator_view(
     # Rows on the right side of the primary threshold, per model: the quality axis of the
     # run's cost / speed / quality chart counts them over every evaluator.
     passes: dict[str, list[int]] = {}
-    untrusted = untrusted_board(board)
     for row, result in ([] if untrusted else ev.scored):  # an untrusted judge's verdicts count nowhere
         value = result.values.get(ev.primary.key)
         if value is None or value != value:  # None or NaN: not scored
@@ -200,6 +228,7 @@ def evaluator_view(
         # Judge evaluators only (other evaluators' summaries stay as they were): the judge failed its
         # calibration, so the verdicts are shown, marked, and counted nowhere.
         **({"untrusted": untrusted} if "judge_trust" in board else {}),
+        **untrusted_notes(board),
         "leader": leader,
         # With paired tests (findings.confidence): each model's test against the leader, and the
         # models it cannot tell from the leader (marked as ties in the reports).
@@ -217,7 +246,9 @@ def evaluator_view(
                     "rows": [[clip(cell, CELL_LIMIT) for cell in row] for row in t.rows]} for t in ev.tables],
         "worst": worst[:WORST_ROWS_LIMIT],
         "worst_limit": WORST_ROWS_LIMIT,
-        "row_count": len(ev.scored),
+        # An untrusted judge's rows written as not scored are not counted as scored.
+        **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored_board(board)
+           else {"row_count": len(ev.scored)}),
         "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
         # Only where there are some: the other evaluators' summaries stay as they were.
@@ -231,7 +262,8 @@ def evaluator_chart(view: dict[str, Any]) -> Markup:
     board, primary = view["board"], view["primary"]
     # An untrusted judge's board ranks no model: its chart shows them in name order, and says why.
     models = board["ranking"] or board.get("unranked_models", [])
-    untrusted = " (untrusted judge: not counted)" if view.get("untrusted") else ""
+    untrusted = (" (not scored: untrusted judge)" if view.get("not_scored")
+                 else " (untrusted judge: not counted)" if view.get("untrusted") else "")
     rows = {row["model"]: row for row in board["rows"]}
     # Error bars: each model's interval of the primary metric, where the findings gave one.
     entries = [(rows[m].get("intervals") or {}).get(primary["key"]) or {} for m in models]
@@ -279,6 +311,31 @@ def tradeoff_view(views: list[dict[str, Any]], stats: dict[str, dict[str, Any]])
         for p in points]}
 
 
+def lead_problems(views: list[dict[str, Any]], core: Sequence[dict[str, Any]] = (),
+                  limit: int = LEAD_PROBLEMS_LIMIT) -> dict[str, Any]:
+    """The problems index.html leads with, one line per evaluator that has some (and one for the core's
+    own, about the models under test): its most severe problem, and how many it has of each severity.
+
+    ``shown``: at most ``limit`` lines, the most severe first (then the most problems of that severity,
+    then run order); ``total``: the problems in all; ``sources``: how many evaluators (and the core) have some.
+    """
+    groups = [{"evaluator": "Models under test", "anchor": "hosts", "problems": list(core)}] if core else []
+    groups += [{"evaluator": v["display_name"], "anchor": v["anchor"], "problems": list(v["problems"])} for v in views]
+    lines = []
+    for order, group in enumerate(g for g in groups if g["problems"]):
+        problems = group["problems"]
+        worst = min(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], 9))
+        counts = {severity: sum(1 for p in problems if p["severity"] == severity) for severity in SEVERITY_ORDER}
+        rank = SEVERITY_ORDER.get(worst["severity"], 9)
+        lines.append(((rank, -counts.get(worst["severity"], 0), order), {
+            "severity": worst["severity"], "evaluator": group["evaluator"], "anchor": group["anchor"],
+            "counts": " · ".join(f"{n} {severity.lower()}" for severity, n in counts.items() if n),
+            "description": clip(worst["description"], CELL_LIMIT)}))
+    lines.sort(key=lambda line: line[0])
+    return {"total": sum(len(g["problems"]) for g in groups), "sources": len(lines),
+            "shown": [line for _, line in lines[:limit]]}
+
+
 def render_fragment(view: dict[str, Any]) -> str:
     return _environment().get_template("fragment.html.j2").render(ev=view, style=style(), csp=csp())
 
@@ -289,4 +346,5 @@ def render_index(run: dict[str, Any], views: list[dict[str, Any]], book: Any = N
     (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""
     return _environment().get_template("index.html.j2").render(
         run=run, evaluators=views, style=style(), csp=csp(), book=book,
-        links=book.links if book is not None else {}, tradeoff=tradeoff, grades=grades)
+        links=book.links if book is not None else {}, tradeoff=tradeoff, grades=grades,
+        lead=lead_problems(views, run.get("core_problems") or ()))

@@ -60,7 +60,8 @@ class RunOutcome(_Record):
 
     dataset: dict[str, Any]
     """The dataset summary: source, fingerprint, shape, columns, models, unique test cases; and
-    ``text_cleaned`` (field -> values whose lone surrogates became U+FFFD) when any were (docs/reliability.md)."""
+    ``text_cleaned`` (field -> values whose lone surrogates became U+FFFD) when any were (docs/reliability.md);
+    ``traces`` (what was read and skipped) in a run of production traces (docs/traces.md)."""
     models: list[str]
     """Model keys, sorted."""
     all_explainer_ids: list[str]

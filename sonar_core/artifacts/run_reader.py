@@ -21,7 +21,7 @@ from .. import names
 from ..errors import DatasetError
 from ..findings.run_data import EvaluatorData, MetricInfo, RunData
 
-__all__ = ["read_run", "results_file"]
+__all__ = ["read_run", "results_file", "read_metrics_meta"]
 
 #: The tail of explanation.json read for ``metrics_meta``; a longer list falls back to the whole file.
 _TAIL_BYTES = 1 << 20
@@ -62,6 +62,10 @@ def _metrics_meta(path: Path) -> list[dict[str, Any]]:
     if not isinstance(data, dict) or "metrics_meta" not in data:
         raise DatasetError(f"{path}: no metrics_meta (not an llm-eval-results file)")
     return data["metrics_meta"]
+
+
+#: ``metrics_meta`` of an evaluator's explanation.json (the annotations writer reads it too).
+read_metrics_meta = _metrics_meta
 
 
 def _metric(meta: dict[str, Any]) -> MetricInfo:
@@ -137,16 +141,23 @@ def read_run(run_dir: Path, schema_version: str = names.SCHEMA_VERSION) -> RunDa
         outcome = record["result"]
         executed = outcome["executed_explainers"]
         parameters = outcome.get("explainers_parameters") or {}
-        evaluators, unfinished = [], {}
+        evaluators, unfinished, not_finished = [], {}, {}
         for entry in executed:
-            if entry.get("status") == "success":
-                evaluators.append(_evaluator(run_dir, entry, parameters))
-            else:
+            if entry.get("status") != "success":
                 unfinished[entry["name"]] = entry.get("status") or "unknown"
+            elif not (run_dir / entry["job_location"] / names.DONE_MARKER).is_file():
+                not_finished[entry["name"]] = "no done marker"
+            else:
+                evaluators.append(_evaluator(run_dir, entry, parameters))
+        ran = {entry["name"] for entry in executed} | set(outcome.get("incompatible_explainer_ids") or [])
+        for label in outcome.get("scheduled_explainers") or []:
+            if label not in ran:
+                not_finished[label] = "not run: the run stopped before it"
         cases = list(dict.fromkeys(k for ev in evaluators for k in ev.test_case_keys))
         return RunData(path=str(run_dir), run_id=record["run_id"], schema_version=found,
                        sonar_version=str(record["versions"]["sonar"]), models=list(outcome["models"]),
                        test_cases=cases, evaluators=evaluators, unfinished=unfinished,
-                       statistics=dict(record.get("statistics") or {}))
+                       statistics=dict(record.get("statistics") or {}), status=str(record.get("status")),
+                       not_finished=not_finished)
     except (KeyError, TypeError) as exc:
         raise DatasetError(f"{path}: missing field {exc} (not a finished Sonar run?)") from None

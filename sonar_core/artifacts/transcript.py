@@ -1,5 +1,6 @@
-"""Conversations in the drill-down: per-turn values of an evaluator, and a conversation as an HTML
-transcript (roles, tool calls with their arguments, tool results) with verdicts beside the turns.
+"""Conversations in the drill-down: per-turn values of an evaluator, a conversation as an HTML
+transcript (roles, tool calls with their arguments, tool results) with verdicts beside the turns, and
+the row's expected tool calls beside the transcript, each marked made or not.
 
 Plain string formatting, as the case pages (case_pages.py) are written; every text from a dataset, a
 model or a judge goes through ``escape(..., quote=True)``.
@@ -12,9 +13,11 @@ from html import escape
 from typing import Any
 
 from ..contract import RowResult
+from ..conversation import called_tools
 from .html import TEXT_LIMIT, clip
 
-__all__ = ["turn_summary", "turn_values", "turn_verdicts", "clip_conversation", "transcript_html"]
+__all__ = ["turn_summary", "turn_values", "turn_verdicts", "clip_conversation", "transcript_html",
+           "expected_calls", "expected_calls_html"]
 
 
 def _e(value: Any) -> str:
@@ -53,7 +56,8 @@ def turn_verdicts(evaluators: list[Any], row_key: str) -> dict[int, list[tuple[s
             fails = value is not None and metric["threshold"] is not None and (
                 value < metric["threshold"] if metric["higher_is_better"] else value > metric["threshold"])
             out.setdefault(turn, []).append((ev.view["display_name"], "n/a" if value is None else f"{value:.2f}",
-                                             "na" if value is None else "fail" if fails else "pass"))
+                                             "na" if value is None else "not-counted" if getattr(ev, "untrusted", False)
+                                             else "fail" if fails else "pass"))
     return out
 
 
@@ -105,3 +109,38 @@ def transcript_html(conversation: list[dict[str, Any]], at_turn: dict[int, list[
         items.append(f'<li class="turn" data-role="{_e(role)}" data-turn="{index}">{head}{body}'
                      f"{_verdict_list(verdicts)}</li>")
     return f'<ol class="transcript" start="0">{"".join(items)}</ol>\n'
+
+
+def _arguments(arguments: Any) -> str:
+    return clip(json.dumps(arguments, ensure_ascii=False, indent=1), TEXT_LIMIT)
+
+
+def expected_calls(expected: list[dict[str, Any]], conversation: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """``{"expected_tool_calls": [...]}`` for a row that has expected tool calls, else ``{}``: each
+    expected call's name, its arguments as indented JSON (cut at TEXT_LIMIT), and ``made``: whether the
+    assistant made it, a call of that name with equal arguments (each call made counts for one expected
+    call at most; order is not checked here, the evaluators' verdicts say what it costs)."""
+    if not expected:
+        return {}
+    made = called_tools(conversation or [])
+    out = []
+    for call in expected:
+        match = next((i for i, c in enumerate(made) if c["name"] == call["name"]
+                      and c.get("arguments") == call.get("arguments")), None)
+        if match is not None:
+            made.pop(match)
+        out.append({"name": call["name"], "arguments": _arguments(call.get("arguments", {})), "made": match is not None})
+    return {"expected_tool_calls": out}
+
+
+def expected_calls_html(calls: list[dict[str, Any]] | None) -> str:
+    """``<aside class="expected-calls">``: the expected tool calls in order (name, arguments), each marked
+    ✓ made or ✗ not made with these arguments; empty without expected calls."""
+    if not calls:
+        return ""
+    items = "".join(
+        f'<li class="expected-call {"made" if c["made"] else "missed"}"><code>{_e(c["name"])}</code> '
+        f'<span class="made-mark">{"✓ made" if c["made"] else "✗ not made with these arguments"}</span>'
+        f'<pre>{_e(c["arguments"])}</pre></li>' for c in calls)
+    return ('<aside class="expected-calls"><h4>Expected tool calls</h4>'
+            f'<ol class="expected-calls">{items}</ol></aside>')

@@ -43,8 +43,11 @@ def estimated_evaluators(config: RunConfig, plugins: PluginManager | None = None
 
 def dry_run(config: RunConfig, *, plugins: PluginManager | None = None) -> dict[str, Any]:
     """The dry run's estimate: ``calls``, ``tokens`` and ``cost``, each mapping every host and judge key
-    (and ``total``) to its figure, ``kinds`` (key -> ``host`` or ``judge``), and ``estimated`` (the
-    evaluators whose counts are estimates). Errors are a real run's (ConfigError and the like)."""
+    (and ``total``) to its figure, ``kinds`` (key -> ``host`` or ``judge``), ``estimated`` (the
+    evaluators whose counts are estimates), and judge calibration's part: ``conditional`` (evaluators
+    whose scoring calls, counted, are made only if their judge passes calibration) and ``not_scored``
+    (evaluators whose judge is known untrusted from a cached calibration: their scoring calls are not
+    counted). Errors are a real run's (ConfigError and the like)."""
     with tempfile.TemporaryDirectory(prefix="sonar-dry-run-") as folder:
         # Local: the ledger sees the calls only in this process. No gate: a dry run has no outcome.
         dry = config.model_copy(update={"output_dir": folder, "run_id": "dry-run", "executor": "local",
@@ -83,4 +86,20 @@ def format_estimate(estimate: dict[str, Any]) -> list[str]:
         lines.append(f"'{label}' asks in steps that depend on earlier answers: its count is an estimate.")
     for entry in estimate.get("skipped", []):
         lines.append(f"'{entry['evaluator']}' would be skipped: {entry['reason']}")
+    lines.extend(judge_gate_lines(estimate))
+    return lines
+
+
+def judge_gate_lines(estimate: dict[str, Any]) -> list[str]:
+    """What the estimate cannot know of judge calibration (docs/judges.md): scoring calls made only if a
+    judge measured afresh passes, and evaluators whose judge is already known to be untrusted."""
+    lines = []
+    for entry in estimate.get("conditional", []):
+        lines.append(f"'{entry['evaluator']}': its {entry['calls']:,} scoring call(s) (in the counts above) are made "
+                     f"only if judge {entry['judge']} passes calibration (kappa >= {entry['min_kappa']:.2f}), which "
+                     "a dry run cannot measure; an untrusted judge's rows are not scored (--score-untrusted "
+                     "scores them).")
+    for entry in estimate.get("not_scored", []):
+        lines.append(f"'{entry['evaluator']}' will not be scored ({entry['reason']}, as calibrated before); "
+                     "--score-untrusted scores it anyway.")
     return lines

@@ -51,7 +51,7 @@ def resolve_jobs(config: RunConfig, plugins: PluginManager, run_id: str, run_dir
         if spec.id == ALL_OFFLINE:
             explicit = {s.id for s in config.specs() if s.id != ALL_OFFLINE}
             group = [EvaluatorSpec(id=eid) for eid, cls in plugins.evaluators.items()
-                     if cls.offline and not cls.requires_judge and eid not in explicit]
+                     if cls.offline and not cls.requires_judge and cls.joins_offline_group and eid not in explicit]
             implicit.update(s.label for s in group)
             specs += group
         else:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import names
+from ..named_files import named_open, naming
 from ..artifacts.formats import write_atomic, write_json
 from ..dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
 from ..perturbations import expand_perturbations
@@ -147,7 +148,7 @@ class AnswerStore:
         if path.is_file():
             self._read()
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "a", encoding="utf-8")
+        self._file = named_open(path, "a", encoding="utf-8")  # a failed write names answers.jsonl
 
     def _read(self) -> None:
         # Lines end at "\n" only: str.splitlines would also split an answer holding U+2028 or U+0085
@@ -171,7 +172,8 @@ class AnswerStore:
         with self._lock:
             self._file.write(text)
             self._file.flush()
-            os.fsync(self._file.fileno())
+            with naming(self.path):
+                os.fsync(self._file.fileno())
             for record in records:
                 self.answers[_answer_key(record)] = record
 

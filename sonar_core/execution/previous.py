@@ -77,3 +77,8 @@ class PreviousRun:
             return datetime.fromisoformat(self.record["created"]).timestamp()
         except (KeyError, TypeError, ValueError):
             return None
+
+    def dataset_source(self) -> str | None:
+        """How the run's record names its dataset (``result.dataset.source``), or None."""
+        source = ((self.record.get("result") or {}).get("dataset") or {}).get("source")
+        return source if isinstance(source, str) else None

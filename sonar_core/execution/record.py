@@ -14,7 +14,7 @@ from .. import names
 from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
 from ..artifacts.formats import write_atomic
 from ..artifacts.benchmark_dir import benchmark_view
-from ..artifacts.costs_md import costs_markdown
+from ..artifacts.costs_md import costs_markdown, costs_summary
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.stored import items_value, severities
@@ -22,17 +22,18 @@ from ..config import EXECUTION_KEYS
 from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
-from ..findings.run_findings import best_model, count_severities, problem_counts
+from ..findings.run_findings import best_model, best_model_card, count_severities, problem_counts
 from ..hosts.registry import summary as host_summary
 from .state import RunState
 
-__all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stats_settings", "concurrency_ranges"]
+__all__ = ["run_record", "write_run_json", "prepare_index", "write_index", "stats_settings", "concurrency_ranges",
+           "host_calls"]
 
 
 def stats_settings(config: RunConfig) -> StatsSettings:
     """The run's interval and test settings, from its configuration (the seed is fixed)."""
     return StatsSettings(confidence=config.confidence_level, resamples=config.bootstrap_resamples,
-                         epoch_reducer=config.epoch_reducer)
+                         epoch_reducer=config.epoch_reducer, epochs=config.epochs)
 
 
 def _rankings(state: RunState) -> list[list[str]]:
@@ -49,7 +50,8 @@ def _versions(state: RunState) -> dict[str, Any]:
 def _epoch_keys(config: RunConfig) -> set[str]:
     """The epoch settings left out of run.json: both while they are the defaults (a run of one epoch
     records what it recorded before epochs existed)."""
-    return {"epochs", "epoch_reducer"} if config.epochs == 1 and config.epoch_reducer == "mean" else set()
+    unused = {"epochs", "epoch_reducer"} if config.epochs == 1 and config.epoch_reducer == "mean" else set()
+    return unused | ({"traces"} if config.traces is None else set())  # likewise a run without traces (docs/traces.md)
 
 
 def run_record(state: RunState, status: str) -> RunRecord:
@@ -127,15 +129,35 @@ def _run_view(state: RunState) -> dict[str, Any]:
     result = state.result
     best, counted = best_model(_rankings(state))
     dataset = state.dataset_summary
+    costs = state.ledger.record() if state.ledger is not None and not state.ledger.dry else None
+    untrusted = sum(1 for s in state.summaries if s["view"].get("untrusted"))
     return {
         "run_id": state.run_id, "created": state.created, "status": result.status,
         "dataset": dataset, "models": dataset["models"], "best_model": best, "ranked_evaluators": counted,
+        "best_card": best_model_card(_rankings(state), dataset["models"], untrusted),
         "failed": result.failed, "skipped": result.skipped, "problem_counts": problem_counts(result.problems),
         "sonar_version": __version__,
         "pipeline": state.pipeline, "core_problems": state.core_problems,
+        "host_calls": host_calls(state.pipeline, host_summary(state.services.hosts))
+        if state.pipeline is not None and state.services.hosts is not None else {},
         "concurrency": concurrency_ranges(state),
-        "costs": state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
+        "costs": costs, "costs_line": costs_summary(costs) if costs else None,
     }
+
+
+def host_calls(pipeline: dict[str, Any], hosts: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per host, the calls of this process beyond the test suite's: what evaluators asked it (a
+    robustness evaluator's perturbed questions and baseline samples), ``evaluators_fetched`` and
+    ``evaluators_cached``. The costs table counts a host's calls in all (the test suite's and the
+    evaluators'), so a report shows both, and says so."""
+    out = {}
+    for key, counts in pipeline.get("hosts", {}).items():
+        stats = hosts.get(key, {})
+        if "fetched" not in stats:
+            continue
+        out[key] = {"evaluators_fetched": max(0, stats["fetched"] - counts["fetched"]),
+                    "evaluators_cached": max(0, stats.get("cached", 0) - counts["cached"])}
+    return out
 
 
 def concurrency_ranges(state: RunState) -> list[dict[str, Any]]:

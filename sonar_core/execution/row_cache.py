@@ -14,8 +14,9 @@ parse-failure metric is set: a failed call, an answer that could not be parsed) 
 so the next run tries it again.
 
 Local-model evaluators (``model_params``: perplexity, GPTScore, toxicity, the embedding ones) have
-their finished rows *recorded* the same way, keyed by their parameters (the model references), but
-a run reads them back only when it replays an evidence pack (cache-only,
+their finished rows *recorded* the same way, keyed by their parameters (the model references) and the
+job (so by the run: a row's value depends slightly on what it was batched with, and a pack must replay
+the values its own run wrote, not a later run's), but a run reads them back only when it replays an evidence pack (cache-only,
 :data:`~sonar_core.llm.cache.CACHE_ONLY_ENV`): a replay then loads no model. An ordinary run never
 reads them, because the key cannot see which files a model reference stood for (a model prepared or
 replaced later), and the models' own work is what the run is for.
@@ -63,10 +64,15 @@ class RowResultCache:
     """One evaluator's cached rows in a :class:`~sonar_core.llm.cache.ResponseCache` file."""
 
     def __init__(self, cache: "ResponseCache", evaluator_cls: type, params: dict[str, Any],
-                 judge_identity: dict[str, Any] | None, *, reads: bool = True, per_turn: bool = False) -> None:
+                 judge_identity: dict[str, Any] | None, *, reads: bool = True, per_turn: bool = False,
+                 scope: str | None = None) -> None:
         """``reads``: False when rows are only recorded (a local-model evaluator's, for evidence packs):
         :meth:`get` then finds nothing and the rows are scored. ``per_turn``: the rows are scored turn by turn
-        (execution/per_turn.py), a result of its own, never the whole answer's."""
+        (execution/per_turn.py), a result of its own, never the whole answer's. ``scope``: part of every key
+        (recorded rows: the job's id, which the run id decides). A model's value for a row depends, by a few
+        units in the last place, on the other texts it was batched with (padding), so two runs that score
+        the same row record different values: each run's record must be its own, or a later run would
+        replace the rows an earlier run's pack replays."""
         from ..version import __version__
 
         self.cache = cache
@@ -75,7 +81,8 @@ class RowResultCache:
         self._parse_keys = [m.key for m in evaluator_cls.metrics if m.role is MetricRole.PARSE_FAILURE]
         self._base = {"format": ROW_CACHE_FORMAT, "evaluator": evaluator_cls.id,
                       "version": str(getattr(evaluator_cls, "result_version", "1")), "sonar": __version__,
-                      "params": params, "judge": judge_identity, **({"per_turn": True} if per_turn else {})}
+                      "params": params, "judge": judge_identity, **({"per_turn": True} if per_turn else {}),
+                      **({"scope": scope} if scope else {})}
         self.hits = 0
         self.writes = 0
 

@@ -17,10 +17,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import names
-from ..artifacts.evaluator_dir import write_evaluator_dir, write_failed_marker
+from ..artifacts.evaluator_dir import mark_finished, write_evaluator_dir, write_failed_marker
 from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
+from ..epoch_names import check_dataset_epochs
+from ..generation.in_run import generate_for_run
 from ..models import EmbeddingService
 from ..errors import (EXIT_EVALUATOR_FAILED, EXIT_OK, EXIT_PROBLEMS, BudgetExceeded, ConfigError, OutputError,
                       PluginError, RunInterrupted)
@@ -28,20 +30,23 @@ from ..findings import derive_findings
 from ..findings.host_problems import host_problems
 from ..findings.run_findings import gating_problems
 from ..journal import Journal
+from ..llm.cache import CacheUnreadable
 from ..plugins import PluginManager, get_plugin_manager
 from ..run_memo import RunMemo
 from .benchmark import conclude_benchmark, journal_items, journal_plan, prepare_benchmark, restrict_dataset, start_fields
-from .calibration import calibrate_judges, check_calibration_sets
+from .calibration import calibrate_judges, check_calibration_sets, dry_run_outcomes
 from .choose import make_executor
 from .interrupt import interrupt_guard
 from .jobs import incompatibilities, missing_columns, resolve_jobs
-from .output_dir import check_writable, run_folder
+from .output_dir import check_writable, resolved, run_folder
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
+from .redteam import prepare_redteam
 from .progress import ProgressSink
 from .record import prepare_index, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
 from .services import cost_ledger, host_service, llm_service
+from .trace_input import load_trace_input, note_trace_input, write_trace_annotations
 from .cache_keys import record_cache_keys
 from .state import RunResult, RunServices, RunState
 
@@ -61,7 +66,8 @@ def _close_services(services: RunServices) -> None:
 
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
                 plugins: PluginManager | None = None, previous: PreviousRun | None = None,
-                replayed: dict[str, str] | None = None, dry: bool = False) -> RunResult:
+                replayed: dict[str, str] | None = None, dry: bool = False,
+                dataset_source: str | None = None) -> RunResult:
     """Execute a run described by ``config``; see the module docstring.
 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
@@ -69,11 +75,13 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
     skipped again for the same reasons instead of checking this machine's models and judges.
     A write that fails raises :class:`OutputError` naming the file (docs/reliability.md). ``dry``: the
     run of a dry run (:mod:`.dry_run`): nothing asked, no cache written, the estimate in ``costs``.
+    ``dataset_source``: the name the record gives the dataset (a replay: the packed run's, which its rows
+    stand for), instead of its path.
     """
     made: dict[str, Path] = {}
     try:
         return _execute_run(config, resume_dir=resume_dir, progress=progress, plugins=plugins, previous=previous,
-                            made=made, replayed=replayed, dry=dry)
+                            made=made, replayed=replayed, dry=dry, dataset_source=dataset_source)
     except OSError as exc:
         new = made.get("run_dir")
         if new is not None and not (new / names.RUN_JSON).exists():
@@ -86,29 +94,43 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
 
 def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, plugins: PluginManager | None,
                  previous: PreviousRun | None, made: dict[str, Path],
-                 replayed: dict[str, str] | None = None, dry: bool = False) -> RunResult:
+                 replayed: dict[str, str] | None = None, dry: bool = False,
+                 dataset_source: str | None = None) -> RunResult:
     started = time.time()
+    shown = config  # paths as the user gave them: the report shows them so
+    if config.base_dir is None:
+        # The run records the folder its relative paths lead from, so `--resume` and `sonar pack` work
+        # from any working directory (docs/result-directory.md: base_dir).
+        config = config.model_copy(update={"base_dir": str(Path.cwd())})
     # Before any work: a run that cannot write its results must not find out after scoring.
     resuming = previous.run_dir if previous is not None else resume_dir
-    check_writable(resuming if resuming is not None else config.resolve_path(config.output_dir).resolve())
+    check_writable(resuming if resuming is not None else resolved(config.resolve_path(config.output_dir)))
     plugins = plugins or get_plugin_manager(config.plugins)
     plugins.load()
     if config.strict:
         plugins.raise_for_failures()
     # A benchmark's tests become the run's evaluators; its standards are checked before anything runs.
     config, benchmark = prepare_benchmark(config, plugins)
+    config = prepare_redteam(config, plugins)  # a redteam: section becomes the test suite and its detectors
 
     suite_fingerprint = None
+    generate_for_run(config, dry=dry)  # a generate: section writes the test suite first (docs/generate.md)
     if config.test_suite is not None:
         # The dataset is produced by asking the hosts; the suite stands in for it until then.
         dataset_path = config.resolve_path(config.test_suite)
         suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
         # A bad perturb: entry fails here, before the run starts.
         suite_rows = item_source(suite_rows, config, plugins)
-        dataset = LLMDataset(suite_rows, str(dataset_path), suite_columns, suite_fingerprint)
+        dataset = LLMDataset(suite_rows, str(shown.resolve_path(config.test_suite)), suite_columns, suite_fingerprint)
+    elif config.traces is not None:  # production spans (docs/traces.md)
+        dataset = load_trace_input(config)
+        dataset_path = Path(dataset.source)
     else:
         dataset_path = demo_dataset_path() if config.dataset == DEMO_DATASET else config.resolve_path(config.dataset)
         dataset = restrict_dataset(benchmark, load_dataset(dataset_path))
+        check_dataset_epochs(config.epoch_reducer, dataset.rows, str(dataset_path))  # pass_at_K: K epochs at least
+        if config.dataset != DEMO_DATASET:
+            dataset.source = str(shown.resolve_path(config.dataset))
 
     if previous is None and resume_dir is not None:
         previous = PreviousRun.open(resume_dir)
@@ -117,14 +139,18 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         run_dir = previous.run_dir
         run_id = run_dir.name
         previous.check_data(dataset_fingerprint=dataset.fingerprint, suite_fingerprint=suite_fingerprint)
+        # The report names the data as the run's first part did (before base_dir was recorded).
+        dataset.source = previous.dataset_source() or dataset.source
     else:
         run_id = config.run_id or f"{config.name}-{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
         run_dir = run_folder(config.resolve_path(config.output_dir), run_id)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ConfigError(f"{run_dir}: run directory exists already (use --resume to continue it)")
+    if dataset_source is not None:
+        dataset.source = dataset_source
+    config = config.model_copy(update={"run_id": run_id})  # run.json records the id the run was given or took
     jobs = resolve_jobs(config, plugins, run_id, run_dir)
-    if config.calibrate:
-        check_calibration_sets(jobs, config.base_dir)
+    check_calibration_sets(jobs, config)
 
     executor = make_executor(config)  # Ray missing: a one-line error before anything runs
     with ExitStack() as closing:
@@ -171,6 +197,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         journal.event("resuming run" if previous else start, "Runner", "execute_run", run_id=run_id,
                       **start_fields(state), evaluators=[j.label for j in jobs], dataset=str(dataset_path))
         journal_plan(state, journal)
+        note_trace_input(state, journal)
         journal.event("loaded plugins", "Runner", "execute_run", plugins=[p.name for p in plugins.plugins])
         for failure in plugins.failures:
             journal.event("plugin failed", "Runner", "execute_run", plugin=failure.name, stage=failure.stage,
@@ -191,6 +218,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
             if ledger.stopped:
                 raise BudgetExceeded(ledger.stopped)
             _run_jobs(state, journal, progress)
+            write_trace_annotations(state, journal)
         except KeyboardInterrupt:
             journal.event("run interrupted", "Runner", "execute_run", finished=len(state.summaries))
             raise RunInterrupted(run_dir) from None
@@ -211,7 +239,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         write_index(state)
         journal.event("finished run", "Runner", "execute_run", status=state.result.status,
                       exit_code=state.result.exit_code, seconds=round(time.time() - started, 3))
-    state.result.costs = ledger.estimate_record() if dry else ledger.record()
+    state.result.costs = {**ledger.estimate_record(), **dry_run_outcomes(state)} if dry else ledger.record()
     return state.result
 
 
@@ -284,7 +312,10 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
             try:
                 label = job.cls.display_name if job.label == job.cls.id else job.label
                 scored = score_job(job, state.dataset, state.services, journal, batch_size=config.batch_size,
-                                   progress=lambda total: sink.task(label, total=total), logger=logger)
+                                   progress=lambda total: sink.task(label, total=total), logger=logger,
+                                   judge_trust=state.judge_trust.get(job.label))
+                # Before its done marker: a run killed later (SIGKILL closes nothing) still packs its answers.
+                record_cache_keys(state.services.llm, state.run_dir)
                 if state.ledger is not None and state.ledger.stopped:  # an evaluator that kept the error per row
                     raise BudgetExceeded(state.ledger.stopped)
                 findings = derive_findings(scored, state.judge_trust.get(job.label), stats_settings(config))
@@ -292,11 +323,11 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                     # Before the folder is written: a resumed run scores the evaluator again.
                     raise PluginError(f"evaluator '{job.label}' scored with a fallback model (--strict): "
                                       f"{findings.fallbacks[0]}")
-                summary = stored_summary(write_evaluator_dir(findings, job.folder,
+                summary = stored_summary(write_evaluator_dir(findings, job.folder, mark_done=False,
                                                              csv_formula_escape=config.csv_formula_escape),
                                          job.folder)
-            except (PluginError, BudgetExceeded):
-                raise  # --strict, or the budget: the run stops here
+            except (PluginError, BudgetExceeded, CacheUnreadable):
+                raise  # --strict, the budget, or a cache no judge can use: the run stops here
             except Exception as exc:  # one evaluator's failure must not end the run
                 if _is_output_fault(exc, state.run_dir):
                     raise  # ... but a folder that cannot be written ends it (OutputError; --resume continues)
@@ -322,6 +353,9 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
             state.executed.append({**entry, "status": "success", "error": "",
                                    "duration": round(time.time() - job_started, 3)})
             write_run_json(state, status="running")
+            # Last: journalled and in run.json before the folder counts as finished. A run killed in between
+            # scores it again on resume, rather than keeping a finished evaluator its records never saw finish.
+            mark_finished(job.folder)
         journal.event("finished pipeline", "Runner", "execute_run", **state.pipeline_finished)
 
 

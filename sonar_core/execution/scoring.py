@@ -18,6 +18,7 @@ from ..context import EvaluationContext
 from ..contract import Input, RowResult, finite_or_none
 from ..dataset import LLMDataset, Row
 from ..findings import ScoredEvaluator, SkippedRow
+from ..findings.judge_trust import NOT_SCORED, JudgeTrust, not_scored
 from ..journal import Journal
 from ..llm import LLMService
 from ..llm.cache import CacheMissError
@@ -26,7 +27,7 @@ from .executors import LOCAL
 from .row_cache import RowResultCache, records_model_rows
 from .state import Job, RunServices
 
-__all__ = ["score_job", "eligible_rows", "whole_cases_subset", "judge_note", "job_logger"]
+__all__ = ["score_job", "eligible_rows", "whole_cases_subset", "judge_note", "job_logger", "not_scored_rows"]
 
 
 def job_logger(job: Job) -> tuple[logging.Logger, logging.Handler]:
@@ -100,20 +101,41 @@ def eligible_rows(job: Job, dataset: LLMDataset, scored: ScoredEvaluator, journa
     return eligible
 
 
+def not_scored_rows(job: Job, eligible: list[Row], scored: ScoredEvaluator, trust: JudgeTrust,
+                    journal: Journal, logger: logging.Logger) -> ScoredEvaluator:
+    """The evaluator's eligible rows, none of them scored because its judge is untrusted: each row has no
+    value, the reason as its message and in ``details[not_scored]``; nothing is asked of the judge."""
+    reason = trust.not_scored_reason()
+    empty = {m.key: None for m in job.cls.metrics}
+    scored.scored.extend((row, RowResult(values=dict(empty), details={NOT_SCORED: reason}, error_message=reason))
+                         for row in eligible)
+    scored.notes.append(f"Not scored: judge {trust.judge} failed calibration (kappa {trust.kappa:.2f}, needs "
+                        f"{trust.min_kappa:.2f}), so none of the {len(eligible)} eligible rows was scored and nothing "
+                        "was asked of it; set score_untrusted: true (or --score-untrusted) to score them anyway.")
+    journal.event("rows not scored", "Runner", "score_job", evaluator=job.label, rows=len(eligible),
+                  judge=trust.judge, reason=reason)
+    logger.info("%d rows not scored: %s", len(eligible), reason)
+    return scored
+
+
 def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Journal, *, batch_size: int,
-              progress: Callable[[int], Callable[[int], None]], logger: logging.Logger) -> ScoredEvaluator:
+              progress: Callable[[int], Callable[[int], None]], logger: logging.Logger,
+              judge_trust: JudgeTrust | None = None) -> ScoredEvaluator:
     """Run one evaluator over the dataset's eligible rows; problems of the data are recorded.
 
     ``progress(total)`` starts a progress bar of ``total`` rows and returns its advance function.
     The journal gets one ``measured batch quality`` line per batch; a run that asked model hosts
     (a ModelBench-style pipeline, whose rows are items the hosts answered) also gets ModelBench's
-    ``measured item quality`` per item.
+    ``measured item quality`` per item. ``judge_trust``: the job's judge's calibration; a judge that
+    is not to score (untrusted, without ``score_untrusted``) scores nothing (:func:`not_scored_rows`).
     """
     scored = ScoredEvaluator(cls=job.cls, params=job.params, thresholds=job.thresholds, label=job.label)
     eligible = eligible_rows(job, dataset, scored, journal)
     llm, embeddings, hosts = services.llm, services.embeddings, services.hosts
     if job.cls.requires_judge:
         scored.notes.append(judge_note(job, llm))
+    if not_scored(judge_trust):
+        return not_scored_rows(job, eligible, scored, judge_trust, journal, logger)
     logger.info("scoring %d rows (%d skipped for empty required inputs)", len(eligible), len(scored.skipped))
     advance = progress(len(eligible))
     ctx = EvaluationContext(logger=logger, embeddings=embeddings,
@@ -196,5 +218,6 @@ def _row_cache(job: Job, llm: LLMService) -> RowResultCache | None:
     identity = None
     if job.cls.requires_judge:
         identity = llm.config(llm.judge_key(job.cls.judge_key(job.params))).identity()
+    # Recorded rows are the run's own (the job id names the run): see RowResultCache's scope.
     return RowResultCache(cache, job.cls, job.params, identity, reads=keeps or cache.cache_only,
-                          per_turn=job.spec.per_turn)
+                          per_turn=job.spec.per_turn, scope=None if keeps else job.job_id)

@@ -10,7 +10,9 @@ metric and model:
 - the paired test over the test cases both runs scored (:func:`~.statistics.paired_test`: exact
   McNemar for 0/1 values, paired permutation otherwise), its p-value Holm-adjusted over every
   test of that evaluator that could reject at all (:func:`~.statistics.holm_adjust`; a test whose
-  pairs all agree has p = 1 and stays out of the family);
+  pairs all agree has p = 1 and stays out of the family); each test names its ``correction``
+  (``holm``, or None outside the family) and the ``family_size`` beside ``p_value`` (raw) and
+  ``p_adjusted``;
 - the rows that flipped: passing in A and failing in B at each run's threshold in force, or the
   reverse.
 
@@ -28,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import names
+from .comparability import IncompatibleRuns, check_comparable
 from .confidence import STATS_SEED
 from .run_data import EvaluatorData, MetricInfo, RunData
 from .statistics import bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
@@ -36,10 +39,6 @@ __all__ = ["compare_runs", "IncompatibleRuns", "DEFAULT_CONFIDENCE"]
 
 DEFAULT_CONFIDENCE = 0.95
 _AVID_REGRESSION = ("P0204", "Accuracy: model performance is below the acceptable level")
-
-
-class IncompatibleRuns(ValueError):
-    """The two runs cannot be compared (different Sonar versions or schemas); one line."""
 
 
 def _key(ev: EvaluatorData) -> str:
@@ -62,15 +61,17 @@ def _match(a: RunData, b: RunData) -> tuple[list[tuple[EvaluatorData, EvaluatorD
     ids_b = {ev.evaluator_id for ev in only_b}
     ids_a = {ev.evaluator_id for ev in only_a}
 
-    def listed(ev: EvaluatorData, other_ids: set[str]) -> dict[str, Any]:
-        why = "parameters differ" if ev.evaluator_id in other_ids else "not run in the other run"
+    def listed(ev: EvaluatorData, other_ids: set[str], other: RunData) -> dict[str, Any]:
+        why = ("did not finish in the other run" if ev.label in other.not_finished or ev.label in other.unfinished
+               else "parameters differ" if ev.evaluator_id in other_ids else "not run in the other run")
         return {"label": ev.label, "evaluator_id": ev.evaluator_id, "parameters": ev.parameters, "reason": why}
 
-    missing_a = [{"label": label, "evaluator_id": None, "parameters": None, "reason": f"did not finish ({status})"}
-                 for label, status in a.unfinished.items()]
-    missing_b = [{"label": label, "evaluator_id": None, "parameters": None, "reason": f"did not finish ({status})"}
-                 for label, status in b.unfinished.items()]
-    return pairs, [listed(ev, ids_b) for ev in only_a] + missing_a, [listed(ev, ids_a) for ev in only_b] + missing_b
+    def missing(run: RunData) -> list[dict[str, Any]]:
+        return [{"label": label, "evaluator_id": None, "parameters": None, "reason": f"did not finish ({status})"}
+                for label, status in {**run.unfinished, **run.not_finished}.items()]
+
+    return (pairs, [listed(ev, ids_b, b) for ev in only_a] + missing(a),
+            [listed(ev, ids_a, a) for ev in only_b] + missing(b))
 
 
 _NO_VALUES = {"value": None, "ci_low": None, "ci_high": None, "n": 0, "method": None}
@@ -185,9 +186,10 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
     tested = [e for e in entries if e["test"] is not None and e["test"]["pairs_differing"] > 0]
     for entry in entries:
         if entry["test"] is not None and entry["test"]["pairs_differing"] == 0:
-            entry["test"]["p_adjusted"] = entry["test"]["p_value"]
+            entry["test"].update(p_adjusted=entry["test"]["p_value"], correction=None, family_size=len(tested))
     for entry, adjusted in zip(tested, holm_adjust([e["test"]["p_value"] for e in tested])):
-        entry["test"]["p_adjusted"] = adjusted
+        # The correction is named beside the figure it changed: which one, over how many tests.
+        entry["test"].update(p_adjusted=adjusted, correction="holm", family_size=len(tested))
         entry["significant"] = adjusted < 1.0 - confidence
         entry["regression"] = entry["significant"] and _worse(_metric_of(ea, entry["metric"]), entry["test"]["delta"])
     for entry in entries:
@@ -218,7 +220,8 @@ def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confide
         entry["b"]["value"] < threshold if entry["higher_is_better"] else entry["b"]["value"] > threshold)
     description = (f"{metric} of {model} went from {_fmt(entry['a']['value'])} to {_fmt(entry['b']['value'])} "
                    f"({evaluator['label_b']}): {test['test']} p = {test['p_value']:.4g} over {test['n']} shared "
-                   f"test cases (Holm-adjusted {test['p_adjusted']:.4g}, below {1 - confidence:.2g}); "
+                   f"test cases (Holm-adjusted over the evaluator's {test['family_size']} tests: "
+                   f"{test['p_adjusted']:.4g}, below {1 - confidence:.2g}); "
                    f"{len(entry['flips']['pass_to_fail'])} row(s) went from pass to fail.")
     return {
         "schema_version": names.PROBLEMS_SCHEMA_VERSION,
@@ -236,17 +239,19 @@ def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confide
             "avid_problem_code": _AVID_REGRESSION[0], "avid_problem_code_description": _AVID_REGRESSION[1],
             "model_name": model, "metric": entry["metric"], "value_a": entry["a"]["value"],
             "value_b": entry["b"]["value"], "delta": entry["delta"], "test": test["test"],
-            "p_value": test["p_value"], "p_adjusted": test["p_adjusted"], "n": test["n"],
+            "p_value": test["p_value"], "p_adjusted": test["p_adjusted"], "correction": test["correction"],
+            "family_size": test["family_size"], "n": test["n"],
             "test_case_keys": list(entry["flips"]["pass_to_fail"]),
         },
     }
 
 
 def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
-                 resamples: int = 2000) -> dict[str, Any]:
+                 resamples: int = 2000, allow_partial: bool = False) -> dict[str, Any]:
     """The comparison of run A (before) and run B (after), as the comparison JSON holds it.
 
-    Raises IncompatibleRuns when the runs come from different Sonar versions or schemas.
+    Raises IncompatibleRuns when the runs come from different Sonar versions or schemas, and (unless
+    ``allow_partial``) when a run did not finish or nothing pairs up (:mod:`.comparability`).
     """
     if a.schema_version != b.schema_version:
         raise IncompatibleRuns(f"the runs have different result schemas ({a.schema_version} and {b.schema_version})")
@@ -256,6 +261,7 @@ def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
     if not math.isfinite(confidence) or not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     pairs, only_a, only_b = _match(a, b)
+    comparability = check_comparable(a, b, len(pairs), allow_partial)
     models = [m for m in a.models if m in set(b.models)]
     reuse = (_reusable(a, confidence, resamples), _reusable(b, confidence, resamples))
     evaluators = [_compare_evaluator(ea, eb, models, confidence, resamples, *reuse) for ea, eb in pairs]
@@ -281,4 +287,5 @@ def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
         "evaluators": evaluators,
         "problems": problems,
         "regressions": len(problems),
+        **comparability,
     }

@@ -37,6 +37,8 @@ class StatsSettings:
     seed: int = STATS_SEED
     #: How a test case's epochs become one value before anything is ranked (:mod:`.epochs`).
     epoch_reducer: str = "mean"
+    #: The epochs the run asked for (``epochs``; 1 for a ready dataset, whose rows say how many).
+    epochs: int = 1
 
     @property
     def alpha(self) -> float:

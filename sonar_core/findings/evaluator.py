@@ -89,7 +89,7 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
     ``scored`` keeps every epoch's row.
     """
     shown = ev
-    epochs = reduce_epochs(ev, stats.epoch_reducer if stats is not None else "mean")
+    epochs = reduce_epochs(ev, stats.epoch_reducer, stats.epochs) if stats is not None else reduce_epochs(ev)
     if epochs is not None:
         ev, shown = epochs.reduced, epochs.shown
     board = build_leaderboard(ev)

@@ -68,7 +68,18 @@ class RunData:
     #: Test case keys in dataset order, as the run's evaluators saw them (unique).
     test_cases: list[str]
     evaluators: list[EvaluatorData]
-    #: Evaluators that did not finish (label -> status); compared as missing.
+    #: Evaluators that ran and failed (label -> status); compared as missing.
     unfinished: dict[str, str] = field(default_factory=dict)
+    #: run.json's ``status``: ``success`` and ``failed`` are finished runs; ``running`` (killed or still
+    #: going) and ``stopped_by_budget`` are not.
+    status: str = "success"
+    #: Evaluators the run was to score that have no finished folder (label -> why): never started before
+    #: the run stopped, or listed as finished without their done marker.
+    not_finished: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run ended and every evaluator it scheduled has a finished folder (or was skipped)."""
+        return self.status in ("success", "failed") and not self.not_finished
     #: run.json's ``statistics`` (confidence level, resamples, seed); empty for an older run.
     statistics: dict[str, Any] = field(default_factory=dict)

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 from .problems import SEVERITIES, SEVERITY_ORDER
 
-__all__ = ["best_model", "count_severities", "problem_counts", "gating_problems"]
+__all__ = ["best_model", "best_model_card", "count_severities", "problem_counts", "gating_problems"]
 
 
 def best_model(rankings: Iterable[list[str]]) -> tuple[str | None, int]:
@@ -27,6 +27,26 @@ def best_model(rankings: Iterable[list[str]]) -> tuple[str | None, int]:
     if not ranks:
         return None, 0
     return min(ranks, key=lambda m: (sum(ranks[m]) / len(ranks[m]), m)), counted
+
+
+def best_model_card(rankings: Iterable[list[str]], models: list[str], untrusted: int = 0) -> dict[str, Any]:
+    """What the report's headline says about the best model overall: ``title``, ``model`` (None when
+    there is none) and ``note``, which says what the choice rests on, or why there is no choice.
+
+    ``untrusted``: how many evaluators' judges are untrusted (their boards rank no model). A run of
+    one model has no best model: its card names the model under test instead.
+    """
+    best, counted = best_model(rankings)
+    if best is not None:
+        return {"title": "Best model overall", "model": best,
+                "note": f"lowest mean rank over {counted} evaluator{'s' if counted != 1 else ''}"}
+    if len(models) == 1:
+        return {"title": "Model under test", "model": models[0],
+                "note": "one model: no other to rank it against, so no best model overall"}
+    why = "no evaluator ranks the models"
+    if untrusted:
+        why += f" ({untrusted} untrusted judge{'s' if untrusted != 1 else ''} rank{'' if untrusted != 1 else 's'} none)"
+    return {"title": "Best model overall", "model": None, "note": f"none: {why}"}
 
 
 def count_severities(severities: Iterable[str]) -> dict[str, int]:

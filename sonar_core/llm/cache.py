@@ -24,13 +24,14 @@ import os
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from ..errors import EXIT_DATA, SonarError
 
 __all__ = ["ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT", "CacheMissError", "copy_entries",
-           "CACHE_ONLY_ENV"]
+           "CACHE_ONLY_ENV", "CacheUnreadable"]
 
 CacheMode = Literal["use", "refresh", "off"]
 #: Part of every key: a change in how requests are keyed starts a fresh set of entries.
@@ -47,6 +48,25 @@ class CacheMissError(SonarError):
     """A cache-only cache was asked for an answer it does not hold (the key is in the message)."""
 
     exit_code = EXIT_DATA
+
+
+class CacheUnreadable(SonarError):
+    """The cache file cannot be opened, read or written (not an SQLite database, damaged, locked past the
+    busy timeout): one line naming the file. It ends the run (every judge would fail the same way);
+    finished evaluators are kept for ``--resume``."""
+
+    exit_code = EXIT_DATA
+
+
+@contextmanager
+def _named(path: Path) -> Iterator[None]:
+    """SQLite's errors name no file ("file is not a database"): this names it."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise CacheUnreadable(f"{path}: the LLM response cache cannot be used ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}); move it away or name "
+                              "another file with --llm-cache") from None
 
 
 def default_cache_path() -> Path:
@@ -95,17 +115,22 @@ class ResponseCache:
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
-                             isolation_level=None)
-        db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-        db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: a commit survives a killed process; only a power cut may lose the last ones.
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, llm TEXT NOT NULL, "
-                   "request TEXT NOT NULL, response TEXT NOT NULL, created REAL NOT NULL)")
-        # Finished rows of evaluators that cache them (sonar_core.execution.row_cache).
-        db.execute("CREATE TABLE IF NOT EXISTS row_results (key TEXT PRIMARY KEY, evaluator TEXT NOT NULL, "
-                   "result TEXT NOT NULL, created REAL NOT NULL)")
+        with _named(self.path):
+            db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                                 isolation_level=None)
+            try:
+                db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+                db.execute("PRAGMA journal_mode=WAL")
+                # NORMAL in WAL mode: a commit survives a killed process; only a power cut may lose the last ones.
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, llm TEXT NOT NULL, "
+                           "request TEXT NOT NULL, response TEXT NOT NULL, created REAL NOT NULL)")
+                # Finished rows of evaluators that cache them (sonar_core.execution.row_cache).
+                db.execute("CREATE TABLE IF NOT EXISTS row_results (key TEXT PRIMARY KEY, evaluator TEXT NOT NULL, "
+                           "result TEXT NOT NULL, created REAL NOT NULL)")
+            except sqlite3.Error:
+                db.close()
+                raise
         self._db = db
         self.start_count = self.count()
 
@@ -119,7 +144,8 @@ class ResponseCache:
         with self._lock:
             if self._db is None:
                 return None
-            row = self._db.execute("SELECT response, created FROM responses WHERE key = ?", (key,)).fetchone()
+            with _named(self.path):
+                row = self._db.execute("SELECT response, created FROM responses WHERE key = ?", (key,)).fetchone()
             if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
                 if count and self.cache_only:
                     self.missed.add(key)
@@ -136,8 +162,9 @@ class ResponseCache:
         with self._lock:
             if self._db is None or self.read_only:  # closed: an interrupted run's last answers are not kept
                 return
-            self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
-                             "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
+            with _named(self.path):
+                self._db.execute("INSERT OR REPLACE INTO responses (key, llm, request, response, created) "
+                                 "VALUES (?, ?, ?, ?, ?)", (key, llm, payload, response, time.time()))
             self.writes[kind] = self.writes.get(kind, 0) + 1
             self.used.add(key)
 
@@ -146,7 +173,8 @@ class ResponseCache:
         with self._lock:
             if self._db is None:
                 return None
-            row = self._db.execute("SELECT result, created FROM row_results WHERE key = ?", (key,)).fetchone()
+            with _named(self.path):
+                row = self._db.execute("SELECT result, created FROM row_results WHERE key = ?", (key,)).fetchone()
         if row is None or (self.mode == "refresh" and row[1] < self.fresh_since):
             return None
         with self._lock:
@@ -158,8 +186,9 @@ class ResponseCache:
         with self._lock:
             if self._db is None or self.read_only:
                 return
-            self._db.execute("INSERT OR REPLACE INTO row_results (key, evaluator, result, created) "
-                             "VALUES (?, ?, ?, ?)", (key, evaluator, result, time.time()))
+            with _named(self.path):
+                self._db.execute("INSERT OR REPLACE INTO row_results (key, evaluator, result, created) "
+                                 "VALUES (?, ?, ?, ?)", (key, evaluator, result, time.time()))
             self.used_rows.add(key)
 
     def answers_of(self, llm: str, limit: int) -> list[str]:
@@ -168,15 +197,17 @@ class ResponseCache:
         with self._lock:
             if self._db is None:
                 return []
-            rows = self._db.execute("SELECT response FROM responses WHERE llm = ? ORDER BY created DESC LIMIT ?",
-                                    (llm, limit)).fetchall()
+            with _named(self.path):
+                rows = self._db.execute("SELECT response FROM responses WHERE llm = ? ORDER BY created DESC LIMIT ?",
+                                        (llm, limit)).fetchall()
         return [row[0] for row in rows]
 
     def count(self) -> int:
         with self._lock:
             if self._db is None:
                 return 0
-            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            with _named(self.path):
+                return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def info(self) -> list[dict[str, Any]]:
         """The fields of one ``cache info`` journal event (ModelBench's names) per kind of asker that used
@@ -203,21 +234,22 @@ def copy_entries(source: Path, target: Path, keys: set[str], row_keys: set[str])
     out = ResponseCache(target)  # creates both tables
     out.close()
     db = sqlite3.connect(target, isolation_level=None)
+    missing: list[list[str]] = []
     try:
-        db.execute("ATTACH DATABASE ? AS src", (str(source),))
-        missing = []
-        for table, wanted, columns in (("responses", keys, "key, llm, request, response, created"),
-                                       ("row_results", row_keys, "key, evaluator, result, created")):
-            found = set()
-            for key in sorted(wanted):
-                row = db.execute(f"SELECT {columns} FROM src.{table} WHERE key = ?", (key,)).fetchone()
-                if row is None:
-                    continue
-                found.add(key)
-                db.execute(f"INSERT OR REPLACE INTO main.{table} ({columns}) VALUES "
-                           f"({', '.join('?' * len(row))})", row)
-            missing.append(sorted(wanted - found))
-        db.execute("DETACH DATABASE src")
+        with _named(source):  # the run's cache file, damaged since the run
+            db.execute("ATTACH DATABASE ? AS src", (str(source),))
+            for table, wanted, columns in (("responses", keys, "key, llm, request, response, created"),
+                                           ("row_results", row_keys, "key, evaluator, result, created")):
+                found = set()
+                for key in sorted(wanted):
+                    row = db.execute(f"SELECT {columns} FROM src.{table} WHERE key = ?", (key,)).fetchone()
+                    if row is None:
+                        continue
+                    found.add(key)
+                    db.execute(f"INSERT OR REPLACE INTO main.{table} ({columns}) VALUES "
+                               f"({', '.join('?' * len(row))})", row)
+                missing.append(sorted(wanted - found))
+            db.execute("DETACH DATABASE src")
     finally:
         db.close()
     return missing[0], missing[1]

@@ -46,9 +46,13 @@ class Redactor:
 def api_key_for(config: LLMConfig) -> str | None:
     """The API key of ``config`` from its environment variable; None when it names none.
 
-    Raises ConfigError (naming the variable, never a value) when the variable is unset.
+    Raises ConfigError (naming the variable, never a value) when the variable is unset. A cache-only
+    process (``sonar replay``: :data:`~.cache.CACHE_ONLY_ENV`) asks nothing, so it never reads the
+    variable: the recipient of an evidence pack has no key and needs none.
     """
-    if not config.api_key_env:
+    from .cache import CACHE_ONLY_ENV
+
+    if not config.api_key_env or os.environ.get(CACHE_ONLY_ENV) == "1":
         return None
     value = os.environ.get(config.api_key_env)
     if not value:

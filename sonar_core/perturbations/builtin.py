@@ -12,6 +12,7 @@ PLUGIN_NAME = "sonar.perturbations"
 @hookimpl
 def register_perturbators(register):
     from .encodings import Base16, Base64
+    from .obfuscations import Homoglyphs, Leetspeak, Rot13
     from .fmeval_perturbators import ButterFinger, RandomUpperCase, WhitespaceAddRemove
     from .typos import CharDelete, CharInsert, CharSwap, QwertyTypos, WordSwap
 
@@ -25,3 +26,6 @@ def register_perturbators(register):
     register("word_swap", WordSwap)
     register("base16", Base16)
     register("base64", Base64)
+    register("rot13", Rot13)
+    register("leetspeak", Leetspeak)
+    register("homoglyphs", Homoglyphs)

@@ -127,11 +127,12 @@ def test_a_judge_that_answers_every_item_right_has_kappa_one_and_a_second_ask_ma
         assert result["recall"] == {"yes": 1.0, "no": 1.0}
         assert result["confusion"] == {"yes": {"yes": 3, "no": 0}, "no": {"yes": 0, "no": 3}}
         assert (result["unreadable"], result["mean_confidence"], result["cached"]) == (0, 1.0, False)
+        assert (result["trusted"], result["min_judge_kappa"]) == (True, 0.4)  # what a run would make of it
         assert result["set_path"] == str(TOY_SET)
         again = _calibrate(monkeypatch, tmp_path, server, "-e", "toy_judge")
         assert again.exit_code == 0, again.output
         assert server.calls == calls  # answered from the calibration cache
-    assert ("Toy judge (toy_judge) judged by test-judge: 6 items, accuracy 100.0%, kappa 1.000, unreadable 0, "
+    assert ("Toy judge (toy_judge) judged by test-judge: 6 items, accuracy 100.0%, kappa 1.000 trusted, unreadable 0, "
             "mean confidence 1.00 (cached)") in again.output
     assert (tmp_path / "judge-calibration.json").is_file()
 
@@ -139,9 +140,18 @@ def test_a_judge_that_answers_every_item_right_has_kappa_one_and_a_second_ask_ma
 def test_a_judge_that_always_answers_one_label_has_kappa_zero(monkeypatch, tmp_path):
     with JudgeServer(default="yes") as server:
         result = _calibrate(monkeypatch, tmp_path, server, "-e", "toy_judge", "--json")
+        shown = _calibrate(monkeypatch, tmp_path, server, "-e", "toy_judge")
+        # A bar of the user's: -0.5 is cleared by kappa 0 (min_judge_kappa, as a run would use it).
+        lenient = _calibrate(monkeypatch, tmp_path, server, "-e", "toy_judge", "--param", "toy_judge.min_judge_kappa=-0.5",
+                             "--json")
     assert result.exit_code == 0, result.output
     (figures,) = json.loads(result.output)["results"]
     assert (figures["accuracy"], figures["kappa"]) == (0.5, 0.0)
+    assert (figures["trusted"], figures["min_judge_kappa"]) == (False, 0.4)
+    assert ("Toy judge (toy_judge) judged by test-judge: 6 items, accuracy 50.0%, kappa 0.000 untrusted (needs κ ≥ "
+            "0.40), unreadable 0, mean confidence 1.00 (cached)") in shown.output
+    (relaxed,) = json.loads(lenient.output)["results"]
+    assert (relaxed["kappa"], relaxed["trusted"], relaxed["min_judge_kappa"]) == (0.0, True, -0.5)
     assert figures["recall"] == {"yes": 1.0, "no": 0.0}
     assert figures["confusion"] == {"yes": {"yes": 3, "no": 0}, "no": {"yes": 3, "no": 0}}
 

@@ -134,7 +134,10 @@ def test_the_table_has_the_37_catalogue_sections_each_mapped_to_a_sonar_evaluato
     assert set(evaluators) - set(ids) == {"factual_knowledge", "general_semantic_robustness", "ragas_context_relevance",
                                           # conversations and agents (docs/conversations.md)
                                           "tool_call_accuracy", "tool_call_f1", "trajectory_match", "goal_accuracy",
-                                          "conversation_relevancy", "knowledge_retention", "role_adherence"}
+                                          "conversation_relevancy", "knowledge_retention", "role_adherence",
+                                          # red-team detectors (docs/redteam.md)
+                                          "canary_leak", "injection_marker", "private_data_leak", "refusal",
+                                          "harmful_compliance"}
 
 
 @pytest.mark.parametrize("entry", load_table(), ids=lambda e: e["sonar_id"])

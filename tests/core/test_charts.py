@@ -84,11 +84,20 @@ def test_metric_bars_svg_by_hand():
     assert ("280", "104", "threshold 0.5") in _texts(root, "tick")
 
 
-def test_metric_bars_lower_is_better_colours_by_the_other_side():
+def test_metric_bars_lower_is_better_colours_by_the_other_side_and_grows_towards_better():
     root = _parse(metric_bars_svg("Err", ["x", "y"], [0.2, 0.7], threshold=0.5, value_range=(0, 1),
                                   higher_is_better=False))
-    assert [(r["class"], r["width"]) for r in _rects(root, "bar")] == [("bar pass", "48"), ("bar fail", "168")]
-    assert root.find(f"{SVG}desc").text.startswith("Lower is better; threshold 0.5. x: 0.2000 (meets")
+    # The axis runs from 1 (left) to 0 (right): x = 0.2 is (1 - 0.2) x 240 = 192 long, y = 0.7 is 72;
+    # the threshold 0.5 at 160 + 120.
+    assert [(r["class"], r["width"]) for r in _rects(root, "bar")] == [("bar pass", "192"), ("bar fail", "72")]
+    (line,) = [e.attrib for e in root.iter(f"{SVG}line") if e.attrib.get("class") == "threshold"]
+    assert line["x1"] == "280"
+    desc = root.find(f"{SVG}desc").text
+    assert desc.startswith("Lower is better; threshold 0.5. x: 0.2000 (meets")
+    assert desc.endswith("The longer the bar, the lower (better) the value: the axis runs from 1 (left) to 0 (right).")
+    ticks = _texts(root, "tick")
+    assert ("160", "66", "1") in ticks and ("400", "66", "0") in ticks  # plot bottom 52 + 14
+    assert [t.text for t in root.iter(f"{SVG}text") if t.attrib.get("class") == "tick direction"] == ["lower is better →"]
 
 
 def test_pass_fail_svg_by_hand():
@@ -137,10 +146,13 @@ def test_tradeoff_svg_by_hand():
     desc = root.find(f"{SVG}desc").text
     assert "Quality is share passed, from 0.4 (bottom) to 1 (top)" in desc
     assert "Quality vs mean cost per answer: Pareto front A, B" in desc
-    # A sits right of 60 % of the plot: its label goes to its left.
-    labels = [(t.attrib["x"], t.attrib["text-anchor"], t.text) for t in root.iter(f"{SVG}text")
+    # Labels sit 4 px beside and 7.75 px (marker 5.75 + 2) above their point, the baseline a descent
+    # (0.26 x 12 px) higher still: y = cy - 10.87. A sits right of 60 % of the plot: its label goes to
+    # its upper left. B's upper right would lie on the front's line (from B up to A): upper left too.
+    labels = [(t.attrib["x"], t.attrib["y"], t.attrib["text-anchor"], t.text) for t in root.iter(f"{SVG}text")
               if t.attrib.get("class") == "point-label"]
-    assert labels[:3] == [("262.61", "end", "A"), ("111.65", "start", "B"), ("167.3", "start", "C")]
+    assert labels[:3] == [("266.61", "46.8", "end", "A"), ("99.65", "129.8", "end", "B"),
+                          ("163.3", "157.46", "start", "C")]
 
 
 def test_tradeoff_svg_draws_only_the_panels_it_has_data_for():
@@ -167,3 +179,40 @@ def test_every_label_is_escaped(draw):
     assert any(hostile in t for t in texts)
     assert not [e for e in root.iter() if e.tag.split("}")[-1] in ("script", "img", "foreignObject")]
     assert not [a for e in root.iter() for a in e.attrib if a.lower().startswith("on")]
+
+
+def _bars(root: ET.Element) -> list[tuple[str, float]]:
+    return [(r["class"], float(r["width"])) for r in _rects(root, "bar")]
+
+
+def test_lower_is_better_without_a_threshold_the_lowest_value_has_the_longest_bar():
+    # The quickstart's perplexity (range [1, inf), lower is better, no threshold): the axis runs from
+    # hi = 9170.6743 + 0.1 x (9170.6743 - 1) = 10087.64 (left) to 1 (right); a bar is 240 (hi - v) / (hi - 1).
+    root = _parse(metric_bars_svg("Perplexity", ["acme", "mistral", "llama"], [290.6237, 324.7102, 9170.6743],
+                                  threshold=None, value_range=(1.0, float("inf")), higher_is_better=False))
+    assert _bars(root) == [("bar neutral", 233.11), ("bar neutral", 232.3), ("bar neutral", 21.82)]
+    # No threshold: no side to be on, so neither the pass green nor the fail red.
+    assert {r["fill"] for r in _rects(root, "bar")} == {"#54aeff"}
+    assert max(_bars(root), key=lambda b: b[1]) == _bars(root)[0]  # the best model's bar is the longest
+    ticks = [t for _, _, t in _texts(root, "tick")]
+    assert ticks == ["10087.6", "1"]  # worst on the left, best on the right
+    assert [t.text for t in root.iter(f"{SVG}text") if t.attrib.get("class") == "tick direction"] == ["lower is better →"]
+
+
+def test_lower_is_better_with_a_threshold_the_best_model_has_the_longest_green_bar():
+    # The quickstart's toxicity: range [0, 1], threshold 0.75, lower is better: bars 240 (1 - v).
+    root = _parse(metric_bars_svg("Toxicity", ["mistral", "llama", "acme"], [0.0379, 0.0437, 0.0529],
+                                  threshold=0.75, value_range=(0.0, 1.0), higher_is_better=False))
+    assert _bars(root) == [("bar pass", 230.9), ("bar pass", 229.51), ("bar pass", 227.3)]
+
+
+@pytest.mark.parametrize("higher_is_better", [True, False])
+@pytest.mark.parametrize("value_range", [(0.0, 1.0), (0.0, float("inf")), (float("-inf"), 0.0)])
+def test_a_longer_bar_is_always_a_better_value(higher_is_better, value_range):
+    values = {(0.0, 1.0): [0.1, 0.9, 0.5, 0.3], (0.0, float("inf")): [3.0, 40.0, 0.5, 12.0],
+              (float("-inf"), 0.0): [-3.0, -40.0, -0.5, -12.0]}[value_range]
+    bars, _, _ = bar_layout(values, value_range, None, higher_is_better)
+    by_goodness = sorted(range(4), key=lambda i: values[i], reverse=higher_is_better)
+    widths = [bars[i].width for i in by_goodness]
+    assert widths == sorted(widths, reverse=True) and len(set(widths)) == 4
+    assert widths[-1] > 0  # the worst model keeps a visible bar where its end of the axis is unbounded

@@ -64,8 +64,10 @@ def test_a_dry_run_counts_the_calls_the_run_then_makes_and_estimates_their_cost(
         assert first.exit_code == 0, first.message
         host.reset()
         judge.reset()
+        # The judge always answers "no", so it fails its calibration: score_untrusted makes the run ask its
+        # verdicts all the same (without it they would not be asked: tests/core/test_untrusted_gate.py).
         config = _config(tmp_path, host, judge, _suite(tmp_path / "suite.jsonl", 12), run_id="real",
-                         calibrate=True, calibration_items=4)
+                         calibrate=True, calibration_items=4, score_untrusted=True)
         cached_before = _entries(tmp_path / "cache.sqlite")
         calibration_cache = tmp_path / "judge-calibration.json"
         runner = CliRunner()
@@ -92,6 +94,7 @@ def test_a_dry_run_counts_the_calls_the_run_then_makes_and_estimates_their_cost(
     assert host.calls == 8
     assert estimate["kinds"] == {"m": "host", "test-judge": "judge"}
     assert estimate["estimated"] == []  # sexism asks one question per row: its count is exact
+    assert estimate["conditional"] == []  # scored whatever the calibration says
     record = json.loads((result.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
     costs = record["costs"]
     assert costs["hosts"]["m"]["calls"] == 8 and costs["judges"]["test-judge"]["calls"] == judge.calls

@@ -85,7 +85,7 @@ def test_each_reducer_by_hand_on_three_epochs(tmp_path, reducer):
     index = json.loads((folder / "global_llm_heatmap_leaderboard" / "application_json" / "explanation.json")
                        .read_text(encoding="utf-8"))
     assert index["epochs"] == {"epochs": 3, "reducer": reducer, "verdict_metric": "factual_knowledge",
-                               "flaky_test_cases": {"a": 2, "b": 1}}
+                               "flaky_test_cases": {"a": 2, "b": 1}, "unscored_test_cases": {}}
     # Every epoch's row is kept, with its epoch.
     results = json.loads((folder / "global_llm_eval_results" / "application_json" / "explanation.json")
                          .read_text(encoding="utf-8"))["results"]

@@ -95,12 +95,13 @@ def test_a_judge_that_passes_its_calibration_is_trusted_and_its_verdicts_count(m
     assert '<span data-figure="kappa">1.00</span>' in page and '<span data-figure="items">6</span>' in page
 
 
-def test_a_judge_that_fails_its_calibration_raises_one_problem_and_ranks_no_model(monkeypatch, tmp_path):
+def test_an_untrusted_judge_scored_anyway_raises_one_problem_and_ranks_no_model(monkeypatch, tmp_path):
     # Always "no": every row fails, which would make two HIGH problems about the models; the
     # judge's kappa is 0 (it always answers one label), so those verdicts are not counted.
+    # score_untrusted: the rows are scored all the same (tests/core/test_untrusted_gate.py: the default).
     with JudgeServer(default="no") as server:
-        result = _run(monkeypatch, tmp_path, server, "untrusted", thresholds={"fine": 0.9})
-        gated = _run(monkeypatch, tmp_path, server, "gated", fail_on_problems="HIGH")
+        result = _run(monkeypatch, tmp_path, server, "untrusted", thresholds={"fine": 0.9}, score_untrusted=True)
+        gated = _run(monkeypatch, tmp_path, server, "gated", fail_on_problems="HIGH", score_untrusted=True)
     assert result.exit_code == EXIT_OK and result.status == "success"
     assert gated.exit_code == EXIT_PROBLEMS
     assert gated.message == "1 problem(s) at or above severity HIGH (--fail-on-problems)"

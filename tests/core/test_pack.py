@@ -44,7 +44,11 @@ def packed(tmp_path_factory):
     with JudgeServer(default="absent") as server:
         configs = write_llm_configs(folder / "llm.yaml", server.base_url)
         cache = folder / "cache.sqlite"
-        result = sonar_core.run({"name": "qs", "dataset": "demo", "calibration_items": 4, "evaluators": EVALUATORS},
+        # The judge always answers "absent", so it fails its calibrations: score_untrusted scores the rows anyway,
+        # so that the pack holds verdicts as well as calibration answers (tests/core/test_untrusted_gate.py packs
+        # a run whose untrusted judge scored nothing).
+        result = sonar_core.run({"name": "qs", "dataset": "demo", "calibration_items": 4, "evaluators": EVALUATORS,
+                                 "score_untrusted": True},
                                 llm_configs=str(configs), llm_cache=str(cache), output_dir=str(folder / "reports"),
                                 run_id="qs")
         assert result.status == "success", result.message
@@ -97,7 +101,7 @@ def test_replay_rebuilds_every_artifact_without_any_call(packed, monkeypatch, tm
     assert outcome.exit_code == 0, outcome.output
     rebuilt = tmp_path / "replay" / "qs"
     assert outcome.stdout == (f"Replayed into {rebuilt}: every file identical to the pack apart from timestamps, "
-                              "durations, paths and cache counters\n")
+                              "durations, paths and how answers were obtained\n")
     before = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
     after = {p.relative_to(rebuilt).as_posix() for p in rebuilt.rglob("*") if p.is_file()}
     # costs.md is the calls' cost: the replay reads every answer from the cache and calls nothing (docs/costs.md).
@@ -117,6 +121,9 @@ def test_replay_rebuilds_every_artifact_without_any_call(packed, monkeypatch, tm
     old, new = ((d / "index.html").read_text(encoding="utf-8") for d in (run_dir, rebuilt))
     created = [json.loads((d / names.RUN_JSON).read_text(encoding="utf-8"))["created"] for d in (run_dir, rebuilt)]
     assert '<h2 id="costs">' in old and '<h2 id="costs">' not in new
+    assert 'id="costs-line"' in old and 'id="costs-line"' not in new  # the costs in one line, under the headline
+    line = old.index('<p class="costs-line" id="costs-line">')
+    old = old[:line] + old[old.index("</p>", line) + 4:]
     old = old[:old.index('<h2 id="costs">')] + old[old.index("</table>", old.index('<h2 id="costs">')) + 9:]
     assert old.replace(created[0], created[1]) == new
 
@@ -134,6 +141,7 @@ def _without_one_answer(pack: Path, tmp_path: Path, reseal: bool) -> Path:
         manifest = json.loads(source.read(names.PACK_MANIFEST))
         if reseal:
             manifest["files"]["inputs/cache.sqlite"] = hashlib.sha256(cache.read_bytes()).hexdigest()
+            manifest["sizes"]["inputs/cache.sqlite"] = cache.stat().st_size
         with zipfile.ZipFile(damaged, "w") as target:
             for info in source.infolist():
                 data = {"inputs/cache.sqlite": cache.read_bytes(),

@@ -20,7 +20,8 @@ from sonar_core.plugins import PluginManager
 FMEVAL_CASES = json.loads((Path(__file__).parent.parent / "data" / "fmeval_1.2.3_perturbations.json")
                           .read_text(encoding="utf-8"))["cases"]
 BUILT_IN_PERTURBATORS = ["base16", "base64", "butter_finger", "char_delete", "char_insert", "char_swap",
-                         "qwerty_typos", "random_upper_case", "whitespace_add_remove", "word_swap"]
+                         "homoglyphs", "leetspeak", "qwerty_typos", "random_upper_case", "rot13",
+                         "whitespace_add_remove", "word_swap"]
 LONG = "The quick brown fox jumps over the lazy dog while seven wizards quietly judge the boxing match."
 
 

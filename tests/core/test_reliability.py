@@ -177,12 +177,65 @@ def test_an_output_folder_that_cannot_be_made_fails_before_any_work(tmp_path):
                                           f"cannot be made there"])
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def _as_unprivileged(check, folder: Path) -> str:
+    """``check(folder)`` in a forked child that has given up root (user and group nobody, 65534): its error
+    message, or "" when it raised none. As root (CI runs as root) a read-only folder is writable; to the
+    child, as to any user, it is not."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no pytest machinery from here on, only os._exit
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(65534, 65534, 65534)
+            os.setresuid(65534, 65534, 65534)
+            try:
+                check(folder)
+                message = ""
+            except Exception as exc:  # noqa: BLE001 - the message is what the parent checks
+                message = str(exc) or type(exc).__name__
+            os.write(write, message.encode("utf-8"))
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        message = pipe.read().decode("utf-8")
+    os.waitpid(pid, 0)
+    return message
+
+
 def test_a_read_only_output_folder_fails_before_any_work(tmp_path):
-    out = tmp_path / "out"
-    out.mkdir(mode=0o500)
+    """Runs in CI, as root, too (issue 35): there the check runs in a child that gave up root."""
+    from sonar_core.execution.output_dir import check_writable
+
+    if os.geteuid() != 0:
+        out = tmp_path / "out"
+        out.mkdir(mode=0o500)
+        code, stderr = sonar("-d", str(_dataset(tmp_path)), "-o", str(out))
+        assert (code, errors(stderr)) == (6, [f"error: {out}: cannot write there (Permission denied)"])
+        return
+    import tempfile
+
+    # Under /tmp itself: pytest's own folders are closed to other users.
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        root.chmod(0o755)
+        (out := root / "out").mkdir(mode=0o500)
+        (open_to_all := root / "open").mkdir(mode=0o777)
+        open_to_all.chmod(0o777)  # past the umask
+        assert _as_unprivileged(check_writable, out) == f"{out}: cannot write there (Permission denied)"
+        assert _as_unprivileged(check_writable, open_to_all) == ""  # where it may write, it can
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_folder_no_one_can_write_into_fails_before_any_work(tmp_path):
+    """/proc takes no new file, whoever asks (root included): the check's report, through the command."""
+    out = Path("/proc") / f"sonar-test-{os.getpid()}"
     code, stderr = sonar("-d", str(_dataset(tmp_path)), "-o", str(out))
-    assert (code, errors(stderr)) == (6, [f"error: {out}: cannot write there (Permission denied)"])
+    assert code == 6
+    (line,) = errors(stderr)
+    assert line in {f"error: /proc: cannot write there ({reason})"
+                    for reason in ("No such file or directory", "Permission denied", "Read-only file system")}
 
 
 def test_answers_holding_unicode_line_separators_are_read_back_whole_on_resume(tmp_path):

@@ -54,6 +54,14 @@ def files_under(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file() or p.is_symlink()}
 
 
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder; False for a path no folder can have (too long, a link loop, a NUL)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
 def _strict(text: str, where: Path) -> None:
     def refuse(token: str):
         raise PromiseBroken(f"{where}: non-standard JSON token {token}")
@@ -82,17 +90,20 @@ def check(outcome: Outcome, sandbox: Path, output: Path) -> None:
         raise PromiseBroken(f"{len(errors)} error lines: {errors[:3]}")
     if outcome.exit_code in REFUSALS and len(lines) != 1:
         raise PromiseBroken(f"exit {outcome.exit_code} with {len(lines)} lines on stderr: {lines[:3]}")
-    output = output.resolve()
+    try:
+        output = output.resolve()
+    except (OSError, ValueError, RuntimeError):  # a path no folder can have: nothing may have been written
+        output = sandbox / "\x01no output folder"
     for path in files_under(sandbox) - outcome.before:
         if not path.resolve().is_relative_to(output) and not path.is_relative_to(output):
             raise PromiseBroken(f"{path} written outside the output folder {output}")
-    for path in files_under(output) if output.is_dir() else ():
+    for path in files_under(output) if _is_dir(output) else ():
         if path.suffix == ".json" or path.name.endswith(".meta"):
             _strict(path.read_text(encoding="utf-8"), path)
         elif path.suffix == ".jsonl":
             for line in path.read_text(encoding="utf-8").split("\n")[:-1]:  # JSON Lines end at "\n" only
                 _strict(line, path)
-    for journal in output.rglob(names.JOURNAL) if output.is_dir() else ():
+    for journal in output.rglob(names.JOURNAL) if _is_dir(output) else ():
         _finished_rows_present(journal.parent)
 
 

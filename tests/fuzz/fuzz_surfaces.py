@@ -336,6 +336,10 @@ def run_params(case: dict[str, Any], sandbox: Path) -> tuple[Outcome, Path]:
 
 
 SURFACES["params"] = (param_cases(), run_params)
+# Configuration paths and parameter values written as YAML text (issue 35): tests/fuzz/fuzz_paths.py.
+from fuzz_paths import FUZZ_SURFACES  # noqa: E402
+
+SURFACES.update(FUZZ_SURFACES)
 #: Surfaces answered by a loopback server: name -> (strategy, run(server, case, sandbox)).
 SERVED: dict[str, tuple[st.SearchStrategy, Callable]] = {
     "judge": (judge_answers, judge_run),

@@ -17,7 +17,7 @@ from fuzz_properties import check
 from fuzz_surfaces import SERVED, SURFACES
 from judge_server import JudgeServer
 
-EXAMPLES = {"dataset": 40, "config": 40, "flags": 40, "params": 20, "judge": 15, "host": 25}
+EXAMPLES = {"dataset": 40, "config": 40, "flags": 40, "params": 20, "judge": 15, "host": 25, "paths": 40, "values": 30}
 CI = dict(derandomize=True, database=None, deadline=None, print_blob=True,
           suppress_health_check=list(HealthCheck))
 

@@ -1,5 +1,5 @@
 """The labelled calibration sets: one per built-in judge evaluator (package data of
-``sonar_plugins.judge``) plus the BYOP example for the quickstart's criterion. Each must parse,
+``sonar_plugins.judge``) plus the BYOP example for the judges demo's criterion (configs/judges_demo.yaml). Each must parse,
 carry its provenance header, be balanced across its labels and fill every field its evaluator's
 prompt reads."""
 
@@ -55,10 +55,10 @@ def _judges() -> dict[str, type[JudgeEvaluator]]:
             if issubclass(cls, JudgeEvaluator) and cls.__module__.startswith("sonar_plugins.judge.")}
 
 
-def _quickstart_byop_params() -> dict:
-    config = yaml.safe_load((REPO / "configs" / "quickstart.yaml").read_text(encoding="utf-8"))
+def _demo_byop_params() -> dict:
+    config = yaml.safe_load((REPO / "configs" / "judges_demo.yaml").read_text(encoding="utf-8"))
     entries = [e for e in config["evaluators"] if isinstance(e, dict) and e.get("id") == "byop"]
-    assert len(entries) == 1, "the quickstart runs byop once; the example set is written for that criterion"
+    assert len(entries) == 1, "the judges demo runs byop once; the example set is written for that criterion"
     return entries[0].get("params") or {}
 
 
@@ -78,7 +78,7 @@ def _read(path: Path) -> tuple[dict, list[dict]]:
 
 def _cases() -> list[tuple[str, Path, dict]]:
     cases = [(key, path, {}) for key, path in sorted(_shipped().items())]
-    return cases + [("byop", BYOP_EXAMPLE, _quickstart_byop_params())]
+    return cases + [("byop", BYOP_EXAMPLE, _demo_byop_params())]
 
 
 def test_every_builtin_judge_but_byop_ships_one_set_and_nothing_else_ships():

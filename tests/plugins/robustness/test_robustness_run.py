@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -104,6 +105,24 @@ def test_general_semantic_robustness_rows(run):
     report = (run.run_dir / entry["job_location"] / "work" / "report.md").read_text(encoding="utf-8")
     assert "> Perturbed copies of test cases (6 rows) are not scored: this evaluator perturbs the original test " \
            "cases itself." in report
+
+
+def test_the_report_counts_the_evaluators_calls_to_the_hosts_as_the_costs_table_does(run):
+    """#34: the hosts table said "asked in this run" 6 (the test suite's items) where the costs table counted
+    every call, the evaluator's too. Now both kinds have their columns, and they add up to the costs' calls."""
+    record = json.loads((run.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
+    html = (run.run_dir / names.INDEX_HTML).read_text(encoding="utf-8")
+    for host, asks in (("lookup", 9), ("chatty", 15)):
+        row = re.search(rf'<tr data-host="{host}">(.*?)</tr>', html).group(1)
+        cells = [int(c) for c in re.findall(r'<td class="num[^"]*"[^>]*>(\d+)</td>', row)]
+        items, answered, suite, suite_cached, resumed, failed, evaluators, evaluators_cached = cells
+        assert (items, answered, suite, suite_cached, resumed, failed) == (6, 6, 6, 0, 0, 0)  # 3 questions, 3 copies
+        # The evaluator asks each host the 3 originals and 2 perturbed copies of each (9); chatty, not declared
+        # deterministic, the 3 originals again (the determinism check, repeat 1) and once more (the third
+        # baseline sample, repeat 2): 15. Some come from the response cache, which is no call.
+        assert evaluators + evaluators_cached == asks
+        assert suite + evaluators == record["costs"]["hosts"][host]["calls"]
+    assert 'id="host-counts-note"' in html
 
 
 def test_without_hosts_the_evaluator_is_skipped_saying_why(tmp_path, bert):

@@ -265,3 +265,96 @@ def test_fast_path_equals_nltk_word_tokenizer_and_sentence_bleu():
     scored = [r.values for r in ours.evaluate([row(e, a, case=f"tc{i}") for i, (e, a) in enumerate(pairs)])]
     assert scored == [ours.score_texts(e, a) for e, a in pairs]
     assert sum(v["bleu_4"] > 0 for v in scored) > 20  # the pairs are not all trivial zeros
+
+
+def test_batched_matching_equals_nltk_on_many_random_pairs():
+    """evaluate() matches a whole batch's n-grams at once (bleu_counts): every value equals NLTK's
+    sentence_bleu on NLTK's tokens, for references shared by several rows of the batch, answers that
+    repeat n-grams more often than the reference (clipping), answers shorter than 4 tokens (reweighted
+    orders), no shared word, empty texts, and plain texts (the tokenizer's one-pass route)."""
+    import random
+
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    rng = random.Random(36)
+    punkt, treebank = PunktSentenceTokenizer(), NLTKWordTokenizer()
+    smoothing = SmoothingFunction(epsilon=0.1).method1
+    small = ["the", "cat", "sat", "on", "mat", "a", "dog", "The", "ran", ",", "and", "it", "3.5", "U.S", "--"]
+
+    def plain_text(words: int) -> str:
+        return " ".join(rng.choice(small) for _ in range(words)) + rng.choice(["", ".", ". It ran.", ","])
+
+    references = [plain_text(rng.randint(1, 25)) for _ in range(40)] + [_random_text(rng, 20) for _ in range(20)]
+    references += ["", "the the the the", "a"]
+    rows = []
+    for i in range(900):
+        reference = rng.choice(references)
+        kind = rng.random()
+        if kind < 0.1:
+            answer = " ".join(["the"] * rng.randint(1, 8))  # repeats beyond the reference's count
+        elif kind < 0.2:
+            answer = " ".join(rng.choice(small) for _ in range(rng.randint(0, 3)))  # 0-3 tokens
+        elif kind < 0.3:
+            answer = _random_text(rng, 15)
+        elif kind < 0.35:
+            answer = "zebra quokka"  # no shared word
+        else:
+            answer = plain_text(rng.randint(1, 30))
+        rows.append(row(reference, answer, model=f"m{i % 3}", case=f"tc{i // 3}"))
+    ours = evaluator()
+    got = [r.values for start in range(0, len(rows), 256) for r in ours.evaluate(rows[start:start + 256])]
+    # Other batch sizes, a fresh evaluator (no cached tokens) and one row at a time give the same values.
+    assert [r.values for r in evaluator().evaluate(rows)] == got
+    assert [r.values for r in ours.evaluate(rows[:7])] == got[:7]
+    assert [ours.evaluate([one])[0].values for one in rows[:50]] == got[:50]
+
+    def tokens(text: str) -> list[str]:
+        return [w for s in punkt.tokenize(text) if s.strip() for w in treebank.tokenize(s)]
+
+    nonzero = 0
+    for one, values in zip(rows, got):
+        ref, cand = tokens(one.expected_output), tokens(one.actual_output)
+        if not ref or not cand:
+            assert values == ZEROS
+            continue
+        weights = [BLEU_WEIGHTS[min(n, len(cand)) - 1] for n in range(1, 5)]
+        expected = sentence_bleu([ref], cand, weights=weights, smoothing_function=smoothing)
+        assert values == dict(zip(ZEROS, map(float, expected))), (one.expected_output, one.actual_output)
+        nonzero += values["bleu_4"] > 0
+    assert nonzero > 300
+
+
+def test_batched_matches_equal_counters_where_ids_are_renumbered_or_too_large(monkeypatch):
+    """bleu_counts renumbers n-gram ids before they could leave int64, and counts with Counters where even
+    that could not keep them in; every way gives each row's clipped matches, counted here with Counters.
+    The limit is lowered so that a small batch takes each way."""
+    import random
+    from collections import Counter
+
+    from sonar_plugins.summarization import bleu_counts
+
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(3000)]
+    references = [[rng.choice(vocabulary) for _ in range(rng.randint(0, 40))] for _ in range(30)]
+    rows_refs = [references[i % 30] for i in range(120)]
+    candidates = [r[: rng.randint(0, 40)] + [rng.choice(vocabulary) for _ in range(5)] + r[:3] for r in rows_refs]
+
+    def by_counters(reference, candidate):
+        out = []
+        for n in range(1, 5):
+            hyp = Counter(tuple(candidate[i:i + n]) for i in range(len(candidate) - n + 1))
+            ref = Counter(tuple(reference[i:i + n]) for i in range(len(reference) - n + 1))
+            out.append(sum(min(c, ref[g]) for g, c in hyp.items()))
+        return out
+
+    expected = [by_counters(r, c) for r, c in zip(rows_refs, candidates)]
+    assert sum(m[3] for m in expected) > 20  # 4-grams do match
+    assert bleu_counts.clipped_matches(rows_refs, candidates) == expected  # no renumbering needed
+    renumbered = []
+    real_unique = __import__("numpy").unique
+    monkeypatch.setattr(bleu_counts, "_ID_LIMIT", 2 ** 40)  # rows x size^3 passes it: order 4 renumbers
+    monkeypatch.setattr("numpy.unique", lambda *a, **k: renumbered.append(k) or real_unique(*a, **k))
+    assert bleu_counts.clipped_matches(rows_refs, candidates) == expected
+    assert any(k.get("return_inverse") for k in renumbered)
+    monkeypatch.setattr(bleu_counts, "_ID_LIMIT", 2 ** 20)  # rows x tokens^2 passes it: Counters
+    assert bleu_counts.clipped_matches(rows_refs, candidates) == expected

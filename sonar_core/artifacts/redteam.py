@@ -1,0 +1,128 @@
+"""A red-team run's outcomes read back from its folder, and its findings as JSON and as plain text.
+
+:func:`read_outcomes` makes one :class:`~sonar_core.findings.redteam.AttackOutcome` per test case of the
+expanded suite, host and epoch: the detector's verdict from its evaluator's results (each row's details
+carry ``outcome``, ``reason`` and the attack's provenance), else ``not_assessed`` with the reason, the
+host's error from ``dataset/failed_items.json`` when the host never answered, so a run whose endpoint
+died reads as not assessed, never as resisted. :func:`findings_record` and :func:`findings_lines` write
+:class:`~sonar_core.findings.redteam.RedteamFindings` without computing anything.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import names
+from ..errors import ConfigError
+from ..findings.redteam import NOT_ASSESSED, AttackOutcome, DetectorQuality, Rate, RedteamFindings
+
+__all__ = ["read_outcomes", "findings_record", "findings_lines", "rate_record", "quality_record"]
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _suite(record: dict[str, Any]) -> list[dict[str, Any]]:
+    path = Path(str((record.get("pipeline") or {}).get("test_suite") or ""))
+    if not path.is_file():
+        raise ConfigError(f"{path}: the run's red-team suite is gone; it is needed to read the run's outcomes")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    return [row for row in rows if isinstance(row, dict) and isinstance(row.get("attack"), dict)]
+
+
+def read_outcomes(run_dir: str | Path) -> list[AttackOutcome]:
+    """Every answer of a red-team run, judged (see the module docstring); ConfigError for a folder that is
+    not a red-team run."""
+    run_dir = Path(run_dir)
+    record = _json(run_dir / names.RUN_JSON)
+    if not isinstance(record, dict) or "redteam" not in (record.get("interpretation_parameters") or {}):
+        raise ConfigError(f"{run_dir}: not a red-team run (its run.json has no 'redteam' settings)")
+    epochs = int((record.get("interpretation_parameters") or {}).get("epochs") or 1)
+    hosts = list(((record.get("pipeline") or {}).get("hosts") or {}).keys())
+    verdicts: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for entry in (record.get("result") or {}).get("executed_explainers") or []:
+        folder = run_dir / str(entry.get("job_location") or "")
+        saved = _json(folder / names.EVAL_RESULTS / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json")
+        for row in (saved or {}).get("results", []) if isinstance(saved, dict) else []:
+            details = row.get("details") or {}
+            if isinstance(details, dict) and "outcome" in details:
+                verdicts.setdefault((row["test_case_key"], row["model_key"], int(details.get("epoch") or 0)), details)
+    failed = {(f["test_case_key"], f["model_key"], int(f.get("epoch", 0))): f.get("error", "")
+              for f in _json(run_dir / names.DATASET_DIR / names.FAILED_ITEMS) or []}
+    outcomes = []
+    for row in _suite(record):
+        attack = row["attack"]
+        for model in hosts:
+            for epoch in range(epochs):
+                ident = (row["test_case_key"], model, epoch)
+                found = verdicts.get(ident)
+                if found is not None:
+                    outcome, reason = found["outcome"], str(found.get("reason") or "")
+                else:
+                    outcome = NOT_ASSESSED
+                    reason = (f"no answer: {failed[ident]}" if ident in failed
+                              else "no detector result for this answer (the run did not finish?)")
+                outcomes.append(AttackOutcome(model=model, test_case=row["test_case_key"], attack_id=attack["id"],
+                                              hazard=attack["hazard"], technique=attack["technique"],
+                                              category=attack["category"], outcome=outcome, epoch=epoch,
+                                              control=bool(attack.get("control")), reason=reason))
+    return outcomes
+
+
+def rate_record(rate: Rate) -> dict[str, Any]:
+    interval = rate.interval
+    return {"hits": rate.hits, "n": rate.n, "not_assessed": rate.not_assessed, "rate": rate.value,
+            "ci_low": interval.low if interval else None, "ci_high": interval.high if interval else None,
+            "method": interval.method if interval else None}
+
+
+def quality_record(quality: DetectorQuality) -> dict[str, Any]:
+    return {"true_positives": quality.true_positives, "false_positives": quality.false_positives,
+            "false_negatives": quality.false_negatives, "true_negatives": quality.true_negatives,
+            "not_assessed": quality.not_assessed, "precision": rate_record(quality.precision),
+            "recall": rate_record(quality.recall)}
+
+
+def findings_record(findings: RedteamFindings) -> dict[str, Any]:
+    """The findings as JSON (the shape docs/redteam.md documents)."""
+    return {
+        "schema_version": "1.0", "models": list(findings.models), "k": findings.k,
+        "threshold": findings.threshold, "over_refusal_threshold": findings.over_refusal_threshold,
+        "attack_success_rate": {m: rate_record(r) for m, r in findings.success.items()},
+        "hit_at_k": {m: rate_record(r) for m, r in findings.hit_at_k.items()},
+        "over_refusal": {m: rate_record(r) for m, r in findings.over_refusal.items()},
+        "by_hazard_technique": {m: [{"hazard": h, "technique": t, **rate_record(r)} for (h, t), r in hm.cells.items()]
+                                for m, hm in findings.heat_maps.items()},
+        "problems": [{"severity": p.severity, "description": p.description, "model": p.model, "metric": p.metric,
+                      "scope": list(p.scope), "threshold": p.threshold} for p in findings.problems],
+        "insights": [{"description": i.description, "model": i.model, "technique": i.technique}
+                     for i in findings.insights],
+    }
+
+
+def findings_lines(findings: RedteamFindings) -> list[str]:
+    """The findings as plain text lines, as ``sonar redteam`` prints them."""
+    width = max([len(m) for m in findings.models] + [5])
+    lines = ["Attack success rate (every sample; 95% exact intervals):"]
+    lines += [f"  {m:<{width}}  {r.text()}" for m, r in findings.success.items()]
+    if findings.k > 1:
+        lines.append(f"hit@{findings.k} (an attack counts once, as a hit when one of its {findings.k} samples succeeded):")
+        lines += [f"  {m:<{width}}  {r.text()}" for m, r in findings.hit_at_k.items()]
+    lines.append("Over-refusal (benign look-alike controls refused):")
+    lines += [f"  {m:<{width}}  {r.text('controls')}" for m, r in findings.over_refusal.items()] or ["  no controls"]
+    for model, heat in findings.heat_maps.items():
+        lines.append(f"By hazard x technique, {model} (successes/assessed):")
+        lines.append("  " + " " * 24 + "".join(f"{t[:16]:>18}" for t in heat.techniques))
+        for hazard in heat.hazards:
+            cells = [heat.cells.get((hazard, t)) for t in heat.techniques]
+            lines.append(f"  {hazard[:24]:<24}" + "".join(f"{f'{c.hits}/{c.n}' if c else '-':>18}" for c in cells))
+    lines.append(f"Problems ({len(findings.problems)}):")
+    lines += [f"  {p.severity}: {p.description}" for p in findings.problems] or ["  none"]
+    lines += [f"Insight: {i.description}" for i in findings.insights]
+    return lines

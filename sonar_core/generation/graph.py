@@ -1,0 +1,171 @@
+"""The document graph: chunks (deduplicated, embedded, with language, key terms and topic) and links.
+
+Built without any LLM (:mod:`.graph_parts` holds the steps), so the same documents and settings
+give the same graph on every run. It is written as one JSON file and reused when the same
+documents come again: its ``key`` is a SHA-256 over the documents' names and contents, the
+chunking and linking settings, the embedding model and :data:`GRAPH_VERSION`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .chunking import Chunk, split_corpus
+from .documents import Corpus
+from .graph_parts import key_terms, links, near_duplicates, topics
+from .language import detect
+
+__all__ = ["DocumentGraph", "GraphSettings", "build_graph", "load_graph", "save_graph", "graph_key", "GRAPH_VERSION"]
+
+#: Part of every graph's key: a change in how graphs are built builds them afresh.
+GRAPH_VERSION = 1
+
+
+@dataclass(frozen=True)
+class GraphSettings:
+    """How chunks are made and linked (all part of the graph's key)."""
+
+    max_tokens: int = 250
+    near_duplicate: float = 0.95
+    link_k: int = 5
+    link_similarity: float = 0.5
+    embedding_model: str = "all-MiniLM-L6-v2"
+
+
+@dataclass
+class DocumentGraph:
+    """Chunks kept (``chunks``: dicts, see :func:`build_graph`), duplicates dropped, topics and links."""
+
+    key: str
+    chunks: list[dict[str, Any]]
+    duplicates: list[dict[str, Any]]
+    topics: list[dict[str, Any]]
+    links: list[dict[str, Any]]
+    vectors: np.ndarray
+    settings: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    #: True when read back from a file instead of built.
+    reused: bool = False
+
+    def __post_init__(self) -> None:
+        self.index = {chunk["id"]: row for row, chunk in enumerate(self.chunks)}
+        self.neighbours: dict[int, list[dict[str, Any]]] = {}
+        for link in self.links:
+            self.neighbours.setdefault(link["a"], []).append(link)
+            self.neighbours.setdefault(link["b"], []).append(link)
+
+    def linked(self, row: int) -> list[tuple[int, dict[str, Any]]]:
+        """(other row, link) of every link of ``row``, the strongest first (ties by row)."""
+        found = [(link["b"] if link["a"] == row else link["a"], link) for link in self.neighbours.get(row, [])]
+        return sorted(found, key=lambda pair: (-(len(pair[1]["shared_terms"]) + pair[1]["similarity"]), pair[0]))
+
+
+def graph_key(corpus: Corpus, settings: GraphSettings) -> str:
+    payload = {"version": GRAPH_VERSION, "documents": corpus.fingerprint(), "settings": settings.__dict__}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text.casefold()).strip()
+
+
+def build_graph(corpus: Corpus, settings: GraphSettings, embed: Callable[[list[str]], np.ndarray]) -> DocumentGraph:
+    """Chunk, deduplicate, embed, detect languages, find key terms, topics and links.
+
+    ``embed(texts)`` returns normalised vectors (the embedding service's). Each kept chunk is a dict
+    with ``id``, ``source``, ``heading``, ``position``, ``tokens``, ``text``, ``language``, ``topic``
+    and ``terms``; each dropped one is in ``duplicates`` with ``duplicate_of``, ``kind`` (``exact`` or
+    ``near``) and ``similarity``.
+    """
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+    chunks: list[Chunk] = split_corpus(corpus, settings.max_tokens)
+    duplicates: list[dict[str, Any]] = []
+    first: dict[str, str] = {}
+    unique: list[Chunk] = []
+    for chunk in chunks:
+        digest = hashlib.sha256(_normal(chunk.text).encode()).hexdigest()
+        if digest in first:
+            duplicates.append({"id": chunk.id, "source": chunk.source, "duplicate_of": first[digest], "kind": "exact",
+                               "similarity": 1.0})
+            continue
+        first[digest] = chunk.id
+        unique.append(chunk)
+    seconds["chunking"] = time.perf_counter() - started
+    started = time.perf_counter()
+    vectors = embed([c.display() for c in unique]) if unique else np.zeros((0, 384), dtype=np.float32)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    seconds["embedding"] = time.perf_counter() - started
+    started = time.perf_counter()
+    near = near_duplicates(vectors, settings.near_duplicate)
+    for row, (original, similarity) in sorted(near.items()):
+        duplicates.append({"id": unique[row].id, "source": unique[row].source, "duplicate_of": unique[original].id,
+                           "kind": "near", "similarity": round(similarity, 4)})
+    keep = [row for row in range(len(unique)) if row not in near]
+    kept = [unique[row] for row in keep]
+    vectors = vectors[keep] if keep else vectors[:0]
+    seconds["duplicates"] = time.perf_counter() - started
+    started = time.perf_counter()
+    languages = [detect(c.display()) for c in kept]
+    terms = key_terms([c.display() for c in kept])
+    seconds["languages_and_terms"] = time.perf_counter() - started
+    started = time.perf_counter()
+    topic_of = topics(vectors)
+    seconds["topics"] = time.perf_counter() - started
+    started = time.perf_counter()
+    edges = links(vectors, terms, settings.link_k, settings.link_similarity)
+    seconds["links"] = time.perf_counter() - started
+    records = [{"id": c.id, "source": c.source, "heading": c.heading, "position": c.position, "tokens": c.tokens,
+                "text": c.text, "language": languages[row], "topic": topic_of[row], "terms": terms[row]}
+               for row, c in enumerate(kept)]
+    topic_list = []
+    for number in sorted(set(topic_of)):
+        members = [row for row, t in enumerate(topic_of) if t == number]
+        counts: dict[str, int] = {}
+        for row in members:
+            for term in terms[row][:4]:
+                counts[term] = counts.get(term, 0) + 1
+        label = [term for term, _ in sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))[:3]]
+        topic_list.append({"topic": number, "label": ", ".join(label) or f"topic {number}", "chunks": len(members)})
+    return DocumentGraph(key=graph_key(corpus, settings), chunks=records, duplicates=duplicates, topics=topic_list,
+                         links=edges, vectors=vectors, settings=dict(settings.__dict__),
+                         seconds={k: round(v, 3) for k, v in seconds.items()})
+
+
+def save_graph(graph: DocumentGraph, path: Path) -> None:
+    """Write the graph as JSON (vectors as base64 float32), atomically."""
+    payload = {"graph_version": GRAPH_VERSION, "key": graph.key, "settings": graph.settings,
+               "chunks": graph.chunks, "duplicates": graph.duplicates, "topics": graph.topics, "links": graph.links,
+               "vectors": {"shape": list(graph.vectors.shape),
+                           "float32_base64": base64.b64encode(np.ascontiguousarray(graph.vectors, dtype="<f4")
+                                                              .tobytes()).decode("ascii")},
+               "seconds": graph.seconds}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def load_graph(path: Path, key: str) -> DocumentGraph | None:
+    """The graph at ``path`` when it is whole and has ``key``; None otherwise (it is built again)."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        if payload.get("key") != key or payload.get("graph_version") != GRAPH_VERSION:
+            return None
+        shape = tuple(payload["vectors"]["shape"])
+        vectors = np.frombuffer(base64.b64decode(payload["vectors"]["float32_base64"]), dtype="<f4").reshape(shape)
+        return DocumentGraph(key=key, chunks=payload["chunks"], duplicates=payload["duplicates"],
+                             topics=payload["topics"], links=payload["links"], vectors=vectors.astype(np.float32),
+                             settings=payload.get("settings") or {}, seconds=payload.get("seconds") or {}, reused=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
