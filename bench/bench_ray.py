@@ -20,7 +20,7 @@ groundedness_semantic_similarity on 1,500 rows by default), on Ray with ``ray_mo
 shards of ``--shard-rows`` rows so the actors share the work. For each it prints the run's wall
 seconds, the evaluators' (from the first one's ``queuing evaluator`` event to the last one's last
 shard), the CPU seconds of this process and its Ray instance, and the 1-minute load average (mean
-and max, sampled every 2 s: the figures of a shared machine are not those of a quiet one); then the
+and max, sampled every second: the figures of a shared machine are not those of a quiet one); then the
 speed-up over the first count, and whether every run's artifacts equal the first one's apart from
 times (bench/compare_runs.py).
 """
@@ -91,43 +91,54 @@ def _evaluator_seconds(run_dir: Path, evaluators: list[str]) -> float:
     return (times[-1] - times[0]).total_seconds()
 
 
-def _cpu_seconds() -> float:
-    """CPU seconds (user + system) of this process and every process below it, ended ones included: a local
-    Ray instance's raylet, workers and actors are this process's descendants, and an ended actor's
-    seconds are in its parent's ``children_*`` times once reaped."""
+def _tree_cpu() -> dict[tuple[int, float], float]:
+    """(pid, start time) -> CPU seconds (user + system) of this process and every process below it (a local
+    Ray instance's raylet, workers and actors are this process's descendants)."""
     import psutil
 
-    total = 0.0
     me = psutil.Process()
+    seen = {}
     for process in [me, *me.children(recursive=True)]:
         try:
-            t = process.cpu_times()
+            with process.oneshot():
+                t = process.cpu_times()
+                seen[(process.pid, process.create_time())] = t.user + t.system
         except psutil.Error:  # ended meanwhile
             continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
+    return seen
 
 
-class _Load:
-    """The 1-minute load average sampled every 2 s while a measurement runs (mean and max)."""
+class _Sampler:
+    """While a measurement runs, every second: the 1-minute load average, and each process's CPU seconds.
+
+    An actor's process ends with its pool (before the run returns), and its CPU seconds with it, so they are
+    sampled while it lives: the CPU seconds of a measurement are, per process, the last value seen minus the
+    value at the start (0 for a process started since); at most the last second of an ended process is missed.
+    """
 
     def __init__(self) -> None:
         import threading
 
-        self.samples = [os.getloadavg()[0]]
+        self.loads = [os.getloadavg()[0]]
+        self.start = _tree_cpu()
+        self.last = dict(self.start)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
 
     def _sample(self) -> None:
-        while not self._stop.wait(2.0):
-            self.samples.append(os.getloadavg()[0])
+        while not self._stop.wait(1.0):
+            self.loads.append(os.getloadavg()[0])
+            self.last.update(_tree_cpu())
 
-    def stop(self) -> tuple[float, float]:
+    def stop(self) -> tuple[float, float, float]:
+        """(CPU seconds, mean load average, max load average) of the measurement."""
         self._stop.set()
         self._thread.join()
-        self.samples.append(os.getloadavg()[0])
-        return sum(self.samples) / len(self.samples), max(self.samples)
+        self.loads.append(os.getloadavg()[0])
+        self.last.update(_tree_cpu())
+        cpu = sum(value - self.start.get(key, 0.0) for key, value in self.last.items())
+        return cpu, sum(self.loads) / len(self.loads), max(self.loads)
 
 
 def _actors(args: argparse.Namespace, work: Path) -> None:
@@ -147,7 +158,7 @@ def _actors(args: argparse.Namespace, work: Path) -> None:
     for i, name in enumerate(plan):
         out = work / f"{i}-{name.split()[0]}"
         _PROCESS_CACHE.clear()  # each run encodes its texts afresh
-        load, cpu = _Load(), _cpu_seconds()
+        sampler = _Sampler()
         started = time.perf_counter()
         if name == "local":
             result = sonar_core.run(output_dir=str(out), **common)
@@ -155,8 +166,7 @@ def _actors(args: argparse.Namespace, work: Path) -> None:
             result = sonar_core.run(output_dir=str(out), executor="ray", ray_shard_rows=args.shard_rows,
                                     ray_model_actors=int(name.split()[0]), **common)
         seconds = time.perf_counter() - started
-        cpu = _cpu_seconds() - cpu
-        mean, peak = load.stop()
+        cpu, mean, peak = sampler.stop()
         assert result.status == "success", result.message
         runs.append((name, result.run_dir, seconds, _evaluator_seconds(result.run_dir, ACTORS_EMBEDDING)))
         print(f"  {name:12} run {seconds:7.1f} s  evaluators {runs[-1][3]:7.1f} s  CPU {cpu:7.1f} s  "
