@@ -41,7 +41,7 @@ DEMO_DATASET = "demo"
 ALL_OFFLINE = "offline"
 #: Settings that say where a run executes, not what it computes: run.json leaves them out (a run
 #: on Ray records the same run.json as a local one), and a resumed run takes them afresh.
-EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "max_cost")
+EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "ray_model_actors", "max_cost")
 
 
 #: Settings that name a file or folder: a NUL character in one is refused (no path can hold it; the
@@ -157,6 +157,10 @@ class RunConfig(BaseModel):
     #: Rounded up to a multiple of batch_size, so every evaluator sees the batches it sees locally.
     ray_shard_rows: Annotated[int | None, Flag(metavar="N")] = Field(
         None, ge=1, description="Rows per Ray shard (default: batch size).")
+    #: Each actor runs its model on one thread; the count cannot change a score (docs/scale-out.md).
+    ray_model_actors: Annotated[Union[int, str], Flag(metavar="auto|N")] = Field("auto", description=(
+        "Ray actors per pool of a model-backed evaluator, one thread each: auto (the cluster's CPUs, or GPUs; the "
+        "default) or a number."))
     #: Each epoch is its own cache entry; a deterministic host is asked once.
     epochs: Annotated[int, Flag(metavar="N")] = Field(1, ge=1, le=1000, description=(
         "Ask every host every test case N times (docs/epochs.md; default 1)."))
@@ -196,6 +200,16 @@ class RunConfig(BaseModel):
         except ValueError as error:
             raise PydanticCustomError("epoch_reducer", str(error)) from None
         return value
+
+    @field_validator("ray_model_actors", mode="before")
+    @classmethod
+    def _actors(cls, value: Any) -> Any:
+        if value == "auto":
+            return value
+        if not isinstance(value, bool) and str(value).isdigit() and int(value) >= 1:
+            return int(value)
+        raise PydanticCustomError("actors", "'auto' or a number of actors (1 or more), not {value}",
+                                  {"value": repr(value)})
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod
