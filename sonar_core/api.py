@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import names
-from .config import RunConfig, build_config, load_config, nearest_setting
+from .config import EXECUTION_KEYS, RunConfig, build_config, load_config, nearest_setting
 from .errors import ConfigError
 from .execution import PreviousRun, execute_run
 from .results import RunResult, open_run
@@ -88,21 +88,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def resume(run_dir: str | Path, *, progress: bool = False, executor: str | None = None,
-           ray_address: str | None = None, ray_shard_rows: int | None = None,
-           max_cost: float | None = None) -> RunResult:
+def resume(run_dir: str | Path, *, progress: bool = False, **where: object) -> RunResult:
     """Finish a run that was interrupted: only evaluators without a done marker run again.
 
-    ``executor`` (with ``ray_address``, ``ray_shard_rows``) picks where the rest runs: a run started
-    on one executor resumes on either, since where rows are scored changes no result. ``max_cost``:
-    the whole run's budget (what the interrupted run spent counts); None keeps the budget it had.
+    ``where`` takes the execution settings (``EXECUTION_KEYS``: ``executor``, ``ray_address``,
+    ``ray_shard_rows``, ``ray_model_actors``, ``max_cost``), which pick where the rest runs: a run started on
+    one executor resumes on either, since where rows are scored changes no result. ``max_cost``: the whole
+    run's budget (what the interrupted run spent counts); None keeps the budget it had. Any other setting
+    raises :class:`sonar_core.ConfigError`: a resumed run computes what the run it finishes computed.
     """
+    unknown = sorted(set(where) - set(EXECUTION_KEYS))
+    if unknown:
+        raise ConfigError(f"{_SOURCE}: resume takes only execution settings ({', '.join(EXECUTION_KEYS)}), "
+                          f"not {unknown[0]!r}")
     previous = PreviousRun.open(run_dir)  # run.json is read once, here
-    if max_cost is None:
-        max_cost = ((previous.record or {}).get("costs") or {}).get("budget", {}).get("max_cost")
-    where = {key: value for key, value in (("executor", executor), ("ray_address", ray_address),
-                                           ("ray_shard_rows", ray_shard_rows), ("max_cost", max_cost))
-             if value is not None}
+    if where.get("max_cost") is None:
+        where["max_cost"] = ((previous.record or {}).get("costs") or {}).get("budget", {}).get("max_cost")
+    where = {key: _plain(value) for key, value in where.items() if value is not None}
     config = build_config({**previous.parameters(), **where}, str(previous.run_dir / names.RUN_JSON))
     return RunResult.of(execute_run(config, previous=previous, progress=progress))
 
