@@ -293,6 +293,8 @@ for n, row in enumerate(reader):
         print("pids", *[p.pid for p in multiprocessing.active_children()], flush=True)
         if sys.argv[2] == "wait":
             time.sleep(60)
+        if sys.argv[2] == "fail":
+            raise RuntimeError("the rows' consumer failed")
 print("rows", n + 1, flush=True)
 """
 
@@ -312,6 +314,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _ended(pids: list[int]) -> bool:
+    """Whether every process of ``pids`` has ended, waiting up to 30 s (generous: they are ended at once)."""
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not any(_alive(pid) for pid in pids)
+
+
 def test_workers_start_from_a_script_with_no_main_guard_and_end_with_it(tmp_path):
     script = tmp_path / "unguarded.py"
     script.write_text(SCRIPT)
@@ -321,7 +331,7 @@ def test_workers_start_from_a_script_with_no_main_guard_and_end_with_it(tmp_path
     lines = done.stdout.splitlines()
     assert lines[-1] == "rows 8000" and lines.count("rows 8000") == 1
     pids = [int(p) for p in lines[0].split()[1:]]
-    assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
+    assert len(pids) == 2 and _ended(pids)
 
 
 def test_ctrl_c_ends_the_load_and_its_workers(tmp_path):
@@ -338,7 +348,14 @@ def test_ctrl_c_ends_the_load_and_its_workers(tmp_path):
     finally:
         process.kill()
     assert process.returncode != 0 and "KeyboardInterrupt" in err
-    deadline = time.monotonic() + 30
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(_alive(pid) for pid in pids)
+    assert _ended(pids)
+
+
+def test_an_error_while_rows_are_read_ends_the_workers(tmp_path):
+    script = tmp_path / "failing.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(_big_file(tmp_path)), "fail"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1 and "RuntimeError: the rows' consumer failed" in done.stderr
+    pids = [int(p) for p in done.stdout.splitlines()[0].split()[1:]]
+    assert len(pids) == 2 and _ended(pids)
