@@ -159,7 +159,7 @@ def load(path: Path, scope: str, spill: Path, workers: int | None = None) -> Non
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers, ended by now
     print(json.dumps({"scope": scope, "seconds_in_load": round(seconds, 1), "rows": len(dataset.rows),
                       "spans_read": traces["spans_read"], "spans_skipped": traces["spans_skipped"],
-                      "workers": worker_count(workers, path.stat().st_size),
+                      "workers": worker_count(workers),
                       "cpu_seconds": round(usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime, 1),
                       "cpu_seconds_loader": round(usage.ru_utime + usage.ru_stime, 1),
                       "peak_rss_mib": round(max(usage.ru_maxrss, sampler.peak) / 1024)}))
@@ -173,7 +173,7 @@ def main() -> None:
     parser.add_argument("--scopes", default="trace,span,session")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_traces"))
     parser.add_argument("--workers", type=int, default=None,
-                        help="traces.workers (default: the loader's choice; 1: map in the loading process)")
+                        help="traces.workers (default 1: map in the loading process)")
     options = parser.parse_args()
     if options.command == "make":
         return make(Path(options.args[0]), options.spans)

@@ -1,8 +1,8 @@
 """Span files in, a run's dataset out: read, read through the convention, group, select, map to rows.
 
 The spans are streamed: each line (or protobuf message) is decoded, each span read through its
-convention into a small :class:`~.spans.SpanInfo` (:mod:`.mapping`, in worker processes for large JSON
-files: :mod:`.parallel`), and grouped by trace in bounded memory (:mod:`.grouping`, spilling under the
+convention into a small :class:`~.spans.SpanInfo` (:mod:`.mapping`, in worker processes when
+``traces.workers`` asks for them: :mod:`.parallel`), and grouped by trace in bounded memory (:mod:`.grouping`, spilling under the
 output folder past ``limit`` spans). :class:`TraceRows` hands the rows over one at a time;
 :func:`load_traces` holds them as the run's dataset. What cannot be used is counted by reason
 (:class:`~.spans.Tally`); the counts become run.json's ``result.dataset.traces`` and, when any span was
@@ -99,8 +99,7 @@ class TraceRows:
     def _records(self) -> Iterator[tuple[dict[str, Any], str]]:
         """``(record, where)`` per row, in order: traces as they complete, sessions at the end."""
         spec, tally, selection = self.spec, self.tally, Selection(self.spec)
-        units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys, self.workers,
-                             sum(_size(path) for path in self.files))
+        units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys, self.workers)
         with TraceAssembler(trace_ends(self.files), self.spill_parent, self.limit) as assembler, \
                 Grouper(self.spill_parent, self.limit, ".sonar-sessions-") as sessions:
             for trace_id, spans in _traces(units, tally, assembler):
@@ -169,13 +168,6 @@ class TraceRows:
         traces = self.finish()
         return TraceDataset(rows=rows, source=", ".join(self.spec.files), columns=list(self.columns),
                             fingerprint=self.digest.hexdigest(), cleaned=self.cleaned, traces=traces)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def load_traces(spec: TraceInput, base_dir: str | None = None, spill_parent: Path | None = None,

@@ -6,15 +6,15 @@ the order of the units whichever worker finished first: the events replayed in t
 exactly what mapping the units here would have told it (same rows, same order, same counts and examples).
 
 Workers are started (``spawn``: nothing of this process, its threads or its memory is inherited) only when
-they pay: ``traces.workers`` 2 or more, or, by default, one per CPU (up to :data:`AUTO_MAX`) when there are
-two CPUs or more and the span files hold :data:`AUTO_BYTES` or more. At most a few batches are in flight, so
-memory stays bounded; a worker that dies ends the load with an error, and Ctrl-C (which the workers ignore)
-stops them.
+``traces.workers`` is 2 or more. They are not the default: on Sonar's shared two-CPU machine they cost a third
+more CPU (the spans go to the workers as JSON and come back pickled) and about 150 MB more memory, for a wall
+time about a third shorter only where the CPUs are free (docs/traces.md, Speed and memory). At most a few
+batches are in flight, so memory stays bounded; a worker that dies ends the load with an error, and Ctrl-C
+(which the workers ignore) or any error stops them.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import types
@@ -28,12 +28,8 @@ from ..errors import DatasetError
 from .files import LINE
 from .mapping import map_units
 
-__all__ = ["mapped_units", "worker_count", "AUTO_BYTES", "AUTO_MAX"]
+__all__ = ["mapped_units", "worker_count"]
 
-#: Span files smaller than this are mapped here: starting a worker costs about what mapping 10 MB does.
-AUTO_BYTES = 64 * 2**20
-#: Workers started by default, at most (this process groups what they map: more would wait on it).
-AUTO_MAX = 4
 #: A batch: units up to this many bytes of JSON (about 4,000 spans), sent to a worker at once.
 _BATCH_BYTES = 4 * 2**20
 _BATCH_UNITS = 256
@@ -41,19 +37,9 @@ _BATCH_UNITS = 256
 _SETTINGS: tuple[int, tuple[str, ...], bool] = (0, (), False)
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def worker_count(setting: int | None, total_bytes: int) -> int:
+def worker_count(setting: int | None) -> int:
     """The worker processes to map with (0: map in this process)."""
-    if setting is not None:
-        return setting if setting >= 2 else 0
-    cpus = _cpus()
-    return min(cpus, AUTO_MAX) if cpus >= 2 and total_bytes >= AUTO_BYTES else 0
+    return setting if setting is not None and setting >= 2 else 0
 
 
 def _start(limit: int, filter_keys: tuple[str, ...], slim_llm: bool) -> None:
@@ -94,11 +80,11 @@ def _batches(units: Iterable[tuple]) -> Iterator[list[tuple]]:
         yield batch
 
 
-def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...], workers: int | None,
-                 total_bytes: int) -> Iterator[tuple[list[Any], int]]:
+def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
+                 workers: int | None) -> Iterator[tuple[list[Any], int]]:
     """``(events, spans read)`` of ``units`` (:func:`~.files.read_units`), batch by batch, in order."""
     settings = (spec.max_attribute_chars, filter_keys, spec.scope != "span")
-    count = worker_count(workers, total_bytes)
+    count = worker_count(workers)
     if count == 0:
         for unit in units:
             yield map_units((unit,), *settings)
