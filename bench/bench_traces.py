@@ -7,9 +7,9 @@ Usage:
 
 The file is OpenInference traffic as an agent in production writes it: traces of five spans (an AGENT
 root, a RETRIEVER with three documents, two LLM calls with their messages, the first calling a tool,
-and the TOOL span), 1 in 3 traces in a session of three. Fifty traces run at once, so the spans of a
-trace are spread over the export batches (512 spans a line, OTLP JSON) in the order they end, each
-trace's root last. Goal (issue 39): under 60 s and under 1 GiB of peak memory.
+and the TOOL span), 2 in 3 traces in sessions of two. Fifty traces run at once, so the spans of a
+trace are spread over the export batches (a line of OTLP JSON per fifty traces: 250 spans) in the order
+they end, each trace's root last. Goal (issue 39): under 60 s and under 1 GiB of peak memory.
 
 Each load runs in a process of its own (start-up included in its wall time), spilling under SPILL_DIR past
 100,000 spans in memory. Its peak memory counts every process of the load: the largest sum of the resident
