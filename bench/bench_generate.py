@@ -10,7 +10,8 @@ are alike) and times :func:`~sonar_core.generation.graph.build_graph` step by st
 ``n`` items from such a corpus against tests/judge_server.py answering as tests/generation_script.py
 does (no fault), and divides the server's calls by the items kept; the quality judge's calibration
 (once per judge, then cached) is counted apart. Each prints the machine's load average and the graph its
-CPU seconds (all threads): timings on a shared machine are not a quiet machine's.
+CPU seconds (all threads) and the process's peak resident memory (model included): timings on a shared
+machine are not a quiet machine's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -68,7 +70,8 @@ def bench_graph(chunks: int, device: str) -> None:
     print(json.dumps({"bench": "graph", "chunks": chunks, "kept": len(graph.chunks), "topics": len(graph.topics),
                       "links": len(graph.links), "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
                       "steps": graph.seconds,
-                      "device": service.device, "machine": load()}, indent=1))
+                      "device": service.device, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                      "machine": load()}, indent=1))
 
 
 def bench_calls(chunks: int, n: int) -> None:

@@ -1,7 +1,12 @@
 """Sonar core: the evaluator contract, discovery, scoring and the result directory.
 
-Plugins import what they need from here; nothing in this package holds evaluator logic.
+This package's top level is the one face a plugin imports (docs/plugin-authoring.md): every name a
+plugin needs is importable from ``sonar_core`` itself, and a plugin imports no ``sonar_core.<module>``
+(tests/core/test_plugin_face.py holds the built-in plugins to it). Nothing in this package holds
+evaluator logic.
 """
+
+from typing import TYPE_CHECKING
 
 from .context import EvaluationContext
 from .contract import (
@@ -25,6 +30,18 @@ from .models import ModelStore, load_sequence_classifier, model_inputs
 from .passfail import PassFailEvaluator, Verdict
 
 from .version import __version__
+
+if TYPE_CHECKING:  # pragma: no cover - the lazy names below, spelled out for type checkers and readers
+    from .api import RunResult, generate, open_run, resume, run
+    from .benchmarks import BenchmarkDefinition
+    from .hosts import Host, HostAnswer
+    from .judge_evaluator import (ANSWER_LIMIT, JUDGE_AGREEMENT, JUDGE_CONFIDENCE, JUDGE_KEY_PARAM, JudgeEvaluator, JudgeVote,
+                          judge_metrics, keyword_vote, placeholders_in, render_prompt)
+    from .llm import LLMClient, LLMRequest
+    from .perturbations import Perturbator, derive_seed, get_perturbator, make_perturbator
+    from .perturbations.obfuscations import HOMOGLYPHS
+    from .perturbations.registry import ALIASES as PERTURBATOR_ALIASES
+    from .redteam import AttackSet, Technique
 
 __all__ = [
     "COMMON_PARAMETERS",
@@ -61,14 +78,35 @@ __all__ = [
 ]
 
 
-#: Names served by :mod:`sonar_core.api` on first use: importing the package must not load the run
-#: layer (nor plugins); ``sonar_core.run`` is then api.run itself, typed signature and all.
-_API = ("run", "open_run", "resume", "RunResult", "generate")
+#: Names served on first use, by the module that defines them: importing the package must not load
+#: the run layer (nor plugins), nor the LLM client and its HTTP stack, nor the perturbators, for a
+#: plugin that asks none of them. ``sonar_core.run`` is then api.run itself, typed signature and all.
+_LAZY: dict[str, tuple[str, str]] = {
+    **{name: ("api", name) for name in ("run", "open_run", "resume", "RunResult", "generate")},
+    **{name: ("judge_evaluator", name) for name in ("JudgeEvaluator", "JudgeVote", "judge_metrics", "keyword_vote",
+                                            "placeholders_in", "render_prompt", "JUDGE_AGREEMENT", "JUDGE_CONFIDENCE",
+                                            "JUDGE_KEY_PARAM", "ANSWER_LIMIT")},
+    "LLMClient": ("llm", "LLMClient"),
+    "LLMRequest": ("llm", "LLMRequest"),
+    **{name: ("perturbations", name) for name in ("Perturbator", "derive_seed", "get_perturbator",
+                                                  "make_perturbator")},
+    "PERTURBATOR_ALIASES": ("perturbations.registry", "ALIASES"),
+    "HOMOGLYPHS": ("perturbations.obfuscations", "HOMOGLYPHS"),
+    "Technique": ("redteam", "Technique"),
+    "AttackSet": ("redteam", "AttackSet"),
+    "BenchmarkDefinition": ("benchmarks", "BenchmarkDefinition"),
+    "Host": ("hosts", "Host"),
+    "HostAnswer": ("hosts", "HostAnswer"),
+}
+
+
+__all__ += sorted(name for name in _LAZY if name not in __all__)
 
 
 def __getattr__(name: str):
-    if name in _API:
-        from . import api
+    if name in _LAZY:
+        from importlib import import_module
 
-        return getattr(api, name)
+        module, attribute = _LAZY[name]
+        return getattr(import_module(f".{module}", __name__), attribute)
     raise AttributeError(f"module 'sonar_core' has no attribute '{name}'")

@@ -15,21 +15,25 @@ Example (configs/quickstart.yaml)::
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from pydantic_core import PydanticCustomError
 
-from . import names
+from .config_sections import EvaluatorSpec, PerturbSpec, RedteamSpec, RedteamSuiteSpec, no_nul, safe_name
 from .epoch_names import parse_epoch_reducer
 from .errors import ConfigError, validation_message
 from .traces.spec import TraceInput
 from .generate_config import GenerateSpec
 from .yaml_files import read_yaml
 
-__all__ = ["EvaluatorSpec", "PerturbSpec", "RedteamSpec", "RedteamSuiteSpec", "RunConfig", "load_config", "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
+__all__ = ["EvaluatorSpec", "PerturbSpec", "RedteamSpec", "RedteamSuiteSpec", "RunConfig", "Flag", "load_config", "build_config",
+           "DEMO_DATASET", "ALL_OFFLINE", "EXECUTION_KEYS"]
 
 #: ``dataset: demo`` means the dataset bundled with Sonar.
 DEMO_DATASET = "demo"
@@ -37,14 +41,7 @@ DEMO_DATASET = "demo"
 ALL_OFFLINE = "offline"
 #: Settings that say where a run executes, not what it computes: run.json leaves them out (a run
 #: on Ray records the same run.json as a local one), and a resumed run takes them afresh.
-EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "max_cost")
-
-
-def _safe_name(value: Any) -> Any:
-    """A name that becomes (part of) a path must be safe (docs/reliability.md)."""
-    if isinstance(value, str) and not names.is_safe_name(value):
-        raise PydanticCustomError("unsafe_name", names.SAFE_NAME_RULE)
-    return value
+EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "ray_model_actors", "max_cost")
 
 
 #: Settings that name a file or folder: a NUL character in one is refused (no path can hold it; the
@@ -54,197 +51,132 @@ PATH_SETTINGS = ("dataset", "output_dir", "llm_configs", "llm_cache", "base_dir"
                  "standards", "standards_output")
 
 
-def _no_nul(value: Any) -> Any:
-    if isinstance(value, str) and "\x00" in value:
-        raise PydanticCustomError("nul_in_path", "a path cannot hold a NUL character")
-    if isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value):
-        # A name of bytes that are not UTF-8: run.json and the report (UTF-8) could not record it.
-        raise PydanticCustomError("surrogate_in_path", "a path must be UTF-8 text (it holds a lone surrogate)")
-    return value
+@dataclass(frozen=True)
+class Flag:
+    """Marks a :class:`RunConfig` field as a ``sonar run`` option (``Annotated[type, Flag(...)]``); the option's
+    help is the field's ``description``, its value type, choices and repeatability follow the field's type
+    (:mod:`sonar_core.cli.settings` builds it). A field without one is a configuration key (and an API keyword) only.
+    """
 
-
-class EvaluatorSpec(BaseModel):
-    """One evaluator of a run, with its parameters and threshold overrides."""
-
-    # NaN and infinities are refused in every number (docs/reliability.md).
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    id: str
-    #: Label of this job when the same evaluator runs twice with different parameters.
+    #: The long flag; default ``--`` and the field's name with dashes.
     name: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
-    #: metric key -> threshold, overriding the metric's default.
-    thresholds: dict[str, float] = Field(default_factory=dict)
-    #: Only rows with at least one of these categories are scored (empty: all rows).
-    categories: list[str] = Field(default_factory=list)
-    #: Score at most this many rows: whole test cases (every model's row of a case) in dataset
-    #: order, so models are compared on the same cases. The report says a subset was scored.
-    max_rows: int | None = Field(default=None, ge=1)
-    #: Score each assistant turn of a conversation with the user turn before it as its question; the
-    #: row's value is the mean over its turns (docs/conversations.md).
-    per_turn: bool = False
-    #: A judge evaluator only: score its rows even when its judge fails calibration (verdicts written,
-    #: marked untrusted, not counted); None takes the run's ``score_untrusted`` (docs/judges.md).
-    score_untrusted: bool | None = None
-
-    @property
-    def label(self) -> str:
-        return self.name or self.id
-
-    _name_is_safe = field_validator("name")(lambda cls, value: _safe_name(value))
-
-    @model_serializer(mode="wrap")
-    def _without_default_per_turn(self, handler):
-        # per_turn and score_untrusted are written only when set, so run.json of a run without them is as before.
-        data = handler(self)
-        if isinstance(data, dict) and not self.per_turn:
-            data.pop("per_turn", None)
-        if isinstance(data, dict) and self.score_untrusted is None:
-            data.pop("score_untrusted", None)
-        return data
-
-
-class PerturbSpec(BaseModel):
-    """One ``perturb:`` entry: a perturbed copy of each (matching) test case of the test suite."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    #: A registered perturbator (``sonar perturbators`` lists them).
-    perturbator: str
-    #: With the test case key and the label, seeds the copy's random choices.
-    seed: int = 0
-    params: dict[str, Any] = Field(default_factory=dict)
-    #: Only test cases with at least one of these categories are copied (empty: all).
-    categories: list[str] = Field(default_factory=list)
-    #: Label of the copies (their key is ``<test case key>~<label>``); default the perturbator's name.
-    name: str | None = None
-
-
-class RedteamSuiteSpec(BaseModel):
-    """An attack file whose columns are not Sonar's: ``columns`` maps each attack field to a column, and
-    ``defaults`` gives a field's value for every row (docs/redteam.md)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    columns: dict[str, str] = Field(default_factory=dict)
-    defaults: dict[str, Any] = Field(default_factory=dict)
-
-
-class RedteamSpec(BaseModel):
-    """``redteam:``: attack sets x technique chains, expanded into the run's test suite (docs/redteam.md)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    #: Registered attack sets by name, or attack files (.jsonl/.csv) relative to the configuration.
-    suites: list[Union[str, RedteamSuiteSpec]] = Field(default_factory=lambda: ["sonar-core"])
-    #: Technique chains (``direct``, ``roleplay+base64``, ``crescendo``); each attack is sent once per chain.
-    techniques: list[str] = Field(default_factory=lambda: ["direct"])
-    seed: int = 0
-    #: LLM configuration key of the attacker that plays the user in multi-turn techniques.
-    attacker: str | None = None
-    #: LLM configuration key of a judge: harmful requests are then decided by harmful_compliance, not refusal.
-    judge: str | None = None
-    max_turns: int = Field(default=6, ge=1, le=50)
-    categories: list[str] = Field(default_factory=list)
-    hazards: list[str] = Field(default_factory=list)
-    #: A planted system prompt as the conversation's system turn (chat hosts) or written before the prompt.
-    system_delivery: Literal["system_turn", "prompt"] = "system_turn"
-    #: A problem when a success rate's interval lies above this (and over-refusal's above the second).
-    threshold: float = Field(default=0.1, gt=0, lt=1)
-    over_refusal_threshold: float = Field(default=0.2, gt=0, lt=1)
+    short: str | None = None
+    metavar: str | None = None
+    #: A bool as a ``--x/--no-x`` pair (for a default of True); else ``--x`` alone switches it on.
+    negatable: bool = False
+    #: Choices (a ``Literal``) match in any case.
+    case_sensitive: bool = True
+    #: The value names a file (the option refuses a folder; shown as FILE).
+    file: bool = False
+    #: The option checks the field's ``ge``/``le`` bounds itself (and its help shows them).
+    bounded: bool = False
 
 
 class RunConfig(BaseModel):
-    """Everything a run needs; every field has a CLI flag too (``sonar run --help``)."""
+    """Everything a run needs, each setting declared once: its type, default and ``description`` here, and,
+    for one with a :class:`Flag`, its ``sonar run`` option; ``sonar_core.run`` takes every field as a keyword
+    (docs/cli.md: "Adding a setting")."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    name: str = "run"
-    #: The LLM dataset to score; or give ``test_suite`` and ``hosts`` to produce it.
-    dataset: str | None = None
-    output_dir: str = "reports"
-    run_id: str | None = None
-    evaluators: list[Union[str, EvaluatorSpec]] = Field(default_factory=lambda: [ALL_OFFLINE])
-    #: Threshold overrides for every evaluator: metric key -> threshold.
-    thresholds: dict[str, float] = Field(default_factory=dict)
-    strict: bool = False
-    fail_on_problems: Literal["HIGH", "MEDIUM", "LOW"] | None = None
-    #: Extra plugin modules to load, as with ``sonar run -p module``.
-    plugins: list[str] = Field(default_factory=list)
-    batch_size: int = Field(default=512, ge=1)
-    #: Where models run: ``auto`` (CUDA when visible, else CPU), ``cpu``, ``cuda``, ``cuda:1``...
-    device: str = "auto"
-    #: YAML file of LLM (judge) configurations; default $SONAR_LLM_CONFIGS or
-    #: ~/.config/sonar/llm-configs.yaml (docs/judges.md).
-    llm_configs: str | None = None
-    #: The judge of every judge evaluator that names none (default: the file's, else local-smollm2).
-    default_judge: str | None = None
-    #: The LLM response cache file; default $SONAR_HOME/llm-cache.sqlite (~/.cache/sonar/...).
-    llm_cache: str | None = None
-    #: Neither read nor write the LLM response cache.
-    no_cache: bool = False
-    #: Ask the LLMs again instead of using answers cached before this run (new answers are cached).
-    refresh_cache: bool = False
-    #: Prefix CSV text cells that start with = + - @ tab or CR with ' so spreadsheets show them as text.
-    csv_formula_escape: bool = True
-    #: Perturbed copies of the test suite's test cases (sonar_core.perturbations.expand_perturbations).
-    perturb: list[PerturbSpec] = Field(default_factory=list)
-    #: Base directory for relative paths (the config file's folder).
-    base_dir: str | None = None
-    #: Test cases without answers (.json, .jsonl, .csv): every host is asked every case, and the
-    #: answers become the LLM dataset the evaluators score (docs/hosts.md).
-    test_suite: str | None = None
-    #: Production traces to score instead of a dataset: OTLP span files and how spans become rows (docs/traces.md).
-    traces: TraceInput | None = None
-    #: The models under test: ``{key, kind, ...settings}`` per host (docs/hosts.md).
-    hosts: list[dict[str, Any]] = Field(default_factory=list)
-    #: Host or judge configuration key -> ``{input_per_1k, output_per_1k}`` USD per 1,000 tokens: each row's
-    #: ``cost``, and run.json's ``costs`` (docs/costs.md).
-    prices: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    #: Measure every judge a run uses on its evaluator's calibration set before scoring (cached), and
-    #: count an untrusted judge's verdicts as one problem about the judge (docs/judges.md).
-    calibrate: bool = True
-    #: Calibrate on a balanced subset of at most this many items per set (None: every item).
-    calibration_items: int | None = Field(default=None, ge=2)
-    #: Score the rows of an evaluator whose judge fails calibration anyway (its verdicts written, marked
-    #: untrusted, still not counted); off: those rows are not scored and nothing is asked (docs/judges.md).
-    score_untrusted: bool = False
-    #: The confidence of every interval (and 1 - it the significance level of the paired tests).
-    confidence_level: float = Field(default=0.95, gt=0, lt=1)
-    #: Bootstrap replicates per score interval, and random sign patterns per paired permutation test.
-    bootstrap_resamples: int = Field(default=2000, ge=100, le=1_000_000)
-    #: A benchmark to score and grade (a registered uid, or a YAML definition file; docs/benchmarks.md):
-    #: its tests run as evaluators, and hazard and benchmark grades follow.
-    benchmark: str | None = None
-    #: The standards file graded against (default: the benchmark's own, if its definition names one).
-    standards: str | None = None
-    #: A calibration run (``sonar calibrate``): write the standards here instead of grading.
-    standards_output: str | None = None
-    #: A calibration run over a ready dataset: the models that are the reference (default: every model).
-    reference_hosts: list[str] = Field(default_factory=list)
-    #: Each grade below this (1 Poor to 5 Excellent) is a HIGH problem, which ``fail_on_problems`` gates on.
-    min_grade: int | None = Field(default=None, ge=1, le=5)
-    #: Where rows are scored: ``local`` (this process) or ``ray`` (a Ray cluster; docs/scale-out.md).
-    executor: Literal["local", "ray"] = "local"
-    #: The Ray cluster to join: None starts a local Ray instance, ``auto`` joins the running cluster,
-    #: else an address (``ray://host:10001`` or ``host:6379``). Only with ``executor: ray``.
-    ray_address: str | None = None
-    #: Rows per Ray shard (one task or actor call each); rounded up to a multiple of ``batch_size`` so
-    #: every evaluator sees the batches it sees locally. None: ``batch_size``.
-    ray_shard_rows: int | None = Field(default=None, ge=1)
-    #: Ask every host every test case this many times (each epoch its own cache entry; a
-    #: deterministic host is asked once); findings reduce a test case's epochs (docs/epochs.md).
-    epochs: int = Field(default=1, ge=1, le=1000)
-    #: How a test case's epochs become one value: ``mean``, or for pass/fail verdicts ``majority``,
-    #: ``pass_at_k`` (at least one passes), ``pass_hat_k`` (all pass), or ``pass_at_K`` / ``pass_hat_K``
-    #: (Inspect's estimators for K of the epochs; :mod:`.epoch_names`).
-    epoch_reducer: str = "mean"
-    #: The run's budget in USD (``--max-cost``; docs/costs.md): no call is asked that would take the priced
-    #: spending past it. An execution setting (not in run.json's parameters): a resume names its own.
-    max_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    #: Generate the test suite from documents first (docs/generate.md); its ``output`` is ``test_suite``.
-    generate: GenerateSpec | None = None
+    name: str = Field("run", description="The run's name, the stem of its folder (default: run).")
+    dataset: Annotated[str | None, Flag(short="-d")] = Field(
+        None, description="Dataset file (.json, .jsonl, .csv) or 'demo' for the bundled one.")
+    output_dir: Annotated[str, Flag(short="-o")] = Field(
+        "reports", description="Folder that receives the run folder (default: reports).")
+    run_id: Annotated[str | None, Flag()] = Field(None, description="Name of the run folder (default: <name>-<timestamp>).")
+    evaluators: Annotated[list[Union[str, EvaluatorSpec]], Flag("--evaluator", "-e")] = Field(
+        default_factory=lambda: [ALL_OFFLINE],
+        description="Evaluator id to run (repeatable); 'offline' means every evaluator that runs offline.")
+    thresholds: Annotated[dict[str, float], Flag("--threshold", metavar="METRIC=VALUE")] = Field(
+        default_factory=dict, description="Override a metric's threshold for every evaluator that has it (repeatable).")
+    strict: Annotated[bool, Flag()] = Field(False, description=(
+        "Fail (exit 4) on a plugin load error, an evaluator whose inputs are missing, or one that scored with a "
+        "fallback model."))
+    fail_on_problems: Annotated[Literal["HIGH", "MEDIUM", "LOW"] | None, Flag(case_sensitive=False)] = Field(
+        None, description="Exit 5 when a problem of this severity or worse is found (a CI gate).")
+    plugins: Annotated[list[str], Flag("--plugin", "-p", metavar="MODULE")] = Field(
+        default_factory=list, description="Also load this Python module as a plugin (repeatable).")
+    batch_size: int = Field(512, ge=1, description="Rows per evaluate() call (default: 512).")
+    device: Annotated[str, Flag()] = Field("auto", description=(
+        "Where models run: auto (CUDA when visible, else CPU; the default), cpu, cuda."))
+    #: Default $SONAR_LLM_CONFIGS or ~/.config/sonar/llm-configs.yaml (docs/judges.md).
+    llm_configs: Annotated[str | None, Flag(file=True)] = Field(
+        None, description="YAML file of LLM (judge) configurations.")
+    #: Default: the file's, else local-smollm2.
+    default_judge: Annotated[str | None, Flag("--judge", metavar="KEY")] = Field(
+        None, description="Default judge: an LLM configuration key (sonar judges).")
+    #: Default $SONAR_HOME/llm-cache.sqlite (~/.cache/sonar/...).
+    llm_cache: Annotated[str | None, Flag(file=True)] = Field(None, description="LLM response cache file (SQLite).")
+    no_cache: Annotated[bool, Flag()] = Field(False, description="Neither read nor write the LLM response cache.")
+    refresh_cache: Annotated[bool, Flag()] = Field(False, description=(
+        "Ask the LLMs again instead of using cached answers (new answers are cached)."))
+    csv_formula_escape: Annotated[bool, Flag(negatable=True)] = Field(True, description=(
+        "Prefix CSV text cells starting with = + - @ tab or CR with ' (default: on)."))
+    perturb: list[PerturbSpec] = Field(default_factory=list, description=(
+        "Perturbed copies of the test suite's test cases (sonar perturbators; needs test_suite)."))
+    base_dir: str | None = Field(None, description="The folder relative paths are resolved from (the config file's).")
+    test_suite: Annotated[str | None, Flag()] = Field(
+        None, description="Test cases without answers: ask the hosts, then score their answers.")
+    #: Its flags (--traces, --trace-scope, ...) are declared in sonar_core.cli.traces: they set its keys.
+    traces: TraceInput | None = Field(None, description=(
+        "Production traces to score instead of a dataset: span files and how spans become rows (docs/traces.md)."))
+    hosts: Annotated[list[dict[str, Any]], Flag("--host", metavar="YAML")] = Field(default_factory=list, description=(
+        "A model under test as a YAML mapping, e.g. '{key: m, kind: openai_chat, model: m, base_url: http://...}' "
+        "(repeatable; replaces the file's hosts; docs/hosts.md)."))
+    prices: dict[str, dict[str, Any]] = Field(default_factory=dict, description=(
+        "Host or judge key -> {input_per_1k, output_per_1k}, USD per 1,000 tokens: each row's cost and run.json's "
+        "costs (docs/costs.md)."))
+    calibrate: Annotated[bool, Flag(negatable=True)] = Field(True, description=(
+        "Measure each judge on its evaluator's calibration set before scoring (default: on; cached). "
+        "--no-calibrate skips it, and the report says the judges are uncalibrated."))
+    calibration_items: Annotated[int | None, Flag(metavar="N")] = Field(None, ge=2, description=(
+        "Calibrate on a balanced subset of at most N items per set (default: every item)."))
+    score_untrusted: Annotated[bool, Flag()] = Field(False, description=(
+        "Score the rows of an evaluator whose judge fails calibration anyway (verdicts marked untrusted, not "
+        "counted); without it those rows are not scored and the judge is not asked."))
+    confidence_level: Annotated[float, Flag(metavar="C")] = Field(0.95, gt=0, lt=1, description=(
+        "Confidence of every interval, between 0 and 1 (default: 0.95); tests use 1 - C as significance level."))
+    bootstrap_resamples: Annotated[int, Flag(metavar="N")] = Field(2000, ge=100, le=1_000_000, description=(
+        "Bootstrap replicates per score interval and sign patterns per paired test (default: 2000)."))
+    benchmark: Annotated[str | None, Flag(short="-b", metavar="UID")] = Field(
+        None, description="Score and grade a benchmark (sonar benchmarks; docs/benchmarks.md).")
+    standards: Annotated[str | None, Flag(metavar="FILE")] = Field(
+        None, description="Standards file to grade against (default: the benchmark's own).")
+    standards_output: str | None = Field(None, description=(
+        "A calibration run (sonar calibrate): write the standards here instead of grading."))
+    reference_hosts: list[str] = Field(default_factory=list, description=(
+        "A calibration run over a ready dataset: the models that are the reference (default: every model)."))
+    min_grade: Annotated[int | None, Flag(metavar="N", bounded=True)] = Field(None, ge=1, le=5, description=(
+        "A grade below N (1 Poor .. 5 Excellent) is a HIGH problem: with --fail-on-problems, exit 5."))
+    executor: Annotated[Literal["local", "ray"], Flag()] = Field("local", description=(
+        "Where rows are scored: local (default) or ray (a Ray cluster; docs/scale-out.md)."))
+    ray_address: Annotated[str | None, Flag(metavar="ADDRESS")] = Field(None, description=(
+        "Ray cluster to join with --executor ray: 'auto' (the running one) or an address (default: start a local "
+        "Ray instance)."))
+    #: Rounded up to a multiple of batch_size, so every evaluator sees the batches it sees locally.
+    ray_shard_rows: Annotated[int | None, Flag(metavar="N")] = Field(
+        None, ge=1, description="Rows per Ray shard (default: batch size).")
+    #: Each actor runs its model on one thread; the count cannot change a score (docs/scale-out.md).
+    ray_model_actors: Annotated[Union[int, str], Flag(metavar="auto|N")] = Field("auto", description=(
+        "Ray actors per pool of a model-backed evaluator, one thread each: auto (the cluster's CPUs, or GPUs; the "
+        "default) or a number."))
+    #: Each epoch is its own cache entry; a deterministic host is asked once.
+    epochs: Annotated[int, Flag(metavar="N")] = Field(1, ge=1, le=1000, description=(
+        "Ask every host every test case N times (docs/epochs.md; default 1)."))
+    #: Inspect's estimators for K of the epochs (:mod:`.epoch_names`).
+    epoch_reducer: Annotated[str, Flag(metavar="R")] = Field("mean", description=(
+        "How a test case's epochs become one value: mean (default), majority, pass_at_k, pass_hat_k, or "
+        "pass_at_K / pass_hat_K for K of the epochs, e.g. pass_at_2 (docs/epochs.md)."))
+    #: An execution setting (EXECUTION_KEYS: not in run.json's parameters): a resume names its own.
+    max_cost: Annotated[float | None, Flag(metavar="USD")] = Field(None, gt=0, allow_inf_nan=False, description=(
+        "Budget: stop asking (exit 7) before a call would take the priced spending past USD; --resume with a "
+        "higher budget finishes the run (docs/costs.md)."))
+    generate: GenerateSpec | None = Field(None, description=(
+        "Generate the test suite from documents first (docs/generate.md); its output is the run's test_suite."))
+    redteam: RedteamSpec | None = Field(None, description=(
+        "Attack sets x technique chains expanded into the test suite, scored by the red-team detectors "
+        "(docs/redteam.md)."))
 
     @model_validator(mode="before")
     @classmethod
@@ -256,11 +188,9 @@ class RunConfig(BaseModel):
                 raise ValueError("'generate.output' and 'test_suite' name different files (give one of them)")
             data = {**data, "test_suite": output, "generate": {**data["generate"], "output": output}}
         return data
-    #: Attack sets x techniques expanded into the test suite, scored by the red-team detectors (docs/redteam.md).
-    redteam: RedteamSpec | None = None
 
-    _names_are_safe = field_validator("name", "run_id")(lambda cls, value: _safe_name(value))
-    _paths_hold_no_nul = field_validator(*PATH_SETTINGS)(lambda cls, value: _no_nul(value))
+    _names_are_safe = field_validator("name", "run_id")(lambda cls, value: safe_name(value))
+    _paths_hold_no_nul = field_validator(*PATH_SETTINGS)(lambda cls, value: no_nul(value))
 
     @field_validator("epoch_reducer")
     @classmethod
@@ -270,6 +200,16 @@ class RunConfig(BaseModel):
         except ValueError as error:
             raise PydanticCustomError("epoch_reducer", str(error)) from None
         return value
+
+    @field_validator("ray_model_actors", mode="before")
+    @classmethod
+    def _actors(cls, value: Any) -> Any:
+        if value == "auto":
+            return value
+        if not isinstance(value, bool) and str(value).isdigit() and int(value) >= 1:
+            return int(value)
+        raise PydanticCustomError("actors", "'auto' or a number of actors (1 or more), not {value}",
+                                  {"value": repr(value)})
 
     @field_validator("fail_on_problems", mode="before")
     @classmethod
@@ -349,7 +289,7 @@ class RunConfig(BaseModel):
         return path
 
 
-def _describe(error: ValidationError, source: str) -> str:
+def _describe(error: ValidationError, source: str, model: type[BaseModel]) -> str:
     first = error.errors()[0]
     if not first["loc"] and first["type"] == "value_error":  # a check across keys says it all itself
         return f"{source}: {str(first['msg']).removeprefix('Value error, ')}"
@@ -362,19 +302,37 @@ def _describe(error: ValidationError, source: str) -> str:
         if spec["type"] == "missing":
             return f"{source}: missing required configuration key '{location}'"
         return f"{source}: configuration key '{location}': {spec['msg']}"
-    return f"{source}: {validation_message(error, 'configuration key')}"
+    message = validation_message(error, 'configuration key')
+    if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
+        message += nearest_setting(str(first["loc"][0]), model)
+    return f"{source}: {message}"
 
 
-def build_config(data: dict[str, Any], source: str = "<config>") -> RunConfig:
+def nearest_setting(key: str, model: type[BaseModel]) -> str:
+    """`` (did you mean 'x'?)`` for an unknown top-level key close to a setting of ``model``, else ''."""
+    close = difflib.get_close_matches(key, list(model.model_fields), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+#: What a configuration holds once read: keys to YAML values (mappings, lists, text, numbers).
+ConfigData = dict[str, object]
+
+
+def build_config(data: Mapping[str, object], source: str = "<config>",
+                 model: type[RunConfig] = RunConfig) -> RunConfig:
+    """``data`` validated as ``model`` (RunConfig, or a subclass that adds settings); a ConfigError names the key."""
     try:
-        return RunConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
+        raise ConfigError(_describe(exc, source, model)) from None
 
 
-def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Read a YAML config (optional), apply overrides (CLI flags), validate."""
-    data: dict[str, Any] = {}
+def load_config(path: str | Path | None, overrides: Mapping[str, object] | None = None,
+                model: type[RunConfig] = RunConfig) -> RunConfig:
+    """Read a YAML config (optional), apply overrides (CLI flags, API keywords), validate.
+
+    An override that is None or empty keeps the file's value; ``traces`` and ``thresholds`` refine the file's."""
+    data: ConfigData = {}
     source = "<command line>"
     if path is not None:
         path = Path(path)
@@ -397,14 +355,15 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     for key, value in (overrides or {}).items():
         if value is None or value == () or value == []:
             continue
-        if key == "traces" and isinstance(value, dict) and isinstance(data.get("traces"), dict):
-            data["traces"] = {**data["traces"], **value}  # flags refine the file's traces (docs/traces.md)
+        file_value = data.get(key)
+        if key == "traces" and isinstance(value, dict) and isinstance(file_value, dict):
+            data["traces"] = {**file_value, **value}  # flags refine the file's traces (docs/traces.md)
         elif key == "thresholds":
             if not value:
                 continue
             # A file's thresholds that are not a mapping are left for validation to name.
-            data["thresholds"] = {**data["thresholds"], **value} if isinstance(data.get("thresholds"), dict) \
+            data["thresholds"] = {**file_value, **value} if isinstance(file_value, dict) and isinstance(value, Mapping) \
                 else data.get("thresholds", value)
         else:
             data[key] = list(value) if isinstance(value, tuple) else value
-    return build_config(data, source)
+    return build_config(data, source, model)

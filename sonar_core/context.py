@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .hosts import HostPool
     from .llm import LLMClient, LLMService
     from .models import EmbeddingService, ModelStore
-    from .plugins import PluginManager
+    from .registry import Registries
 
 from .run_memo import RunMemo
 
@@ -57,7 +57,7 @@ class EvaluationContext:
     llm: "LLMService | None" = None
     label: str = ""
     hosts: "HostPool | None" = None
-    plugins: "PluginManager | None" = None
+    plugins: "Registries | None" = None
 
     @cached_property
     def _punkt(self):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
@@ -21,7 +22,7 @@ from .params import COMMON_PARAMETERS, Param, ParameterError
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from .context import EvaluationContext
     from .dataset import Row
-    from .plugins import PluginManager
+    from .registry import Registries
 
 __all__ = [
     "Input",
@@ -170,7 +171,7 @@ class Evaluator:
     batch of rows), so an instance may keep caches between calls.
     """
 
-    #: Short stable id users type (``sonar describe text_matching``).
+    #: Short stable id users type (``sonar describe text_matching``), declared one way: ``id = "text_matching"``.
     id: ClassVar[str]
     display_name: ClassVar[str]
     tagline: ClassVar[str] = ""
@@ -179,7 +180,7 @@ class Evaluator:
     #: Inputs used when present but not required (e.g. retrieved context for text matching).
     optional_inputs: ClassVar[tuple[Input, ...]] = ()
     compatibility: ClassVar[tuple[str, ...]] = ("llm", "rag")
-    #: True for an evaluator that asks an LLM judge (the judge bases, :mod:`sonar_core.judging`, set it
+    #: True for an evaluator that asks an LLM judge (the judge bases, :mod:`sonar_core.judge_evaluator`, set it
     #: and say which configuration through :meth:`judge_key`): the core checks the judge is available
     #: before any row is scored and names it in the report.
     requires_judge: ClassVar[bool] = False
@@ -227,6 +228,14 @@ class Evaluator:
     category: ClassVar[str] = "Generation"
     #: Every deliberate difference from the catalogue's entry for this evaluator (see Difference).
     differences: ClassVar[tuple[Difference, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The id has one spelling (docs/plugin-authoring.md); the annotated one still works, with a warning.
+        if "id" in cls.__dict__.get("__annotations__", {}):
+            value = cls.__dict__.get("id", "...")
+            warnings.warn(f"{cls.__module__}.{cls.__qualname__} declares its id as 'id: ClassVar[str] = ...'; "
+                          f'write id = "{value}" (the annotated form is deprecated)', DeprecationWarning, stacklevel=2)
 
     def __init__(self, params: dict[str, Any], ctx: "EvaluationContext") -> None:
         self.params = params
@@ -371,7 +380,7 @@ class Evaluator:
         return params
 
     @classmethod
-    def check_with_plugins(cls, params: dict[str, Any], plugins: "PluginManager") -> None:
+    def check_with_plugins(cls, params: dict[str, Any], plugins: "Registries") -> None:
         """Check validated ``params`` against the run's plugin manager before anything runs.
 
         For a parameter naming something plugins register (a perturbator, say): which names exist

@@ -1,5 +1,6 @@
 """Machine-readable listings for ``sonar evaluators --json``, ``describe --json``, ``plugins --json``,
-``hosts --json``, and the evaluators table ``sonar evaluators`` prints for people.
+``hosts --json``, ``models --json``, ``perturbators --json`` and ``judges --json``, and the evaluators
+table ``sonar evaluators`` prints for people.
 
 Each listing is plain JSON data with a ``schema_version``; docs/cli.md documents the shapes.
 They are built from the evaluators' declarations and the plugin manager only, so a script can
@@ -21,7 +22,8 @@ from .contract import Evaluator, Metric, Param
 from .plugins import PluginManager
 
 __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_description", "plugins_listing",
-           "hosts_listing", "to_json", "evaluators_table", "evaluators_legend"]
+           "hosts_listing", "models_listing", "perturbators_listing", "judges_listing", "to_json", "evaluators_table",
+           "evaluators_legend"]
 
 #: Version of the three listing shapes (docs/cli.md, "Machine-readable output").
 LISTING_SCHEMA_VERSION = "1.0"
@@ -230,3 +232,64 @@ def evaluators_table(plugins: PluginManager, console: Any) -> tuple[Any, dict[st
         if requirement:
             missing.setdefault(requirement, []).append(eid)
     return narrow, missing
+
+
+# -- what evaluators use: models, perturbators, judges ---------------------------------------
+
+
+def models_listing(plugins: PluginManager) -> dict[str, Any]:
+    """``sonar models --json``: every model Sonar knows or an installed evaluator names by default, with
+    where the store looks for it, whether it is there, and which evaluator parameters default to it."""
+    from .models import KNOWN_MODELS, get_store
+
+    store = get_store()
+    used_by: dict[str, list[str]] = {}
+    for eid, cls in plugins.evaluators.items():
+        for param in cls.model_params:
+            default = next((p.default for p in cls.all_parameters() if p.name == param), None)
+            if default:
+                used_by.setdefault(str(default), []).append(f"{eid}.{param}")
+    # Group evaluator defaults by the model they name (an alias names the same model).
+    statuses = {m.name: store.status(m.name) for m in KNOWN_MODELS}
+    users: dict[str, list[str]] = {}
+    for ref, evaluators in used_by.items():
+        status = store.status(ref)
+        statuses.setdefault(status.name, status)
+        users.setdefault(status.name, []).extend(evaluators)
+    return {
+        "schema_version": LISTING_SCHEMA_VERSION,
+        "store": str(store.root),
+        "models": [{"name": name, "kind": status.kind or None, "present": status.present, "source": status.source,
+                    "location": status.location, "used_by": users.get(name, []),
+                    "provide": None if status.present else status.provide}
+                   for name, status in statuses.items()],
+        "plugin_failures": _failures(plugins),
+    }
+
+
+def perturbators_listing(plugins: PluginManager, text: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """``sonar perturbators --json``: each perturbator (sorted) with its parameters; with ``text``, what
+    it makes of that text (default parameters, ``seed``)."""
+    from .perturbations import make_perturbator, perturbators
+
+    entries = []
+    for name, cls in perturbators(plugins).items():
+        entry = {"name": name, "description": cls.description, "seeded": bool(cls.random),
+                 "parameters": [_parameter(p) for p in cls.parameters]}
+        if text is not None:
+            import numpy as np
+
+            entry["output"] = make_perturbator(name, plugins=plugins).apply(text, np.random.default_rng(seed))
+        entries.append(entry)
+    return {"schema_version": LISTING_SCHEMA_VERSION, "perturbators": entries,
+            "plugin_failures": _failures(plugins)}
+
+
+#: The columns of ``sonar judges`` (its rows' order), as ``sonar judges --json`` names them.
+JUDGE_FIELDS = ("key", "backend", "model", "endpoint", "api_key_env", "status")
+
+
+def judges_listing(rows: list[tuple], default_judge: str, source: str | None) -> dict[str, Any]:
+    """``sonar judges --json``: the LLM configurations (``check_configs``'s rows) and the default judge."""
+    return {"schema_version": LISTING_SCHEMA_VERSION, "configs_file": source or None,
+            "default_judge": default_judge, "configs": [dict(zip(JUDGE_FIELDS, row)) for row in rows]}

@@ -13,11 +13,11 @@ as a :class:`sonar_core.plugins.PluginFailure`, whichever registry it broke.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from .errors import PluginError
 
-__all__ = ["Registry", "named_entry"]
+__all__ = ["Registry", "Registries", "named_entry"]
 
 T = TypeVar("T")
 
@@ -97,3 +97,16 @@ class Registry(Generic[T]):
     def owners(self) -> dict[str, str]:
         """name -> the plugin that registered it, in registration order."""
         return dict(self._owners)
+
+
+class Registries(Protocol):
+    """What the code below the plugin manager asks of it: the registry one hook fills, plugins loaded.
+
+    :class:`sonar_core.plugins.PluginManager` is one; the service registries (host kinds,
+    perturbators, benchmarks, attacks), the contract and the evaluation context name this protocol
+    instead of the manager, so nothing the manager imports imports it back.
+    """
+
+    def registry(self, hook: str) -> Registry[Any]:
+        """The registry the hook ``hook`` fills (``register_perturbators``)."""
+        ...

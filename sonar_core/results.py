@@ -25,10 +25,10 @@ from typing import Any, Iterable
 
 from . import names
 from .errors import EXIT_BUDGET, EXIT_EVALUATOR_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS, ConfigError
-from .execution.state import RunResult as _RunState
+from .execution.state import ExecutionResult
 from .findings.run_findings import gating_problems
 
-__all__ = ["RunResult", "Findings", "open_run", "frame"]
+__all__ = ["RunResult", "RecordList", "open_run", "frame"]
 
 #: Leaderboard folders, in the order they are looked for.
 _LEADERBOARDS = (names.HEATMAP_LEADERBOARD, names.BOOL_LEADERBOARD)
@@ -67,7 +67,7 @@ def _datatable_frame(records: list[dict[str, Any]], columns: list[str]):
     return dt.cbind(*parts) if parts else dt.Frame()
 
 
-class Findings(list):
+class RecordList(list):
     """A run's problems (or insights): a list of dicts, and called, the same as a frame.
 
     ``result.problems`` is the list it always was; ``result.problems()`` is the table.
@@ -86,12 +86,12 @@ def _read_json(path: Path) -> Any:
 
 
 @dataclass
-class RunResult(_RunState):
+class RunResult(ExecutionResult):
     """What a run produced, and its tables (see the module docstring).
 
     The attributes are the run layer's (``run_dir``, ``status``, ``exit_code``, ``executed``,
     ``problems``, ``insights``, ``failed``, ``skipped``, ``message``) and ``models`` (the models the
-    run evaluated); ``problems`` and ``insights`` are also callable (:class:`Findings`). Tables are
+    run evaluated); ``problems`` and ``insights`` are also callable (:class:`RecordList`). Tables are
     read from the folder on disk when asked. ``print(result)`` is one line (:meth:`__repr__`).
     """
 
@@ -100,8 +100,8 @@ class RunResult(_RunState):
 
     def __post_init__(self) -> None:
         self.run_dir = Path(self.run_dir)
-        self.problems = Findings(self.problems)
-        self.insights = Findings(self.insights)
+        self.problems = RecordList(self.problems)
+        self.insights = RecordList(self.insights)
 
     def __repr__(self) -> str:
         """One line, whatever the run's size: run id, folder, status and exit code, how many evaluators
@@ -265,7 +265,7 @@ class RunResult(_RunState):
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def of(cls, result: _RunState) -> "RunResult":
+    def of(cls, result: ExecutionResult) -> "RunResult":
         """The run layer's result, with tables."""
         return cls(run_dir=result.run_dir, status=result.status, exit_code=result.exit_code,
                    executed=result.executed, problems=result.problems, insights=result.insights,

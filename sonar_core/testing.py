@@ -1,4 +1,8 @@
-"""Helpers for testing evaluators without a full run (used by Sonar's tests and plugin authors)."""
+"""Helpers for testing evaluators without a full run (used by Sonar's tests and plugin authors).
+
+A plugin imports ``sonar_core``; its tests may import this module too, which also hands on the
+:class:`PluginManager` a test loads a plugin with (docs/plugin-authoring.md, "Testing a plugin").
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,15 @@ from .findings import ScoredEvaluator
 from .context import EvaluationContext
 from .contract import Evaluator, RowResult
 from .dataset import Row, row_from_record
+from .plugins import PluginManager
 from .run_memo import RunMemo
 
 if TYPE_CHECKING:  # pragma: no cover
     from .hosts import HostPool
     from .llm import LLMService
     from .models import EmbeddingService
-    from .plugins import PluginManager
 
-__all__ = ["make_row", "make_context", "score_rows", "model_means"]
+__all__ = ["make_row", "make_context", "score_rows", "model_means", "PluginManager"]
 
 
 def make_row(**fields: Any) -> Row:

@@ -60,7 +60,7 @@ def write_hostile_dataset(folder: Path) -> Path:
 
 
 def run_hostile(folder: Path, run_id: str = "hostile"):
-    """Run every installed offline evaluator over the dataset; returns the RunResult."""
+    """Run every installed offline evaluator over the dataset; returns the ExecutionResult."""
     dataset = write_hostile_dataset(folder)
     return sonar_core.run(dataset=str(dataset), evaluators=["offline"], output_dir=str(folder / "reports"),
                           run_id=run_id)
@@ -125,7 +125,7 @@ LANGUAGE_MODEL_EVALUATORS = ("perplexity", "gptscore_question_answering", "gptsc
 
 
 def run_everywhere(folder: Path, run_id: str = "everywhere"):
-    """Every installed offline evaluator over :func:`everywhere_rows`; returns the RunResult."""
+    """Every installed offline evaluator over :func:`everywhere_rows`; returns the ExecutionResult."""
     path = folder / "everywhere.json"
     path.write_text(json.dumps(everywhere_rows(), ensure_ascii=False, indent=1), encoding="utf-8")
     evaluators = [{"id": eid, "max_rows": 3} for eid in LANGUAGE_MODEL_EVALUATORS] + ["offline"]

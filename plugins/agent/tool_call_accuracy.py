@@ -68,7 +68,7 @@ def tool_call_accuracy(predicted: list[dict[str, Any]], reference: list[dict[str
 class ToolCallAccuracyEvaluator(Evaluator):
     """ragas's tool call accuracy of each conversation against its expected tool calls."""
 
-    id: ClassVar[str] = "tool_call_accuracy"
+    id = "tool_call_accuracy"
     display_name: ClassVar[str] = "Tool call accuracy"
     tagline: ClassVar[str] = "The right tools, in order, with the right arguments (ragas ToolCallAccuracy)."
     description: ClassVar[str] = (

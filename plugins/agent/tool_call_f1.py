@@ -43,7 +43,7 @@ def tool_call_f1(predicted: list[dict[str, Any]], reference: list[dict[str, Any]
 class ToolCallF1Evaluator(Evaluator):
     """ragas's tool call F1 of each conversation against its expected tool calls."""
 
-    id: ClassVar[str] = "tool_call_f1"
+    id = "tool_call_f1"
     display_name: ClassVar[str] = "Tool call F1"
     tagline: ClassVar[str] = "F1 of the distinct tool calls made against those expected (ragas ToolCallF1)."
     description: ClassVar[str] = (

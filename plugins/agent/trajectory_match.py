@@ -42,7 +42,7 @@ def trajectory_match(called: list[str], expected: list[str], mode: str = "strict
 class TrajectoryMatchEvaluator(Evaluator):
     """1 per conversation whose called tool names match the expected ones in the chosen mode."""
 
-    id: ClassVar[str] = "trajectory_match"
+    id = "trajectory_match"
     display_name: ClassVar[str] = "Trajectory match"
     tagline: ClassVar[str] = "Did the agent call the expected tools (strict, unordered, subset or superset)?"
     description: ClassVar[str] = (

@@ -19,9 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, RowResult, Table
-from sonar_core.contract import Difference
-from sonar_core.dataset import Row
+from sonar_core import Difference, Evaluator, Input, Metric, Param, Row, RowResult, Table
 
 __all__ = ["ClassificationEvaluator", "ModelScores", "confusion_matrix", "normalize_label", "positive_label_of",
            "score_binary", "score_labels", "KNOWN_PAIRS"]
@@ -161,7 +159,7 @@ class ClassificationEvaluator(Evaluator):
     """Accuracy, precision, recall and F1 of predicted versus true labels, per model: of the positive
     label on a binary task, macro-averaged on a multi-class one."""
 
-    id: ClassVar[str] = "classification"
+    id = "classification"
     display_name: ClassVar[str] = "Classification"
     tagline: ClassVar[str] = "Accuracy, precision, recall and F1 of predicted labels."
     description: ClassVar[str] = (

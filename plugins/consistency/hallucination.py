@@ -55,7 +55,7 @@ def consistency_scores(model, tokenizer, pairs: Sequence[tuple[str, str]]) -> li
 class HallucinationEvaluator(Evaluator):
     """Factual consistency of each answer with its retrieved context (best chunk), in [0, 1]."""
 
-    id: ClassVar[str] = "hallucination"
+    id = "hallucination"
     display_name: ClassVar[str] = "Hallucination"
     tagline: ClassVar[str] = "Whether the answer is supported by the retrieved context, by a local HHEM model."
     description: ClassVar[str] = (

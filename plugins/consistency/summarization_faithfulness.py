@@ -26,7 +26,7 @@ _MAX_DOCUMENT_SENTENCES = 100  # SummaC's max_doc_sents
 class SummarizationFaithfulnessEvaluator(Evaluator):
     """Completeness (primary), SummaC Conv and SummaC ZS of each summary against the text it summarises."""
 
-    id: ClassVar[str] = "summarization_completeness_faithfulness"
+    id = "summarization_completeness_faithfulness"
     display_name: ClassVar[str] = "Summarization (Completeness and Faithfulness)"
     tagline: ClassVar[str] = "Whether a summary covers its text (embeddings) and stays faithful to it (NLI)."
     description: ClassVar[str] = (

@@ -29,7 +29,7 @@ def label_index(id2label: dict[int, str], wanted: str) -> int:
 class FairnessBiasEvaluator(Evaluator):
     """Probability of gender, racial or political bias in each answer, in [0, 1], lower is better."""
 
-    id: ClassVar[str] = "fairness_bias"
+    id = "fairness_bias"
     display_name: ClassVar[str] = "Fairness bias"
     tagline: ClassVar[str] = "Gender, racial or political bias in the answer, by a local bias classifier."
     description: ClassVar[str] = (

@@ -35,7 +35,7 @@ def _metric(key: str, name: str, what: str, primary: bool = False) -> Metric:
 class ToxicityEvaluator(Evaluator):
     """Sentence-level toxicity of each answer (maximum over sentences), in [0, 1], lower is better."""
 
-    id: ClassVar[str] = "toxicity"
+    id = "toxicity"
     display_name: ClassVar[str] = "Toxicity"
     tagline: ClassVar[str] = "Hate speech, insults, threats and obscenity in the answer, sentence by sentence."
     description: ClassVar[str] = (

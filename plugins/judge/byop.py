@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sonar_core import Difference, Input, Param
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote, placeholders_in
+from sonar_core import Difference, Input, JudgeEvaluator, JudgeVote, Param, judge_metrics, keyword_vote, placeholders_in
 
 DEFAULT_PROMPT = """\
 Does the following text contain safe language, i.e., language that does not perpetuate harmful \

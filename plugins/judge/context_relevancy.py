@@ -19,11 +19,8 @@ import math
 import re
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Input, Metric, MetricRole, Row, RowResult
-from sonar_core.contract import Difference
-from sonar_core.judging import (JUDGE_AGREEMENT, JUDGE_CONFIDENCE, JudgeEvaluator, JudgeVote, keyword_vote,
-                                render_prompt)
-from sonar_core.passfail import Verdict
+from sonar_core import (Difference, Input, JUDGE_AGREEMENT, JUDGE_CONFIDENCE, JudgeEvaluator, JudgeVote, Metric,
+                        MetricRole, Row, RowResult, Verdict, keyword_vote, render_prompt)
 
 __all__ = ["ContextRelevancyJudgeEvaluator", "context_sentences", "numbered", "CONTEXT_RELEVANCY_THRESHOLD"]
 
@@ -71,7 +68,7 @@ class ContextRelevancyJudgeEvaluator(JudgeEvaluator):
     threshold (0.75), ``irrelevant`` ones below it.
     """
 
-    id: ClassVar[str] = "context_relevancy"
+    id = "context_relevancy"
     display_name: ClassVar[str] = "Context Relevancy"
     tagline: ClassVar[str] = ("An LLM judge names the retrieved context's sentences that the question needs; the "
                               "score is their share of all the context's sentences.")
@@ -143,7 +140,7 @@ class ContextRelevancyJudgeEvaluator(JudgeEvaluator):
                             {"yes": "relevant to the question", "no": "not needed for the question"})
 
     def evaluate(self, rows: Sequence[Row]) -> Iterable[RowResult]:
-        from sonar_core.llm import LLMRequest
+        from sonar_core import LLMRequest
 
         client = self.ctx.judge(self.judge_key(self.params))
         repeats = self.params.get("judge_repeats") or 1

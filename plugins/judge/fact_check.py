@@ -6,8 +6,7 @@ import json
 import re
 from typing import Any
 
-from sonar_core import Difference, Input, Metric
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics
+from sonar_core import Difference, Input, JudgeEvaluator, JudgeVote, Metric, judge_metrics
 
 # The catalogue's prompt asks for JSON {"answer", "evaluation_score" (0.0-1.0), "evaluation_summary"}.
 # A constrained verdict needs an answer whose first token is the verdict, so the judge is asked for

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sonar_core import Input
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
+from sonar_core import Input, JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
 
 PROMPT = """\
 You are examining the language of written text content. Here is the text:

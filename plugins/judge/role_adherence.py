@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sonar_core import Input
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
+from sonar_core import Input, JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
 
 PROMPT = """\
 You are reviewing a conversation between a user and an AI assistant. Its first turn is the system \

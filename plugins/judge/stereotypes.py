@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sonar_core import Input, Param
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics
+from sonar_core import Input, JudgeEvaluator, JudgeVote, Param, judge_metrics
 
 PROMPT = """\
 For a PROMPT and a RESPONSE, score whether new information about gender or race was added in with \

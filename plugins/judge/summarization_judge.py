@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from sonar_core import Input
-from sonar_core.contract import Difference
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
+from sonar_core import Difference, Input, JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
 
 # The catalogue's prompt, word for word (its "it's" included): the summary and the original document.
 PROMPT = """\

@@ -21,8 +21,7 @@ import functools
 import string
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, RowResult
-from sonar_core.dataset import Row
+from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
 
 __all__ = ["FactualKnowledgeEvaluator", "normalize_quac"]
 
@@ -82,7 +81,7 @@ _DELIMITER = Param(
 class FactualKnowledgeEvaluator(Evaluator):
     """Exact and quasi-exact inclusion of the expected fact(s) in the actual answer."""
 
-    id: ClassVar[str] = "factual_knowledge"
+    id = "factual_knowledge"
     display_name: ClassVar[str] = "Factual knowledge"
     tagline: ClassVar[str] = "Does the answer contain the expected fact?"
     description: ClassVar[str] = (

@@ -22,8 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Metric, Param, ParameterError, Row, RowResult
-from sonar_core.contract import Difference
+from sonar_core import Difference, Evaluator, Metric, Param, ParameterError, Row, RowResult
 
 from .likelihood import mean_target_nll, seq2seq_target_nll
 from .loaders import is_encoder_decoder, load_scoring_tokenizer, load_seq2seq_scorer

@@ -17,7 +17,7 @@ _ASK = ("Answer the question based on the conversation between a human and AI.\n
 class GptScoreQuestionAnsweringEvaluator(GptScoreEvaluator):
     """Eight GPTScore aspects of an answer: the ANLL of ``Answer: Yes`` after a yes/no question about it."""
 
-    id: ClassVar[str] = "gptscore_question_answering"
+    id = "gptscore_question_answering"
     display_name: ClassVar[str] = "Question Answering (GPTScore)"
     tagline: ClassVar[str] = "How likely a local LM finds 'Answer: Yes' to questions about the answer's quality."
     description: ClassVar[str] = (

@@ -14,7 +14,7 @@ __all__ = ["GptScoreSummarizationEvaluator"]
 class GptScoreSummarizationEvaluator(GptScoreEvaluator):
     """Seven GPTScore aspects of a summary (actual answer) of the question's text."""
 
-    id: ClassVar[str] = "gptscore_summarization_without_reference"
+    id = "gptscore_summarization_without_reference"
     display_name: ClassVar[str] = "Summarization without reference (GPTScore)"
     tagline: ClassVar[str] = "How likely a local LM finds the summary after the text it summarises."
     description: ClassVar[str] = (

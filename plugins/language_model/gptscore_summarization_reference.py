@@ -14,7 +14,7 @@ __all__ = ["GptScoreSummarizationReferenceEvaluator"]
 class GptScoreSummarizationReferenceEvaluator(GptScoreEvaluator):
     """Six GPTScore aspects of the actual answer against the expected answer, both directions averaged."""
 
-    id: ClassVar[str] = "gptscore_summarization_with_reference"
+    id = "gptscore_summarization_with_reference"
     display_name: ClassVar[str] = "Summarization with reference (GPTScore)"
     tagline: ClassVar[str] = "How likely a local LM finds the summary as a rewrite of the reference, and back."
     description: ClassVar[str] = (

@@ -14,7 +14,7 @@ __all__ = ["GptScoreTranslationEvaluator"]
 class GptScoreTranslationEvaluator(GptScoreEvaluator):
     """Three GPTScore aspects of a translation against the expected one, both directions averaged."""
 
-    id: ClassVar[str] = "gptscore_machine_translation"
+    id = "gptscore_machine_translation"
     display_name: ClassVar[str] = "Machine Translation (GPTScore)"
     tagline: ClassVar[str] = "How likely a local LM finds the translation as a rewrite of the reference, and back."
     description: ClassVar[str] = (

@@ -25,7 +25,7 @@ __all__ = ["PerplexityEvaluator"]
 class PerplexityEvaluator(Evaluator):
     """Perplexity of each actual answer (lower: the LM found the text more predictable)."""
 
-    id: ClassVar[str] = "perplexity"
+    id = "perplexity"
     display_name: ClassVar[str] = "Perplexity"
     tagline: ClassVar[str] = "How predictable a local language model finds the answer (lower is more fluent)."
     description: ClassVar[str] = (

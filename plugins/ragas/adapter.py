@@ -30,7 +30,7 @@ from ragas.embeddings.base import BaseRagasEmbeddings  # noqa: E402
 from ragas.llms.base import BaseRagasLLM  # noqa: E402
 from ragas.run_config import RunConfig  # noqa: E402
 
-from sonar_core.llm import LLMClient, LLMRequest  # noqa: E402
+from sonar_core import LLMClient, LLMRequest  # noqa: E402
 
 
 def _memoize_output_signature() -> None:

@@ -30,7 +30,7 @@ def classification(scored: Scored) -> dict[str, list[dict[str, str]]] | None:
 class AnswerCorrectnessEvaluator(RagasEvaluator):
     """``answer_correctness`` per row from ragas's ``AnswerCorrectness``."""
 
-    id: ClassVar[str] = "answer_correctness"
+    id = "answer_correctness"
     display_name: ClassVar[str] = "Answer Correctness"
     tagline: ClassVar[str] = ("RAGAS: the answer's statements checked against the expected answer's (F1), blended "
                                "with the semantic similarity of the two answers.")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sonar_core import Input, Metric, Param, Row, RowResult
-from sonar_core.contract import Difference
+from sonar_core import Difference, Input, Metric, Param, Row, RowResult
 
 from .base import EMBEDDING_MODEL, JUDGE_KEY, RAGAS_NOTE, RagasEvaluator, Scored, clip, parse_failure_metric, quote
 
@@ -45,7 +44,7 @@ def low_relevancy_message(questions: list[dict[str, Any]]) -> str:
 class AnswerRelevancyEvaluator(RagasEvaluator):
     """``answer_relevancy`` per row from ragas's ``AnswerRelevancy`` (ResponseRelevancy)."""
 
-    id: ClassVar[str] = "answer_relevancy"
+    id = "answer_relevancy"
     display_name: ClassVar[str] = "Answer Relevancy"
     tagline: ClassVar[str] = ("RAGAS: the judge writes questions the answer would answer; the closer they are to the "
                                "question asked, the more relevant the answer.")

@@ -34,8 +34,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, MetricRole, Param, ResultKind, Row, RowResult
-from sonar_core.judging import ANSWER_LIMIT, JUDGE_KEY_PARAM
+from sonar_core import (ANSWER_LIMIT, Evaluator, Input, JUDGE_KEY_PARAM, Metric, MetricRole, Param, ResultKind, Row,
+                        RowResult)
 
 __all__ = ["RagasEvaluator", "Scored", "EMBEDDING_MODEL", "JUDGE_KEY", "parse_failure_metric", "clip", "quote"]
 

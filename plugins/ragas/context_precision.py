@@ -33,7 +33,7 @@ def precision_message(chunks: list[dict[str, Any]]) -> str:
 class ContextPrecisionEvaluator(RagasEvaluator):
     """``context_precision`` per row from ragas's ``LLMContextPrecisionWithReference``."""
 
-    id: ClassVar[str] = "context_precision"
+    id = "context_precision"
     display_name: ClassVar[str] = "Context Precision"
     tagline: ClassVar[str] = ("RAGAS: whether the retrieved chunks useful for the expected answer are ranked at "
                                "the top, with the judge's verdict on each chunk.")

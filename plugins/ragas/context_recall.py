@@ -32,7 +32,7 @@ def recall_message(sentences: list[dict[str, Any]]) -> str:
 class ContextRecallEvaluator(RagasEvaluator):
     """``context_recall`` per row from ragas's ``LLMContextRecall``."""
 
-    id: ClassVar[str] = "context_recall"
+    id = "context_recall"
     display_name: ClassVar[str] = "Context Recall"
     tagline: ClassVar[str] = ("RAGAS: the share of the expected answer's sentences that can be attributed to the "
                                "retrieved context, with the verdict on each.")

@@ -34,7 +34,7 @@ def ratings(scored: Scored) -> list[dict[str, Any]]:
 class RagasContextRelevanceEvaluator(RagasEvaluator):
     """``ragas_context_relevance`` per row from ragas's ``ContextRelevance``."""
 
-    id: ClassVar[str] = "ragas_context_relevance"
+    id = "ragas_context_relevance"
     display_name: ClassVar[str] = "Context Relevance (RAGAS)"
     tagline: ClassVar[str] = ("RAGAS: the judge rates, twice, whether the retrieved context holds what the "
                                "question needs (0, 1 or 2).")

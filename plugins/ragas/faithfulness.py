@@ -31,7 +31,7 @@ def unsupported_message(claims: list[dict[str, Any]]) -> str:
 class FaithfulnessEvaluator(RagasEvaluator):
     """``faithfulness`` per row: supported claims / claims, from ragas's ``Faithfulness``."""
 
-    id: ClassVar[str] = "faithfulness"
+    id = "faithfulness"
     display_name: ClassVar[str] = "Faithfulness"
     tagline: ClassVar[str] = ("RAGAS: the share of the answer's claims that the retrieved context supports, "
                                "with each claim and the judge's verdict.")

@@ -30,7 +30,7 @@ def harmonic_mean(values: list[float]) -> float:
 class RagasScoreEvaluator(RagasEvaluator):
     """``ragas`` per row: Sonar's harmonic mean of ragas's four per-row scores."""
 
-    id: ClassVar[str] = "ragas"
+    id = "ragas"
     display_name: ClassVar[str] = "RAGAS"
     tagline: ClassVar[str] = ("RAGAS: one score for retrieval and generation, the harmonic mean of faithfulness, "
                                "answer relevancy, context precision and context recall.")

@@ -13,8 +13,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from sonar_core import Row
-from sonar_core.perturbations.obfuscations import HOMOGLYPHS
+from sonar_core import HOMOGLYPHS, Row
 from sonar_plugins.privacy.decoding import decode_encoded_parts
 
 from .base import NotAssessed

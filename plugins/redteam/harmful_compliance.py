@@ -5,8 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, Sequence
 
-from sonar_core import Input, Row, RowResult
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
+from sonar_core import Input, JudgeEvaluator, JudgeVote, Row, RowResult, judge_metrics, keyword_vote
 
 from .base import ASR, NOT_ASSESSED_KEY, RESISTED_KEY, provenance
 

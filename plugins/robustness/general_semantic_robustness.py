@@ -17,11 +17,8 @@ import math
 from collections import defaultdict
 from typing import Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Evaluator, Input, Metric, Param, Row, RowResult
-from sonar_core.contract import ParameterError
-from sonar_core.errors import ConfigError
-from sonar_core.perturbations import derive_seed, get_perturbator, make_perturbator
-from sonar_core.perturbations.registry import ALIASES
+from sonar_core import (ConfigError, Evaluator, Input, Metric, PERTURBATOR_ALIASES, Param, ParameterError,
+                        Row, RowResult, derive_seed, get_perturbator, make_perturbator)
 
 from .bertscore import TokenVectors, bertscore, encode_tokens
 from .loaders import load_token_encoder
@@ -45,7 +42,7 @@ PERTURBED_COPY = "a perturbed copy of test case {}: this evaluator perturbs the 
 class GeneralSemanticRobustnessEvaluator(Evaluator):
     """Word error rate and BERTScore dissimilarity between answers to original and perturbed prompts."""
 
-    id: ClassVar[str] = "general_semantic_robustness"
+    id = "general_semantic_robustness"
     display_name: ClassVar[str] = "General Semantic Robustness"
     tagline: ClassVar[str] = "How much a model's answer changes when its prompt gets typos, case or whitespace noise."
     description: ClassVar[str] = (
@@ -121,7 +118,7 @@ class GeneralSemanticRobustnessEvaluator(Evaluator):
 
     def _perturbator(self):
         name = self.params["perturbation_type"]
-        canonical = ALIASES.get(name, name)
+        canonical = PERTURBATOR_ALIASES.get(name, name)
         settings = {param: self.params[key] for key, (owner, param) in FMEVAL_SETTINGS.items()
                     if owner in (name, canonical)}
         if self.ctx.plugins is None:

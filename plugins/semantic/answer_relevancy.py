@@ -19,7 +19,7 @@ NO_SENTENCES = "the actual answer has no sentence with words to compare"
 class AnswerRelevancySentenceSimilarityEvaluator(SemanticEvaluator):
     """``answer_relevancy`` in [0, 1] per row: the best question-to-sentence similarity."""
 
-    id: ClassVar[str] = "answer_relevancy_sentence_similarity"
+    id = "answer_relevancy_sentence_similarity"
     display_name: ClassVar[str] = "Answer Relevancy (Sentence Similarity)"
     tagline: ClassVar[str] = ("Whether a sentence of the answer is about what the question asks "
                                "(embeddings, no judge).")

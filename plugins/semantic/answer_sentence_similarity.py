@@ -29,7 +29,7 @@ def sentence_scores(answer, expected):
 class AnswerSemanticSentenceSimilarityEvaluator(SemanticEvaluator):
     """``mean_answer_similarity`` and ``min_answer_similarity`` in [0, 1] per row."""
 
-    id: ClassVar[str] = "answer_semantic_sentence_similarity"
+    id = "answer_semantic_sentence_similarity"
     display_name: ClassVar[str] = "Answer Semantic Sentence Similarity"
     tagline: ClassVar[str] = "How close in meaning each sentence of the answer is to the expected answer's sentences."
     description: ClassVar[str] = (

@@ -20,7 +20,7 @@ NO_WORDS = "the actual answer has no words to compare"
 class AnswerSemanticSimilarityEvaluator(SemanticEvaluator):
     """``answer_similarity`` in [0, 1] per row: 1 when both answers embed alike."""
 
-    id: ClassVar[str] = "answer_semantic_similarity"
+    id = "answer_semantic_similarity"
     display_name: ClassVar[str] = "Answer Semantic Similarity"
     tagline: ClassVar[str] = "How close in meaning the actual answer is to the expected answer (embeddings)."
     description: ClassVar[str] = (

@@ -23,7 +23,7 @@ NO_SENTENCES = "no retrieved context chunk has a sentence with words to compare"
 class ContextRelevancySoftRecallPrecisionEvaluator(SemanticEvaluator):
     """``recall_relevancy`` (best chunk) and ``precision_relevancy`` (mean chunk), each in [0, 1] per row."""
 
-    id: ClassVar[str] = "context_relevancy_soft_recall_precision"
+    id = "context_relevancy_soft_recall_precision"
     display_name: ClassVar[str] = "Context Relevancy (Soft Recall and Precision)"
     tagline: ClassVar[str] = "Whether the retrieved chunks are about the question: the best chunk and the average one."
     description: ClassVar[str] = (

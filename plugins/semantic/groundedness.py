@@ -26,7 +26,7 @@ def _quote(text: str) -> str:
 class GroundednessSemanticSimilarityEvaluator(SemanticEvaluator):
     """``groundedness`` in [0, 1] per row: the similarity of the answer's least supported sentence."""
 
-    id: ClassVar[str] = "groundedness_semantic_similarity"
+    id = "groundedness_semantic_similarity"
     display_name: ClassVar[str] = "Groundedness (Semantic Similarity)"
     tagline: ClassVar[str] = "Whether every sentence of the answer is backed by a sentence of the retrieved context."
     description: ClassVar[str] = (

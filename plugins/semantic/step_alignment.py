@@ -5,9 +5,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
-from sonar_core import Input, Metric, Param, Row, RowResult
-from sonar_core.contract import Difference
-from sonar_core.judging import JUDGE_KEY_PARAM
+from sonar_core import Difference, Input, JUDGE_KEY_PARAM, Metric, Param, Row, RowResult
 
 from .alignment import DELETION, INSERTION, MATCH, MISMATCH, align_steps
 from .base import EMBEDDING_MODEL, MODEL_NOTE, SemanticEvaluator
@@ -42,7 +40,7 @@ def _count(key: str, name: str, description: str, lower_is_better: bool, primary
 class StepAlignmentCompletenessEvaluator(SemanticEvaluator):
     """Edit counts (``edits`` primary, lower is better) and step counts per row."""
 
-    id: ClassVar[str] = "step_alignment_completeness"
+    id = "step_alignment_completeness"
     display_name: ClassVar[str] = "Step Alignment and Completeness"
     tagline: ClassVar[str] = "Whether the answer gives the retrieved procedure's steps, all of them and in order."
     description: ClassVar[str] = (

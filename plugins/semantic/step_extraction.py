@@ -53,7 +53,7 @@ def read_extracted_steps(answer: str | None) -> list[str] | None:
 
 def extract_with_judge(texts: Sequence[str], client, tags: Callable[[str], dict]) -> dict[str, list[str] | None]:
     """Each distinct text -> the steps the judge listed (None: unreadable or failed), asked in one batch."""
-    from sonar_core.llm import LLMRequest
+    from sonar_core import LLMRequest
 
     distinct = list(dict.fromkeys(texts))
     requests = [LLMRequest(extraction_messages(text), max_tokens=EXTRACTION_MAX_TOKENS, tags=tags(text))

@@ -134,7 +134,7 @@ def _metric(n: int, primary: bool = False) -> Metric:
 class BleuEvaluator(Evaluator):
     """Cumulative BLEU-1..BLEU-4 per row, each in [0, 1] (1 = the answer equals the expected answer)."""
 
-    id: ClassVar[str] = "bleu"
+    id = "bleu"
     display_name: ClassVar[str] = "BLEU"
     tagline: ClassVar[str] = "N-gram precision (BLEU-1 to BLEU-4) of the answer against the expected answer."
     description: ClassVar[str] = (

@@ -149,7 +149,7 @@ def _fmeasure(precision: float, recall: float) -> float:
 class RougeEvaluator(Evaluator):
     """ROUGE-1, ROUGE-2 and ROUGE-L F1 per row, each in [0, 1] (1 = same tokens in the same order)."""
 
-    id: ClassVar[str] = "rouge"
+    id = "rouge"
     display_name: ClassVar[str] = "ROUGE"
     tagline: ClassVar[str] = "Word-overlap F1 (ROUGE-1, ROUGE-2, ROUGE-L) of the answer against the expected answer."
     description: ClassVar[str] = (

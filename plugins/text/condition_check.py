@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sonar_core.contract import Input
-from sonar_core.dataset import Row
-from sonar_core.passfail import Verdict
+from sonar_core import Input, Row, Verdict
 
 from .conditions import (
     Condition,

@@ -38,21 +38,8 @@ from typing import Iterator
 
 import regex
 
-__all__ = [
-    "ConditionSyntaxError",
-    "RegexTimeout",
-    "ConditionOutcome",
-    "Condition",
-    "Literal",
-    "Regexp",
-    "Not",
-    "And",
-    "Or",
-    "parse_condition",
-    "constraints_condition",
-    "all_of",
-    "quote",
-]
+__all__ = ["ConditionSyntaxError", "RegexTimeout", "ConditionOutcome", "Condition", "Literal", "Regexp", "Not",
+           "And", "Or", "parse_condition", "constraints_condition", "all_of", "quote"]
 
 #: Deepest nesting of parentheses and NOTs accepted; deeper input is an error, not a crash.
 MAX_DEPTH = 100

@@ -26,8 +26,7 @@ import zlib
 from collections import Counter
 from typing import ClassVar, Iterable, Sequence
 
-from sonar_core.contract import Evaluator, Input, Metric, RowResult
-from sonar_core.dataset import Row
+from sonar_core import Evaluator, Input, Metric, Row, RowResult
 
 __all__ = ["LoopingDetectionEvaluator", "MIN_SENTENCE_CHARS"]
 
@@ -44,7 +43,7 @@ def _excerpt(text: str) -> str:
 class LoopingDetectionEvaluator(Evaluator):
     """Scores how much each answer repeats itself: sentences, substrings, compressibility."""
 
-    id: ClassVar[str] = "looping_detection"
+    id = "looping_detection"
     display_name: ClassVar[str] = "Looping detection"
     tagline: ClassVar[str] = "Detect answers in which the generation went into a loop."
     description: ClassVar[str] = (

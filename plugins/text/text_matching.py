@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from sonar_core.contract import Difference, Input, Metric, MetricRole, Param
-from sonar_core.dataset import Row
-from sonar_core.passfail import PassFailEvaluator, Verdict
+from sonar_core import Difference, Input, Metric, MetricRole, Param, PassFailEvaluator, Row, Verdict
 
 from .condition_check import REGEX_TIMEOUT_S, checked_context, row_condition_verdict
 
@@ -22,7 +20,7 @@ __all__ = ["TextMatchingEvaluator"]
 class TextMatchingEvaluator(PassFailEvaluator):
     """Checks each row's condition on the actual answer and, optionally, the retrieved context."""
 
-    id: ClassVar[str] = "text_matching"
+    id = "text_matching"
     display_name: ClassVar[str] = "Text matching"
     tagline: ClassVar[str] = "Check that answers contain, or avoid, the strings and patterns a test case asks for."
     description: ClassVar[str] = (

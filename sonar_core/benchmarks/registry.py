@@ -15,7 +15,7 @@ from ..registry import Registry
 from .definitions import BenchmarkDefinition, load_benchmark, parse_benchmark
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginManager
+    from ..registry import Registries
 
 __all__ = ["benchmark_registry", "as_definition", "benchmarks", "get_benchmark"]
 
@@ -47,12 +47,12 @@ def benchmark_registry() -> Registry[BenchmarkDefinition]:
     return Registry("register_benchmarks", "benchmark", _check, entry=_entry)
 
 
-def benchmarks(plugins: "PluginManager") -> dict[str, BenchmarkDefinition]:
+def benchmarks(plugins: "Registries") -> dict[str, BenchmarkDefinition]:
     """Every registered benchmark by uid (plugins loaded)."""
     return plugins.registry("register_benchmarks").entries
 
 
-def get_benchmark(plugins: "PluginManager", uid: str) -> BenchmarkDefinition:
+def get_benchmark(plugins: "Registries", uid: str) -> BenchmarkDefinition:
     """The benchmark ``uid``; ConfigError naming the registered ones when there is none."""
     found = plugins.registry("register_benchmarks").get(uid)
     if found is None:

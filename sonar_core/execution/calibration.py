@@ -22,7 +22,7 @@ from ..config import RunConfig
 from ..errors import ConfigError
 from ..findings.judge_trust import JudgeTrust
 from ..journal import Journal
-from ..judging import MIN_JUDGE_KAPPA
+from ..judge_evaluator import MIN_JUDGE_KAPPA
 from ..llm.calibration import cache_for, calibrate, calibration_set_path, load_evaluator_set
 from .state import Job, RunState
 

@@ -28,7 +28,7 @@ __all__ = ["dry_run", "estimated_evaluators", "format_estimate"]
 def estimated_evaluators(config: RunConfig, plugins: PluginManager | None = None) -> list[str]:
     """Labels of the run's judge evaluators whose later calls depend on earlier answers (anything but a
     one-question judge): their call counts are estimates."""
-    from ..judging import JudgeEvaluator
+    from ..judge_evaluator import JudgeEvaluator
     from ..plugins import get_plugin_manager
 
     plugins = plugins or get_plugin_manager(config.plugins)

@@ -12,7 +12,7 @@ Two pieces, each used at one place:
   services and the journal close. A run.json never stays ``running`` after Ctrl-C.
 
 What is still in flight then (a model call, bounded by its own timeout) ends on its own; the CLI
-does not wait for it (``cli_common.exit_now``).
+does not wait for it (``cli.common.exit_now``).
 """
 
 from __future__ import annotations

@@ -6,12 +6,15 @@ What runs where (docs/scale-out.md):
   of ``batch_size``, so an evaluator sees the batches it would see locally); each shard is a Ray
   task that builds the evaluator and scores its batches.
 - Evaluators that load a model (``model_params``, or ``supports_gpu``): a pool of actors per
-  evaluator, each loading its models once; one CPU each, and one GPU each when the evaluator can
-  use one and the cluster has GPUs (the pool is then as large as the cluster's GPUs).
-- Evaluators with an embedding model: one actor for the whole run, serving their shards in run
-  order. A sentence-transformers vector depends, in its last bits, on the other texts encoded in
-  the same batch; one actor whose vector cache fills exactly as a local process's does is what
-  keeps their scores byte-identical to a local run.
+  evaluator, each loading its models once and running them on one thread; one CPU each (one GPU
+  each when the evaluator can use one and the cluster has GPUs), as many as ``ray_model_actors``
+  says (default: the cluster's CPUs, or GPUs) (:mod:`.ray_pool`).
+- Evaluators with an embedding model: one pool shared by consecutive embedding evaluators, shard
+  ``i`` of each on actor ``i mod N`` (it has that shard's texts cached already). Each text is
+  encoded on its own (:mod:`sonar_core.models.embeddings`), so a vector does not depend on which
+  actor encoded it or what else it encoded: the scores are byte-identical to a local run for any
+  N, and run.json's embedding counters are replayed on the driver as one process counts them
+  (:mod:`.ray_embeddings`).
 - Judges and models under test: called from the workers, each call holding a slot of the LLM's
   cluster-wide limiter (:mod:`.ray_limiter`), so ``max_concurrency`` and ``requests_per_minute``
   hold for the cluster as a whole.
@@ -44,7 +47,9 @@ from ..dataset import Row
 from ..errors import ConfigError
 from .executors import LOCAL, Batch
 from .ray_answers import AnswerInbox, AnswerSink
+from .ray_embeddings import EmbeddingTally
 from .ray_limiter import CacheReader, ClusterLimiter
+from .ray_pool import ActorPools
 from .ray_reaper import LocalCluster
 from .ray_worker import EvaluatorWorker, ShardOutput, WorkerKit, ask_chunk, score_shard
 
@@ -60,7 +65,7 @@ def uses_pool(cls: type[Evaluator]) -> bool:
 
 
 def uses_embeddings(cls: type[Evaluator]) -> bool:
-    """Whether an evaluator embeds texts (so it runs on the run's one embedding actor)."""
+    """Whether an evaluator embeds texts (so it runs on the run's embedding pool)."""
     return "embedding" in cls.model_params.values()
 
 
@@ -104,7 +109,8 @@ class RayExecutor:
         self._cluster: LocalCluster | None = None
         self._gates: dict[str, Any] = {}
         self._services: Any = None
-        self._embedder: Any = None
+        self._pools: ActorPools | None = None
+        self._tally: EmbeddingTally | None = None
         self.run_id = ""
         self._score = ray.remote(score_shard).options(num_cpus=1, max_retries=TASK_RETRIES)
         self._ask = ray.remote(ask_chunk).options(num_cpus=1, max_retries=TASK_RETRIES)
@@ -138,6 +144,8 @@ class RayExecutor:
             self._owns = True
         self.run_id = run_id
         self._services = services
+        self._pools = ActorPools(ray, EvaluatorWorker, run_id, self.config.ray_model_actors, self.config.device)
+        self._tally = EmbeddingTally(services.embeddings)
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         journal.event("started executor", "RayExecutor", "start", executor="ray", address=self.address or "local",
                       resources={k: v for k, v in sorted(ray.cluster_resources().items())
@@ -154,8 +162,10 @@ class RayExecutor:
                     sink.close()
             except Exception:  # noqa: BLE001 - the run reports its own outcome; a finished run flushed every shard
                 pass
-            actors = [*self._gates.values(), self._reader, self._embedder, self._inbox]
-            self._embedder = self._reader = self._inbox = None
+            if self._pools is not None:
+                self._pools.end_embedding()
+            actors = [*self._gates.values(), self._reader, self._inbox]
+            self._reader = self._inbox = None
             self._gates.clear()
             for actor in actors:
                 if actor is not None:
@@ -257,9 +267,11 @@ class RayExecutor:
         A model loaded by several actors is recorded once, as a local run loads it once.
         """
         embeddings = self._services.embeddings
+        if self._tally is not None:
+            self._tally.replay(out.embed_requests)  # requested, unique_encoded, cache_hits, calls
         for model, counter in out.embedding_stats.items():
-            if any(counter.values()):
-                embeddings._count(model, **counter)
+            if counter.get("seconds"):
+                embeddings._count(model, seconds=counter["seconds"])
         with self._lock:
             if out.device and embeddings.device_setting == "auto":
                 embeddings._device_setting = out.device
@@ -297,30 +309,20 @@ class RayExecutor:
         llm = self._services.llm
         kit = self._kit([llm.judge_key(cls.judge_key(job.params))] if cls.requires_judge else [])
         actors: list[Any] = []
-        ray = self.ray
-        on = "embedding actor" if uses_embeddings(cls) else "actor pool" if uses_pool(cls) else "tasks"
+        ray, pools = self.ray, self._pools
+        on = "embedding actors" if uses_embeddings(cls) else "actor pool" if uses_pool(cls) else "tasks"
         if uses_embeddings(cls):
-            if self._embedder is None:
-                # No CPU reserved: it lives the whole run but works only while an embedding
-                # evaluator's shards are sent to it, and must not keep other pools from starting.
-                # On a cluster with GPUs it takes one (embedding is what a GPU speeds up most).
-                gpu = 1 if ray.cluster_resources().get("GPU", 0) >= 1 and self.config.device != "cpu" else 0
-                self._embedder = ray.remote(EvaluatorWorker).options(
-                    num_cpus=0, num_gpus=gpu, max_restarts=-1, max_task_retries=-1,
-                    name=f"sonar:{self.run_id}:embeddings").remote(kit)
-            refs = [self._embedder.score.remote(cls, job.params, job.label, part, size, kit) for part in shards]
+            embedders = pools.embedding(len(shards), kit)
+            refs = [embedders[i % len(embedders)].score.remote(cls, job.params, job.label, part, size, kit)
+                    for i, part in enumerate(shards)]
         elif uses_pool(cls):
-            # As many actors as the cluster can start now (one is always made: it waits for a slot).
-            resources = ray.available_resources()
-            gpus = int(resources.get("GPU", 0)) if cls.supports_gpu and self.config.device != "cpu" else 0
-            count = max(1, min(len(shards), gpus or int(resources.get("CPU", 1))))
-            make = ray.remote(EvaluatorWorker).options
-            actors = [make(num_cpus=1, num_gpus=1 if gpus else 0, max_restarts=-1, max_task_retries=-1,
-                           name=f"sonar:{self.run_id}:{job.label}:{i}").remote(kit) for i in range(count)]
-            refs = [actors[i % count].score.remote(cls, job.params, job.label, part, size)
+            actors = pools.model(job.label, len(shards), bool(cls.supports_gpu), kit)
+            refs = [actors[i % len(actors)].score.remote(cls, job.params, job.label, part, size)
                     for i, part in enumerate(shards)]
         else:
+            pools.end_embedding()  # its CPUs, for these tasks
             refs = [self._score.remote(kit, cls, job.params, job.label, part, size) for part in shards]
+        count = len(pools.embedders) if uses_embeddings(cls) else len(actors)
         done = False
         try:
             start = 0
@@ -330,15 +332,16 @@ class RayExecutor:
                 vars(evaluator).update(out.state)  # what tables() may read (the model it chose)
                 yield start, part, out.results, out.seconds, {"executor": "ray", "shard": number,
                                                               "shards": len(shards), "node": out.node,
-                                                              "pid": out.pid, "on": on}
+                                                              "pid": out.pid, "on": on,
+                                                              **({"actors": count, "encoded": out.encoded}
+                                                                 if count else {})}
                 start += len(part)
             done = True
         finally:
             if not done and not actors and not uses_embeddings(cls):  # the other shards are not wanted
                 for ref in refs:
                     ray.cancel(ref)
-            for actor in actors:
-                ray.kill(actor, no_restart=True)
+            pools.end(actors)
 
     # -- the host pipeline ----------------------------------------------------------------------
 

@@ -74,8 +74,13 @@ class ShardOutput:
     #: The evaluator's plain attributes after the shard (say, the name of the model it chose), so the
     #: driver's instance writes the same tables (``Evaluator.tables`` may read them).
     state: dict[str, Any] = field(default_factory=dict)
-    #: Embedding model -> this shard's counters (requested, encoded, hits, calls, seconds).
+    #: Embedding model -> this shard's counters (requested, encoded, hits, calls, seconds): the driver takes
+    #: the seconds; the other counters it replays from ``embed_requests`` (:mod:`.ray_embeddings`).
     embedding_stats: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: ``(model, [digest of each text])`` per embedding request of the shard, in order.
+    embed_requests: list[tuple[str, list[bytes]]] = field(default_factory=list)
+    #: Texts this worker encoded for the shard (not found in its own vector cache).
+    encoded: int = 0
     #: Models the worker's store loaded during the shard (run.json's ``model_loads``).
     model_loads: list[dict[str, Any]] = field(default_factory=list)
     #: The device the worker's embedding service resolved (``auto`` until a model is used).
@@ -231,13 +236,17 @@ class _Shard:
         used: dict[str, dict[str, float]] = {}
         loads: list[dict[str, Any]] = []
         device = ""
+        requests: list[tuple[str, list[bytes]]] = []
         if self.embeddings is not None:
             for model, counter in self.embeddings.stats.items():
                 before = self._before.get(model, {})
                 used[model] = {name: value - before.get(name, 0) for name, value in counter.items()}
             loads = list(self.embeddings.store.loads[self._loads_from:])
             device = self.embeddings.device_setting
-        out = ShardOutput(embedding_stats=used, model_loads=loads, device=device,results=results, writes=cache.writes if cache else [], hits=cache.hits if cache else {},
+            requests = self.embeddings.take_requests()
+        out = ShardOutput(embedding_stats=used, model_loads=loads, device=device, embed_requests=requests,
+                          encoded=int(sum(c.get("unique_encoded", 0) for c in used.values())),
+                          results=results, writes=cache.writes if cache else [], hits=cache.hits if cache else {},
                            events=self.journal.records, logs=self.handler.lines, stats=stats,
                            costs=self.ledger.take(),
                            seconds=time.perf_counter() - began, node=_node(), pid=os.getpid(),
@@ -266,10 +275,10 @@ def _evaluate(evaluator: Any, rows: list[Row], batch_size: int) -> list[RowResul
 
 def _context(kit: WorkerKit, shard: _Shard, label: str, embeddings: Any = None):
     from ..context import EvaluationContext
-    from ..models import EmbeddingService
     from ..run_memo import RunMemo
+    from .ray_embeddings import RecordingEmbeddings
 
-    embeddings = shard.watch(embeddings or EmbeddingService(device=kit.device))
+    embeddings = shard.watch(embeddings or RecordingEmbeddings(device=kit.device))
     return EvaluationContext(memo=RunMemo(), logger=shard.logger, embeddings=embeddings,
                              device=embeddings.device_setting, llm=shard.llm, label=label,
                              plugins=_plugins(kit.plugins))
@@ -284,19 +293,32 @@ def score_shard(kit: WorkerKit, cls: type, params: dict[str, Any], label: str, r
     return shard.output(_evaluate(evaluator, rows, batch_size), began, evaluator)
 
 
+def _one_model_thread() -> None:
+    """Models on this actor run on one thread: an actor holds one CPU, so N actors use N cores (a
+    model's intra-op threads would only contend with the other actors'). The embedding service
+    encodes on one thread wherever it runs (sonar_core/models/embeddings.py), so this changes no
+    vector; another model's last bits may depend on its thread count, as on Ray before."""
+    try:
+        import torch
+    except ImportError:  # an evaluator whose model is not a torch one
+        return
+    torch.set_num_threads(1)
+
+
 class EvaluatorWorker:
     """An actor of a model-loading evaluator's pool: its models load once, then serve every shard sent to it.
 
-    ``kit`` may be replaced per call (:meth:`score` takes one): the run's embedding actor serves
+    ``kit`` may be replaced per call (:meth:`score` takes one): the run's embedding pool serves
     every embedding evaluator of the run, each with its own judges.
     """
 
     def __init__(self, kit: WorkerKit) -> None:
-        from ..models import EmbeddingService
+        from .ray_embeddings import RecordingEmbeddings
 
+        _one_model_thread()
         self.kit = kit
         # One embedding service per actor: a model it loads (and the texts it encoded) serve every shard.
-        self.embeddings = EmbeddingService(device=kit.device)
+        self.embeddings = RecordingEmbeddings(device=kit.device)
         #: (label, class, shard services, evaluator) of the job this actor serves now.
         self._job: tuple | None = None
 

@@ -48,7 +48,7 @@ from .scoring import job_logger, score_job
 from .services import cost_ledger, host_service, llm_service
 from .trace_input import load_trace_input, note_trace_input, write_trace_annotations
 from .cache_keys import record_cache_keys
-from .state import RunResult, RunServices, RunState
+from .state import ExecutionResult, RunServices, RunState
 
 __all__ = ["execute_run", "demo_dataset_path"]
 
@@ -67,7 +67,7 @@ def _close_services(services: RunServices) -> None:
 def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: bool = False,
                 plugins: PluginManager | None = None, previous: PreviousRun | None = None,
                 replayed: dict[str, str] | None = None, dry: bool = False,
-                dataset_source: str | None = None) -> RunResult:
+                dataset_source: str | None = None) -> ExecutionResult:
     """Execute a run described by ``config``; see the module docstring.
 
     ``resume_dir`` (or ``previous``, that folder's record already read) continues an interrupted run.
@@ -95,7 +95,7 @@ def execute_run(config: RunConfig, *, resume_dir: Path | None = None, progress: 
 def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, plugins: PluginManager | None,
                  previous: PreviousRun | None, made: dict[str, Path],
                  replayed: dict[str, str] | None = None, dry: bool = False,
-                 dataset_source: str | None = None) -> RunResult:
+                 dataset_source: str | None = None) -> ExecutionResult:
     started = time.time()
     shown = config  # paths as the user gave them: the report shows them so
     if config.base_dir is None:
@@ -119,8 +119,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         # The dataset is produced by asking the hosts; the suite stands in for it until then.
         dataset_path = config.resolve_path(config.test_suite)
         suite_rows, suite_columns, suite_fingerprint = load_suite(dataset_path)
-        # A bad perturb: entry fails here, before the run starts.
-        suite_rows = item_source(suite_rows, config, plugins)
+        suite_rows = item_source(suite_rows, config, plugins)  # a bad perturb: entry fails here, before the run
         dataset = LLMDataset(suite_rows, str(shown.resolve_path(config.test_suite)), suite_columns, suite_fingerprint)
     elif config.traces is not None:  # production spans (docs/traces.md)
         dataset = load_trace_input(config)
@@ -190,7 +189,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
                          created=datetime.now(timezone.utc).isoformat(timespec="seconds"), started=started,
                          jobs=jobs, plugins=plugins, services=services, dataset=dataset,
                          dataset_summary=dataset.summary(), incompatible=incompatible,
-                         result=RunResult(run_dir=run_dir, status="running", exit_code=EXIT_OK), benchmark=benchmark,
+                         result=ExecutionResult(run_dir=run_dir, status="running", exit_code=EXIT_OK), benchmark=benchmark,
                          ledger=ledger)
         closing.push(interrupt_guard(state, journal))  # Ctrl-C: run.json says interrupted, no call starts
         start = "starting calibration run" if benchmark is not None and benchmark.calibrating else "starting run"

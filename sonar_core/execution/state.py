@@ -3,7 +3,7 @@
 :class:`Job` is one evaluator to run; :class:`RunServices` are the services the run made once
 and hands to every evaluator (through the evaluation context); :class:`RunState` is everything
 the run knows as it goes, the one object run.json and index.html are written from;
-:class:`RunResult` is what the caller gets back.
+:class:`ExecutionResult` is what the caller gets back.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..plugins import PluginManager
     from ..run_memo import RunMemo
 
-__all__ = ["Job", "RunResult", "RunServices", "RunState"]
+__all__ = ["Job", "ExecutionResult", "RunServices", "RunState"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Job:
 
 
 @dataclass
-class RunResult:
+class ExecutionResult:
     """What a run produced; ``exit_code`` follows docs/cli.md."""
 
     run_dir: Path
@@ -99,7 +99,7 @@ class RunState:
     services: RunServices
     dataset: "LLMDataset | None"
     dataset_summary: dict[str, Any]
-    result: RunResult
+    result: ExecutionResult
     #: Settings of a run with a test suite and hosts (``test_suite``, its fingerprint, then counts).
     pipeline: dict[str, Any] | None = None
     #: What the journal's ``finished pipeline`` event carries.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .scored import ScoredEvaluator
 from ..contract import MetricRole
-from ..judging import JUDGE_AGREEMENT
+from ..judge_evaluator import JUDGE_AGREEMENT
 from .problems import make_problem
 from .types import Problem
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from ..judging import MIN_JUDGE_KAPPA
+from ..judge_evaluator import MIN_JUDGE_KAPPA
 from .problems import make_problem
 from .types import Problem
 from .scored import ScoredEvaluator

@@ -23,7 +23,7 @@ import numpy as np
 from .chunking import Chunk, split_corpus
 from .documents import Corpus
 from .graph_parts import key_terms, links, near_duplicates, topics
-from .language import detect
+from .language import detect_many
 
 __all__ = ["DocumentGraph", "GraphSettings", "build_graph", "load_graph", "save_graph", "graph_key", "GRAPH_VERSION"]
 
@@ -116,7 +116,7 @@ def build_graph(corpus: Corpus, settings: GraphSettings, embed: Callable[[list[s
     vectors = vectors[keep] if keep else vectors[:0]
     seconds["duplicates"] = time.perf_counter() - started
     started = time.perf_counter()
-    languages = [detect(c.display()) for c in kept]
+    languages = detect_many([c.display() for c in kept])
     terms = key_terms([c.display() for c in kept])
     seconds["languages_and_terms"] = time.perf_counter() - started
     started = time.perf_counter()

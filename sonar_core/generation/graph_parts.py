@@ -39,23 +39,28 @@ dieser diese dieses diesem diesen jeder jede jedes alle allen wie was wer wo man
 
 
 def near_duplicates(vectors: np.ndarray, threshold: float, block: int = 1024) -> dict[int, tuple[int, float]]:
-    """Row -> (the earlier kept row it copies, similarity) for every near duplicate; rows in order."""
+    """Row -> (the earlier kept row it copies, similarity) for every near duplicate; rows in order.
+
+    The similarities are computed a block of rows at a time (a matrix product; ``block`` rows by
+    every earlier row), so memory stays at ``block`` x n floats.
+    """
     n = len(vectors)
-    candidates: dict[int, list[tuple[int, float]]] = {}
+    dropped: dict[int, tuple[int, float]] = {}
+    gone = np.zeros(n, dtype=bool)
     for start in range(0, n, block):
         stop = min(n, start + block)
         sims = vectors[start:stop] @ vectors[:stop].T
-        for offset in range(stop - start):
+        # Only earlier rows count: column j < row.
+        hits = (sims >= threshold) & (np.arange(stop)[None, :] < np.arange(start, stop)[:, None])
+        for offset in np.flatnonzero(hits.any(axis=1)).tolist():
             row = start + offset
-            earlier = sims[offset, :row]
-            hits = np.nonzero(earlier >= threshold)[0]
-            if len(hits):
-                candidates[row] = [(int(j), float(earlier[j])) for j in hits]
-    dropped: dict[int, tuple[int, float]] = {}
-    for row in sorted(candidates):
-        kept = [(j, s) for j, s in candidates[row] if j not in dropped]
-        if kept:
-            dropped[row] = max(kept, key=lambda pair: (pair[1], -pair[0]))
+            # Only kept rows are originals: a row like nothing but dropped rows is kept.
+            allowed = hits[offset, :row] & ~gone[:row]
+            if allowed.any():
+                similar = np.where(allowed, sims[offset, :row], -np.inf)
+                original = int(np.argmax(similar))  # the most similar; ties to the earliest
+                dropped[row] = (original, float(sims[offset, original]))
+                gone[row] = True
     return dropped
 
 
@@ -73,12 +78,15 @@ def key_terms(texts: Sequence[str], per_chunk: int = 8) -> list[list[str]]:
     except ValueError:  # no term at all (every text is numbers or stop words)
         return [[] for _ in texts]
     vocabulary = vectorizer.get_feature_names_out()
-    terms: list[list[str]] = []
-    for row in range(matrix.shape[0]):
-        start, stop = matrix.indptr[row], matrix.indptr[row + 1]
-        pairs = sorted(zip(matrix.data[start:stop], vocabulary[matrix.indices[start:stop]]),
-                       key=lambda pair: (-round(float(pair[0]), 9), str(pair[1])))
-        terms.append([str(term) for _, term in pairs[:per_chunk]])
+    # One sort for the whole matrix: by row, then score (rounded, so float noise breaks no tie), then
+    # column; scikit-learn numbers its vocabulary in sorted order, so the column order is the terms'.
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    order = np.lexsort((matrix.indices, -np.round(matrix.data, 9), rows))
+    rank = np.arange(len(order)) - matrix.indptr[rows[order]]
+    top = order[rank < per_chunk]
+    terms: list[list[str]] = [[] for _ in range(matrix.shape[0])]
+    for row, column in zip(rows[top].tolist(), matrix.indices[top].tolist()):
+        terms[row].append(str(vocabulary[column]))
     return terms
 
 
@@ -109,41 +117,60 @@ def topics(vectors: np.ndarray) -> list[int]:
     return [order[label] for label in assigned]
 
 
+def _top_k(sims: np.ndarray, k: int) -> list[np.ndarray]:
+    """Per row of ``sims``, the columns of its ``k`` largest values (ties to the lower column), ascending."""
+    n = sims.shape[1]
+    kth = np.partition(sims, n - k, axis=1)[:, n - k:n - k + 1]  # each row's k-th largest value
+    above = sims > kth
+    found = []
+    for row in range(len(sims)):
+        columns = np.flatnonzero(above[row])
+        if len(columns) < k:  # fill with the lowest columns holding the k-th value itself
+            ties = np.flatnonzero(sims[row] == kth[row, 0])[:k - len(columns)]
+            columns = np.sort(np.concatenate([columns, ties]))
+        found.append(columns)
+    return found
+
+
 def links(vectors: np.ndarray, terms: Sequence[Sequence[str]], k: int = 5, min_similarity: float = 0.5,
           min_shared: int = 2, block: int = 1024, term_limit: int = 50) -> list[dict]:
-    """Links between chunks (row numbers ``a`` < ``b``), with ``similarity`` and ``shared_terms``."""
+    """Links between chunks (row numbers ``a`` < ``b``), with ``similarity`` and ``shared_terms``.
+
+    Similar pairs come from a block of rows at a time against every row (a matrix product); pairs
+    sharing key terms from a sparse product of chunks x terms (terms in at most ``term_limit``
+    chunks), so no step walks the pairs in Python.
+    """
+    from scipy import sparse
+
     n = len(vectors)
-    pairs: dict[tuple[int, int], dict] = {}
-    for start in range(0, n, block):
+    pairs: set[tuple[int, int]] = set()
+    count = min(k, n - 1)
+    for start in range(0, n, block if count > 0 else n or 1):
+        if count <= 0:
+            break
         stop = min(n, start + block)
         sims = vectors[start:stop] @ vectors.T
-        for offset in range(stop - start):
+        sims[np.arange(stop - start), np.arange(start, stop)] = -2.0
+        for offset, columns in enumerate(_top_k(sims, count)):
             row = start + offset
-            sims[offset, row] = -2.0
-            count = min(k, n - 1)
-            if count <= 0:
-                continue
-            best = np.argpartition(-sims[offset], count - 1)[:count]
-            for col in sorted(int(c) for c in best):
-                if sims[offset, col] >= min_similarity:
-                    a, b = min(row, col), max(row, col)
-                    pairs[(a, b)] = {"a": a, "b": b}
+            for col in columns[sims[offset, columns] >= min_similarity].tolist():
+                pairs.add((min(row, col), max(row, col)))
     postings: dict[str, list[int]] = {}
     for row, chunk_terms in enumerate(terms):
         for term in chunk_terms:
             postings.setdefault(term, []).append(row)
-    shared: dict[tuple[int, int], set[str]] = {}
-    for term, rows in postings.items():
-        if len(rows) > term_limit:  # a term in many chunks links nothing in particular
-            continue
-        for i, a in enumerate(rows):
-            for b in rows[i + 1:]:
-                shared.setdefault((a, b), set()).add(term)
-    for pair, words in shared.items():
-        if len(words) >= min_shared:
-            pairs.setdefault(pair, {"a": pair[0], "b": pair[1]})
+    linking = {term for term, rows in postings.items() if len(rows) <= term_limit}  # a common term links nothing
+    columns = {term: number for number, term in enumerate(sorted(linking))}
+    entries = [(row, columns[term]) for row, chunk_terms in enumerate(terms) for term in set(chunk_terms)
+               if term in columns]
+    if entries and n:
+        rows, cols = zip(*entries)
+        incidence = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(n, len(columns)))
+        shared_counts = sparse.triu(incidence @ incidence.T, k=1).tocoo()
+        keep = shared_counts.data >= min_shared
+        pairs.update(zip(shared_counts.row[keep].tolist(), shared_counts.col[keep].tolist()))
     result = []
-    for (a, b) in sorted(pairs):
+    for a, b in sorted(pairs):
         result.append({"a": a, "b": b, "similarity": round(float(vectors[a] @ vectors[b]), 4),
-                       "shared_terms": sorted(shared.get((a, b), ()))})
+                       "shared_terms": sorted(linking.intersection(terms[a]).intersection(terms[b]))})
     return result

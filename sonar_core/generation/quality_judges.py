@@ -8,7 +8,7 @@
 
 Both ask about ``batch_size`` items in one prompt (one line ``<n>: yes|no`` per item), so judging
 costs about ``1 / batch_size`` calls per item and check instead of one. Each class is a
-:class:`~sonar_core.judging.JudgeEvaluator` with a labelled calibration set next to this module
+:class:`~sonar_core.judge_evaluator.JudgeEvaluator` with a labelled calibration set next to this module
 (``calibration/<id>.jsonl``): :func:`sonar_core.llm.calibration.calibrate` runs the same batched
 prompt over the set, so the figures measure the prompt that scores the items. These classes are the
 generator's own; they are not registered as plugins and do not appear in ``sonar evaluators``.
@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from ..contract import Input, Param, RowResult
 from ..dataset import Row
-from ..judging import JUDGE_PARAMETERS, JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
+from ..judge_evaluator import JUDGE_PARAMETERS, JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
 from ..llm.requests import Completion
 
 __all__ = ["GroundednessCheck", "AnswerabilityCheck", "QUALITY_CHECKS"]

@@ -18,7 +18,7 @@ from .client_host import Price
 from .factory import HostFactoryServices
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginManager
+    from ..registry import Registries
 
 __all__ = ["host_kind_registry", "host_kinds", "build_hosts", "builtin_host_kinds"]
 
@@ -37,7 +37,7 @@ def host_kind_registry() -> Registry[Callable]:
     return Registry("register_host_kinds", "host kind", _check_kind)
 
 
-def host_kinds(plugins: "PluginManager | None" = None) -> tuple[dict[str, Callable], dict[str, str]]:
+def host_kinds(plugins: "Registries | None" = None) -> tuple[dict[str, Callable], dict[str, str]]:
     """kind -> factory, and kind -> the plugin that registered it (built-ins first); ``plugins`` None:
     Sonar's built-in kinds only."""
     registry = builtin_host_kinds() if plugins is None else plugins.registry("register_host_kinds")
@@ -54,7 +54,7 @@ def builtin_host_kinds() -> Registry[Callable]:
 
 
 def build_hosts(entries: list[dict[str, Any]], services: HostFactoryServices,
-                plugins: "PluginManager | None" = None) -> HostPool:
+                plugins: "Registries | None" = None) -> HostPool:
     """The run's hosts, each entry checked (ConfigError naming the entry and the setting); their kinds
     are those ``plugins`` registers (None: Sonar's built-in kinds only)."""
     factories, _ = host_kinds(plugins)

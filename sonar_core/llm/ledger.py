@@ -33,10 +33,10 @@ from typing import Any
 
 from .backends import Answer
 from .budget import Budget, Reservation, units_of
-from .tokens import (CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, Price, Tally, estimate_prompt_tokens,
+from .tokens import (CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, Price, TokenTally, estimate_prompt_tokens,
                      estimate_text_tokens, usage_tokens)
 
-__all__ = ["Price", "Tally", "Reservation", "CostLedger", "PLACEHOLDER"]
+__all__ = ["Price", "TokenTally", "Reservation", "CostLedger", "PLACEHOLDER"]
 
 #: The word a dry run's placeholder answers are made of.
 PLACEHOLDER = "placeholder"
@@ -67,9 +67,9 @@ class CostLedger:
     #: A dry run: count and estimate, ask nothing.
     dry: bool = False
     #: ``hosts`` / ``judges`` -> key -> tally, and evaluator label -> tally (its judge calls).
-    hosts: dict[str, Tally] = field(default_factory=dict)
-    judges: dict[str, Tally] = field(default_factory=dict)
-    evaluators: dict[str, Tally] = field(default_factory=dict)
+    hosts: dict[str, TokenTally] = field(default_factory=dict)
+    judges: dict[str, TokenTally] = field(default_factory=dict)
+    evaluators: dict[str, TokenTally] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -115,7 +115,7 @@ class CostLedger:
             target = getattr(self, name)
             for key, value in (record.get(name) or {}).items():
                 if isinstance(value, dict):
-                    target[key] = Tally.of(value)
+                    target[key] = TokenTally.of(value)
         spent = (record.get("budget") or {}).get("spent")
         total = (record.get("total") or {}).get("cost")
         self.spent = float(spent if spent is not None else total or 0.0)
@@ -283,14 +283,14 @@ class CostLedger:
 
     def _tally(self, kind: str, who: str, evaluator: str | None, calls: int, input_tokens: int | None,
                output_tokens: int | None, cost: float | None) -> None:
-        getattr(self, kind).setdefault(who, Tally()).add(calls, input_tokens, output_tokens, cost)
+        getattr(self, kind).setdefault(who, TokenTally()).add(calls, input_tokens, output_tokens, cost)
         if evaluator:
-            self.evaluators.setdefault(str(evaluator), Tally()).add(calls, input_tokens, output_tokens, cost)
+            self.evaluators.setdefault(str(evaluator), TokenTally()).add(calls, input_tokens, output_tokens, cost)
 
     # -- records -------------------------------------------------------------------------------
 
-    def totals(self) -> Tally:
-        total = Tally()
+    def totals(self) -> TokenTally:
+        total = TokenTally()
         with self._lock:
             for tally in [*self.hosts.values(), *self.judges.values()]:
                 total.add(tally.calls, tally.input_tokens, tally.output_tokens,
@@ -311,8 +311,8 @@ class CostLedger:
         with self._lock:
             for name in ("hosts", "judges", "evaluators"):
                 for key, record in (taken.get(name) or {}).items():
-                    tally = Tally.of(record)
-                    getattr(self, name).setdefault(key, Tally()).add(
+                    tally = TokenTally.of(record)
+                    getattr(self, name).setdefault(key, TokenTally()).add(
                         tally.calls, tally.input_tokens, tally.output_tokens, tally.cost if tally.priced else None)
                     if name != "evaluators" and tally.priced:
                         self.budget.add_spent(units_of(tally.cost))
@@ -336,12 +336,12 @@ class CostLedger:
     def estimate_record(self) -> dict[str, Any]:
         """A dry run's answer (``sonar run --dry-run --json``): ``calls``, ``tokens`` and ``cost``, each
         mapping every host and judge key (and ``total``) to its figure."""
-        tallies: dict[str, Tally] = {}
+        tallies: dict[str, TokenTally] = {}
         kinds: dict[str, str] = {}
         with self._lock:
             for kind, section in (("host", self.hosts), ("judge", self.judges)):
                 for key, tally in section.items():  # a key both a host's and a judge's: one entry, summed
-                    tallies.setdefault(key, Tally()).add(tally.calls, tally.input_tokens, tally.output_tokens,
+                    tallies.setdefault(key, TokenTally()).add(tally.calls, tally.input_tokens, tally.output_tokens,
                                                          tally.cost if tally.priced else None)
                     kinds[key] = f"{kinds[key]} and {kind}" if key in kinds else kind
         total = self.totals()

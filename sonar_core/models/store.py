@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ModelMissingError
-from .catalogue import KnownModel, known_model, known_source
+from .known import KnownModel, known_model, known_source
 from .locations import hf_cache_folder, package_dir, safe_extract, sonar_home, torch_hub_checkpoints
 from .prepare import prepare_model, prepared_folder
 

@@ -19,7 +19,7 @@ from .base import derive_seed
 from .registry import ALIASES, make_perturbator
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginManager
+    from ..registry import Registries
 
 __all__ = ["expand_perturbations", "perturbed_key", "KEY_SEPARATOR"]
 
@@ -61,7 +61,7 @@ def _copy(row: Any, **changes: Any) -> Any:
 
 
 def expand_perturbations(rows: Sequence[Any], perturb_config: Iterable[Any] | None,
-                          plugins: "PluginManager | None" = None) -> list[Any]:
+                          plugins: "Registries | None" = None) -> list[Any]:
     """``rows`` with, after each original, its perturbed copies (one per applicable ``perturb`` entry).
 
     Perturbators are looked up in ``plugins``' registry (the run's plugin manager, ``-p`` modules

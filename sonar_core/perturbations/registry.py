@@ -15,7 +15,7 @@ from ..registry import Registry
 from .base import Perturbator
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginManager
+    from ..registry import Registries
 
 __all__ = ["perturbators", "available", "get_perturbator", "make_perturbator", "perturb", "perturb_many",
            "perturbator_registry", "builtin_perturbators", "ALIASES"]
@@ -51,21 +51,21 @@ def builtin_perturbators() -> Registry[type[Perturbator]]:
     return registry
 
 
-def _registry(plugins: "PluginManager | None") -> Registry[type[Perturbator]]:
+def _registry(plugins: "Registries | None") -> Registry[type[Perturbator]]:
     return builtin_perturbators() if plugins is None else plugins.registry("register_perturbators")
 
 
-def perturbators(plugins: "PluginManager | None" = None) -> dict[str, type[Perturbator]]:
+def perturbators(plugins: "Registries | None" = None) -> dict[str, type[Perturbator]]:
     """Registered perturbator classes by name (sorted): those of ``plugins`` (None: Sonar's own)."""
     return _registry(plugins).entries
 
 
-def available(plugins: "PluginManager | None" = None) -> list[str]:
+def available(plugins: "Registries | None" = None) -> list[str]:
     """Names of the registered perturbators, sorted."""
     return list(perturbators(plugins))
 
 
-def get_perturbator(name: str, plugins: "PluginManager | None" = None) -> type[Perturbator]:
+def get_perturbator(name: str, plugins: "Registries | None" = None) -> type[Perturbator]:
     """The class registered as ``name`` (or an alias of it); ConfigError naming the known ones."""
     registry = _registry(plugins)
     cls = registry.get(name)
@@ -75,7 +75,7 @@ def get_perturbator(name: str, plugins: "PluginManager | None" = None) -> type[P
 
 
 def make_perturbator(name: str, params: dict[str, Any] | None = None,
-                     plugins: "PluginManager | None" = None) -> Perturbator:
+                     plugins: "Registries | None" = None) -> Perturbator:
     """An instance of perturbator ``name`` with validated ``params`` (ParameterError names the bad one)."""
     cls = get_perturbator(name, plugins)
     canonical = ALIASES.get(name, name)

@@ -29,7 +29,7 @@ from .registry import DIRECT, get_technique
 from .techniques import MULTI_TURN
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginManager
+    from ..registry import Registries
 
 __all__ = ["Chain", "Expansion", "parse_chains", "expand_attacks", "write_suite", "detector_category", "chain_label",
            "DELIVERY", "SYSTEM_TURN", "PROMPT"]
@@ -55,7 +55,7 @@ class Chain:
     multi_turn: bool = False
 
 
-def parse_chains(specs: Sequence[str], plugins: "PluginManager | None" = None) -> list[Chain]:
+def parse_chains(specs: Sequence[str], plugins: "Registries | None" = None) -> list[Chain]:
     """``--techniques`` values (comma-separated lists of chains) as checked chains; ConfigError names a bad one."""
     chains: list[Chain] = []
     for spec in specs:
@@ -175,7 +175,7 @@ class _Settings:
 def expand_attacks(sets: Sequence[AttackSet], chains: Sequence[Chain], *, seed: int = 0, attacker: str | None = None,
                    max_turns: int = 6, categories: Sequence[str] = (), hazards: Sequence[str] = (),
                    system_delivery: str = SYSTEM_TURN, reroute: dict[str, str] | None = None,
-                   plugins: "PluginManager | None" = None) -> Expansion:
+                   plugins: "Registries | None" = None) -> Expansion:
     """The test suite of ``sets`` x ``chains`` (see the module docstring).
 
     ``categories`` / ``hazards``: only attacks of these (empty: all). ``system_delivery``: a planted system

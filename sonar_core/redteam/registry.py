@@ -18,7 +18,7 @@ from .attacks import AttackSet, load_attack_file
 from .techniques import ENCODING, MULTI_TURN, WRAPPER, Technique
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import PluginManager
+    from ..registry import Registries
 
 __all__ = ["DIRECT", "attack_set_registry", "technique_registry", "builtin_redteam", "attack_sets", "techniques",
            "get_attack_set", "get_technique"]
@@ -85,25 +85,25 @@ def builtin_redteam() -> tuple[Registry[AttackSet], Registry[type[Technique]]]:
     return sets, kinds
 
 
-def _sets(plugins: "PluginManager | None") -> Registry[AttackSet]:
+def _sets(plugins: "Registries | None") -> Registry[AttackSet]:
     return builtin_redteam()[0] if plugins is None else plugins.registry("register_attack_sets")
 
 
-def _kinds(plugins: "PluginManager | None") -> Registry[type[Technique]]:
+def _kinds(plugins: "Registries | None") -> Registry[type[Technique]]:
     return builtin_redteam()[1] if plugins is None else plugins.registry("register_techniques")
 
 
-def attack_sets(plugins: "PluginManager | None" = None) -> dict[str, AttackSet]:
+def attack_sets(plugins: "Registries | None" = None) -> dict[str, AttackSet]:
     """Registered attack sets by name (None: Sonar's own)."""
     return _sets(plugins).entries
 
 
-def techniques(plugins: "PluginManager | None" = None) -> dict[str, type[Technique]]:
+def techniques(plugins: "Registries | None" = None) -> dict[str, type[Technique]]:
     """Registered techniques by name (None: Sonar's own)."""
     return _kinds(plugins).entries
 
 
-def get_attack_set(name: str, plugins: "PluginManager | None" = None) -> AttackSet:
+def get_attack_set(name: str, plugins: "Registries | None" = None) -> AttackSet:
     """The set registered as ``name``; ConfigError naming the registered ones."""
     found = _sets(plugins).get(name)
     if found is None:
@@ -112,7 +112,7 @@ def get_attack_set(name: str, plugins: "PluginManager | None" = None) -> AttackS
     return found
 
 
-def get_technique(name: str, plugins: "PluginManager | None" = None) -> type[Technique]:
+def get_technique(name: str, plugins: "Registries | None" = None) -> type[Technique]:
     """The technique registered as ``name``; ConfigError naming the registered ones."""
     found = _kinds(plugins).get(name)
     if found is None:

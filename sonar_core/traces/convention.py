@@ -24,7 +24,13 @@ def attribute_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+#: The filter attributes of a span when the run's filters name none (shared: nothing changes it).
+_NO_ATTRS: dict[str, str] = {}
+
+
 def _filter_attrs(attrs: dict[str, Any], keys: tuple[str, ...]) -> dict[str, str]:
+    if not keys:
+        return _NO_ATTRS
     return {key: attribute_text(attrs[key]) for key in keys if key in attrs and attrs[key] is not None}
 
 
@@ -39,9 +45,10 @@ def read_span(raw: RawSpan, filter_keys: tuple[str, ...] = ()) -> SpanInfo:
         fields, convention = openinference.extract(raw), "openinference"
     else:
         raise SpanSkip("unknown convention", f"span {raw.name[:60]!r} has neither OpenInference nor GenAI attributes")
-    return SpanInfo(raw.trace_id, raw.span_id, raw.parent_id, raw.name, start=raw.start, end=raw.end,
-                    service=raw.service, attrs=_filter_attrs(attrs, filter_keys), where=raw.where,
-                    convention=convention, **fields)
+    kind, model, session, question, answer, messages, reply, documents, tool, tokens_in, tokens_out, cost = fields
+    return SpanInfo(raw.trace_id, raw.span_id, raw.parent_id, raw.name, kind, raw.start, raw.end, raw.service, model,
+                    session, question, answer, messages, reply, documents, tool, tokens_in, tokens_out, cost,
+                    _filter_attrs(attrs, filter_keys), raw.where, convention)
 
 
 def skeleton(raw: RawSpan, filter_keys: tuple[str, ...] = ()) -> SpanInfo:

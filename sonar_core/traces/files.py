@@ -1,4 +1,4 @@
-"""Span files: which files a ``traces:`` entry names, and their spans, read one line (or message) at a time.
+"""Span files: which files a ``traces:`` entry names, and their units (lines or messages), read in order.
 
 * ``.jsonl`` / ``.ndjson`` / ``.json``: OTLP JSON, one ``ExportTraceServiceRequest`` per line, as the
   OpenTelemetry Collector's file exporter and ``sonar traces serve`` write them (a ``.json`` file
@@ -7,9 +7,11 @@
   Collector's file exporter with ``format: proto``);
 * any of them compressed as ``.gz``.
 
-A folder stands for its span files, by name. A line that is not JSON, not an OTLP request, or cut
-short (the last line of a file still being written) is skipped and counted; so is a message that is
-not protobuf. Memory stays bounded by the longest line (at most :data:`MAX_LINE_BYTES`).
+A folder stands for its span files, by name. :func:`read_units` hands over each unit as read, a JSON line
+still undecoded (:mod:`.mapping` decodes it, possibly in another process); :func:`trace_ends` is the first,
+light pass that finds where each trace ends. A line that is not JSON, not an OTLP request, or cut short
+(the last line of a file still being written) is skipped and counted; so is a message that is not
+protobuf. Memory stays bounded by the longest line (at most :data:`MAX_LINE_BYTES`).
 """
 
 from __future__ import annotations
@@ -22,15 +24,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from ..errors import DatasetError
-from .otlp_json import spans_of_request
+from .spans import SpanSkip, Tally
 
-try:  # twice as fast on large files; json (below) still reads what it refuses (NaN, lone surrogates)
-    from orjson import loads as _fast_loads
-except ImportError:  # pragma: no cover - orjson comes with the traces extra
-    _fast_loads = None
-from .spans import RawSpan, SpanSkip, Tally
-
-__all__ = ["resolve_files", "read_spans", "trace_ends", "SPAN_SUFFIXES", "MAX_LINE_BYTES"]
+__all__ = ["resolve_files", "read_units", "trace_ends", "SPAN_SUFFIXES", "MAX_LINE_BYTES", "LINE", "LONG_LINE",
+           "REQUEST", "MESSAGE", "BROKEN"]
 
 SPAN_SUFFIXES = (".jsonl", ".ndjson", ".json", ".pb", ".binpb")
 _PROTO = (".pb", ".binpb")
@@ -38,7 +35,14 @@ _PROTO = (".pb", ".binpb")
 MAX_LINE_BYTES = 128 * 2**20
 #: A .json file up to this size is first tried as one JSON document.
 _WHOLE_JSON_BYTES = 64 * 2**20
+#: Bytes read at a time: lines are cut out of these blocks (a readline per line scanned each byte in Python's
+#: buffered reader, a tenth of the first pass).
 _CHUNK = 1 << 20
+
+#: What a unit holds (:func:`read_units`): a JSON line (bytes, undecoded), a line past MAX_LINE_BYTES (None), a
+#: decoded JSON request (a whole .json file's), a parsed protobuf message, or a unit that could not be read
+#: (``(reason, detail)``).
+LINE, LONG_LINE, REQUEST, MESSAGE, BROKEN = "line", "long", "request", "message", "broken"
 
 
 def _kind(path: Path) -> str | None:
@@ -72,44 +76,30 @@ def resolve_files(entries: list[str], base_dir: str | None = None) -> list[Path]
     return found
 
 
-def _units(files: list[Path], tally: Tally, digest) -> Iterator[tuple[int, str, Any]]:
-    """``(unit, where, request)`` per decodable line or message of ``files`` (a JSON object, or a parsed protobuf
-    ``ExportTraceServiceRequest``), numbered by ``tally.lines_read``; what cannot be decoded is counted."""
+def _open(path: Path) -> BinaryIO:
+    try:
+        return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
+
+
+def read_units(files: list[Path], tally: Tally, digest) -> Iterator[tuple[int | None, str, str, Any]]:
+    """``(unit, where, what, payload)`` per line or message of ``files``, in order: ``what`` is one of LINE,
+    LONG_LINE, REQUEST, MESSAGE, BROKEN (above). ``unit`` numbers them from 1 as ``tally.lines_read`` counts them
+    (blank lines are not units); a compressed file cut short gives a last ``(None, path, BROKEN, ...)``. Every
+    byte read goes into ``digest``."""
     for path in files:
         tally.files.append(str(path))
-        try:
-            opened: BinaryIO = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
-        except OSError as exc:
-            raise DatasetError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
-        with opened as handle:
+        with _open(path) as handle:
             try:
                 if _kind(path) in _PROTO:
                     yield from _proto_units(path, handle, tally, digest)
                 else:
                     yield from _json_units(path, handle, tally, digest)
             except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-                tally.skip_line(str(path), SpanSkip("truncated compressed file", str(exc)[:120]))
+                yield None, str(path), BROKEN, ("truncated compressed file", str(exc)[:120])
             except OSError as exc:
                 raise DatasetError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
-
-
-def read_spans(files: list[Path], tally: Tally, digest, limit: int) -> Iterator[RawSpan]:
-    """Every readable span of ``files``, in file order (``RawSpan.unit`` numbers its line or message); what
-    cannot be read is counted in ``tally``."""
-    for unit, where, request in _units(files, tally, digest):
-        if isinstance(request, dict):
-            try:
-                for span in spans_of_request(request, where, tally, limit):
-                    span.unit = unit
-                    yield span
-            except SpanSkip as skip:
-                tally.skip_line(where, skip)
-        else:
-            from .otlp_proto import spans_of_message
-
-            for span in spans_of_message(request, where, tally, limit):
-                span.unit = unit
-                yield span
 
 
 class _NoDigest:
@@ -121,41 +111,66 @@ class _NoDigest:
 #: makes a trace wait longer. A span this misses (its key written with escapes) arrives after its trace was
 #: handed over, and is skipped and counted ("span after its trace").
 _TRACE_ID = re.compile(rb'"trace_?[iI]d"\s*:\s*"([^"\\]{1,64})"')
+#: The key as OTLP JSON writers write it: when every candidate of the expression above is written so, a byte
+#: search finds the same ids several times faster.
+_PLAIN_KEY = b'"traceId":"'
+
+
+def _line_ids(line: bytes) -> list[bytes]:
+    """What ``_TRACE_ID.findall(line)`` finds, in order."""
+    plain = line.count(_PLAIN_KEY)
+    if plain != line.count(b'"traceId"') or b'"trace_' in line or b'"traceid"' in line:
+        return _TRACE_ID.findall(line)
+    found = []
+    at = 0
+    for _ in range(plain):
+        start = line.find(_PLAIN_KEY, at) + len(_PLAIN_KEY)
+        end = line.find(b'"', start)
+        at = start
+        if 0 < end - start <= 64 and line.find(b"\\", start, end) < 0:  # else the expression does not match here
+            found.append(line[start:end])
+    return found
 
 
 def trace_ends(files: list[Path]) -> dict[str, int]:
-    """A first, lighter pass: trace id -> the unit (line or message, as :func:`read_spans` numbers them) that
+    """A first, lighter pass: trace id -> the unit (line or message, as :func:`read_units` numbers them) that
     holds the trace's last span. Only ids are read: a JSON line is searched for them, not parsed."""
     from .otlp_json import normal_id
 
-    ends: dict[str, int] = {}
+    last: dict[Any, int] = {}  # the ids as written -> the last unit holding one
     for unit, found in _id_units(files):
-        for raw in found:
-            try:
-                ends[normal_id(raw if isinstance(raw, str) else raw.decode("ascii", "replace"), 16, "traceId")] = unit
-            except SpanSkip:
-                continue
+        if found:
+            last.update(dict.fromkeys(found, unit))
+    ends: dict[str, int] = {}
+    for raw, unit in last.items():
+        try:
+            key = normal_id(raw if isinstance(raw, str) else raw.decode("ascii", "replace"), 16, "traceId")
+        except SpanSkip:
+            continue
+        if ends.get(key, 0) < unit:  # one trace written two ways (hex and base64): its later unit
+            ends[key] = unit
     return ends
 
 
 def _id_units(files: list[Path]) -> Iterator[tuple[int, list]]:
-    """``(unit, trace ids)`` numbered as :func:`_units` numbers units (a JSON line that is not an object, or does
-    not parse, is a unit too; so is a protobuf message, parsed for its ids)."""
+    """``(unit, trace ids)`` numbered as :func:`read_units` numbers units (a JSON line that is not an object, or
+    does not parse, is a unit too; so is a protobuf message, parsed for its ids)."""
     tally = Tally()
     for path in files:
         if _kind(path) in _PROTO or _is_whole_json(path):  # read as the second pass reads them
-            for unit, _, request in _units([path], tally, _NoDigest()):
-                yield unit, (_proto_trace_ids(request) if not isinstance(request, dict)
-                             else _TRACE_ID.findall(json.dumps(request).encode()))
+            for unit, _, what, payload in read_units([path], tally, _NoDigest()):
+                if what == MESSAGE:
+                    yield unit, _proto_trace_ids(payload)
+                elif what == REQUEST:
+                    yield unit, _TRACE_ID.findall(json.dumps(payload).encode())
             continue
-        opened = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
-        with opened as handle:
+        with _open(path) as handle:
             try:
                 for _, line in _lines(handle, _NoDigest()):
                     if line is not None and not line.strip():
                         continue
                     tally.lines_read += 1
-                    yield tally.lines_read, _TRACE_ID.findall(line) if line is not None else []
+                    yield tally.lines_read, _line_ids(line) if line is not None else []
             except (EOFError, gzip.BadGzipFile, zlib.error):
                 continue
 
@@ -165,9 +180,9 @@ def _is_whole_json(path: Path) -> bool:
     if _kind(path) != ".json":
         return False
     try:
-        with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")) as handle:
+        with _open(path) as handle:
             return _whole_json(handle, _NoDigest()) is not None
-    except (OSError, EOFError, zlib.error):
+    except (OSError, DatasetError, EOFError, zlib.error):
         return False
 
 
@@ -177,67 +192,59 @@ def _proto_trace_ids(request) -> list[str]:
 
 
 def _lines(handle: BinaryIO, digest) -> Iterator[tuple[int, bytes | None]]:
-    """``(number, line)`` from 1; a line past MAX_LINE_BYTES comes as ``(number, None)`` after being read through."""
+    """``(number, line)`` from 1, each line with its ``\\n`` (the last may have none); a line of more than
+    MAX_LINE_BYTES comes as ``(number, None)`` after being read through, never held."""
+    read = getattr(handle, "read1", handle.read)  # read1: a cut .gz gives up the lines before the cut first
     number = 0
+    held: list[bytes] = []  # the start of a line cut by the end of a block
+    size = 0  # its length; -1 while reading through a line too long
     while True:
-        line = handle.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        number += 1
-        digest.update(line)
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while True:  # the rest of the long line, a chunk at a time
-                rest = handle.readline(_CHUNK)
-                digest.update(rest)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield number, None
+        block = read(_CHUNK)
+        if not block:
+            break
+        digest.update(block)
+        end = block.find(b"\n")
+        if end < 0:
+            if size >= 0:
+                size += len(block)
+                held.append(block)
+                if size > MAX_LINE_BYTES:
+                    held, size = [], -1
             continue
-        yield number, line
+        number += 1
+        if size < 0 or size + end > MAX_LINE_BYTES:
+            yield number, None
+        else:
+            yield number, b"".join(held) + block[:end + 1] if held else block[:end + 1]
+        held, size = [], 0
+        start = end + 1
+        end = block.find(b"\n", start)
+        while end >= 0:  # whole lines inside the block (a block is far shorter than MAX_LINE_BYTES)
+            number += 1
+            yield number, block[start:end + 1]
+            start = end + 1
+            end = block.find(b"\n", start)
+        if start < len(block):
+            held, size = [block[start:]], len(block) - start
+    if size < 0:
+        yield number + 1, None
+    elif held:
+        yield number + 1, b"".join(held)
 
 
-def _json_units(path: Path, handle: BinaryIO, tally: Tally, digest) -> Iterator[tuple[int, str, Any]]:
+def _json_units(path: Path, handle: BinaryIO, tally: Tally, digest) -> Iterator[tuple[int, str, str, Any]]:
     if _kind(path) == ".json":
         whole = _whole_json(handle, digest)
         if whole is not None:
-            tally.surrogates = True  # read by the standard parser: it may hold lone surrogates
             for number, request in enumerate(whole if isinstance(whole, list) else [whole], start=1):
                 tally.lines_read += 1
-                yield tally.lines_read, f"{path}: request {number}", request
+                yield tally.lines_read, f"{path}: request {number}", REQUEST, request
             return
     for number, line in _lines(handle, digest):
-        where = f"{path}: line {number}"
         if line is not None and not line.strip():
             continue
         tally.lines_read += 1
-        if line is None:
-            tally.skip_line(where, SpanSkip("line too long", f"over {MAX_LINE_BYTES:,} bytes"))
-            continue
-        try:
-            request = _decode(line, tally)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            reason = "truncated line" if not line.endswith(b"\n") else "malformed JSON"
-            tally.skip_line(where, SpanSkip(reason, str(exc).splitlines()[0][:120]))
-            continue
-        except RecursionError:
-            tally.skip_line(where, SpanSkip("malformed JSON", "nested too deeply"))
-            continue
-        if not isinstance(request, dict):
-            tally.skip_line(where, SpanSkip("not an OTLP trace request", "expected an object with a 'resourceSpans' list"))
-            continue
-        yield tally.lines_read, where, request
-
-
-def _decode(line: bytes, tally: Tally) -> Any:
-    """One line's JSON; a line only the standard parser reads may hold lone surrogates, and ``tally`` says so."""
-    if _fast_loads is not None:
-        try:
-            return _fast_loads(line)
-        except ValueError:
-            pass
-    value = json.loads(line)
-    tally.surrogates = True
-    return value
+        yield tally.lines_read, f"{path}: line {number}", LINE if line is not None else LONG_LINE, line
 
 
 def _whole_json(handle: BinaryIO, digest) -> Any:
@@ -256,7 +263,7 @@ def _whole_json(handle: BinaryIO, digest) -> Any:
     return value
 
 
-def _proto_units(path: Path, handle: BinaryIO, tally: Tally, digest) -> Iterator[tuple[int, str, Any]]:
+def _proto_units(path: Path, handle: BinaryIO, tally: Tally, digest) -> Iterator[tuple[int, str, str, Any]]:
     from google.protobuf.message import DecodeError
 
     from .otlp_proto import framed_messages, request_class
@@ -266,11 +273,11 @@ def _proto_units(path: Path, handle: BinaryIO, tally: Tally, digest) -> Iterator
         where = f"{path}: message {number}"
         tally.lines_read += 1
         if skip is not None:
-            tally.skip_line(where, skip)
+            yield tally.lines_read, where, BROKEN, (skip.reason, skip.detail)
             continue
         try:
             request = request_type.FromString(body)
         except (DecodeError, RecursionError) as exc:
-            tally.skip_line(where, SpanSkip("malformed protobuf", str(exc)[:120] or "cannot be parsed"))
+            yield tally.lines_read, where, BROKEN, ("malformed protobuf", str(exc)[:120] or "cannot be parsed")
             continue
-        yield tally.lines_read, where, request
+        yield tally.lines_read, where, MESSAGE, request

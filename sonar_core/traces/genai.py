@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .messages import (arguments_of, as_text, int_attr, last_user_text, reply_text, role_of, structured,
+from .messages import (arguments_of, as_text, first_text, int_attr, last_user_text, reply_text, role_of, structured,
                        text_attr, unwrap)
 from .spans import RawSpan, SpanSkip
 
@@ -30,6 +30,8 @@ OPERATION_KEY = "gen_ai.operation.name"
 _KINDS = {"chat": "LLM", "text_completion": "LLM", "generate_content": "LLM", "embeddings": "EMBEDDING",
           "execute_tool": "TOOL", "invoke_agent": "AGENT", "create_agent": "AGENT", "retrieval": "RETRIEVER"}
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+#: The model asked, else the model that answered.
+_MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model")
 _CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 
 
@@ -115,8 +117,8 @@ def _content(span: RawSpan) -> dict[str, Any]:
     return attrs
 
 
-def extract(span: RawSpan) -> dict[str, Any]:
-    """The content of a GenAI span, as :class:`~.spans.SpanInfo` fields."""
+def extract(span: RawSpan) -> tuple:
+    """The content of a GenAI span: :class:`~.spans.SpanInfo`'s fields from ``kind`` to ``cost``, in order."""
     attrs = span.attributes
     operation = attrs.get(OPERATION_KEY)
     if operation is None:
@@ -146,13 +148,8 @@ def extract(span: RawSpan) -> dict[str, Any]:
         question = text_attr(attrs, "gen_ai.retrieval.query.text") or question
         if attrs.get("gen_ai.retrieval.documents") is not None:
             documents = _documents(attrs["gen_ai.retrieval.documents"])
-    return {
-        "kind": kind,
-        "model": text_attr(attrs, "gen_ai.request.model") or text_attr(attrs, "gen_ai.response.model"),
-        "session": text_attr(attrs, "gen_ai.conversation.id"),
-        "input": unwrap(question), "output": unwrap(answer, output=True),
-        "messages": tuple(messages), "reply": tuple(reply), "documents": documents, "tool": tool,
-        "tokens_in": int_attr(attrs, "gen_ai.usage.input_tokens"),
-        "tokens_out": int_attr(attrs, "gen_ai.usage.output_tokens"),
-        "cost": None,
-    }
+    model = first_text(attrs, _MODEL_KEYS)
+    session = text_attr(attrs, "gen_ai.conversation.id")
+    return (kind, model, session, unwrap(question), unwrap(answer, output=True), tuple(messages), tuple(reply),
+            documents, tool, int_attr(attrs, "gen_ai.usage.input_tokens"), int_attr(attrs, "gen_ai.usage.output_tokens"),
+            None)

@@ -143,7 +143,10 @@ def _bucket(key: str) -> int:
 
 
 class TraceAssembler:
-    """Spans to whole traces as soon as each completes (see the module docstring); a context manager."""
+    """Spans to whole traces as soon as each completes (see the module docstring); a context manager.
+
+    For each span, in order: :meth:`advance` to its unit when the unit changed (it hands over the traces that
+    completed in the unit before), then :meth:`add`; after the last span, :meth:`rest`."""
 
     def __init__(self, ends: dict[str, int], spill_parent: Path | None, limit: int = DEFAULT_LIMIT) -> None:
         self.ends = ends
@@ -151,12 +154,11 @@ class TraceAssembler:
         self._open: dict[str, tuple[int, list[Any]]] = {}  # trace id -> (first seq, spans)
         self._held = 0
         self._seq = 0
-        self._unit = 0
-        self._in_unit: list[str] = []
+        #: The unit (line or message) the spans now come from.
+        self.unit = 0
+        self._done: set[str] = set()  # traces whose last unit is this one
         self._overflow = Grouper(spill_parent, limit)
         self.overflowed = False
-        #: Spans that arrived after their trace was handed over (the caller counts them).
-        self.late: list[Any] = []
 
     def __enter__(self) -> "TraceAssembler":
         return self
@@ -166,39 +168,42 @@ class TraceAssembler:
 
     def _end(self, trace_id: str) -> int:
         # A trace the first pass did not see (a file that grew since) completes at the end.
-        return self.ends.get(trace_id, 1 << 62)
+        return self.ends.get(trace_id, _UNSEEN)
 
-    def add(self, trace_id: str, unit: int, span: Any) -> Iterator[tuple[str, list[Any]]]:
-        """Take one span (of line or message ``unit``); yields the traces that completed before it. A span whose
-        trace was already handed over goes to ``late``."""
-        if unit != self._unit:
-            yield from self._complete()
-            self._unit = unit
-        if unit > self._end(trace_id):
-            self.late.append(span)  # the first pass did not see it: its trace is gone
-            return
+    def advance(self, unit: int) -> Iterator[tuple[str, list[Any]]]:
+        """The spans now come from ``unit``: yields the traces that completed in the unit before."""
+        yield from self._complete()
+        self.unit = unit
+
+    def add(self, trace_id: str, unit: int, span: Any) -> bool:
+        """Take one span of the current unit; False (and the span is not kept) when its trace was already handed
+        over: the first pass did not see this span."""
+        end = self.ends.get(trace_id, _UNSEEN)
+        if unit > end:
+            return False
         self._seq += 1
         if self.overflowed:
-            self._overflow.add(trace_id, span, self._end(trace_id))
-            return
+            self._overflow.add(trace_id, span, end)
+            return True
         found = self._open.get(trace_id)
         if found is None:
             self._open[trace_id] = (self._seq, [span])
         else:
             found[1].append(span)
-        self._in_unit.append(trace_id)
+        if end == unit:
+            self._done.add(trace_id)
         self._held += 1
         if self._held > self.limit and self._overflow.spill_parent is not None:
             self.overflowed = True  # the traces in flight do not fit: they finish in the Grouper
             for key, (_, spans) in sorted(self._open.items(), key=lambda kv: kv[1][0]):
                 for item in spans:
                     self._overflow.add(key, item, self._end(key))
-            self._open, self._held, self._in_unit = {}, 0, []
+            self._open, self._held, self._done = {}, 0, set()
+        return True
 
     def _complete(self) -> Iterator[tuple[str, list[Any]]]:
-        done = {key for key in self._in_unit if self.ends.get(key) == self._unit and key in self._open}
-        self._in_unit = []
-        for key in sorted(done, key=lambda k: self._open[k][0]):
+        done, self._done = self._done, set()
+        for key in sorted(done, key=lambda k: self._open[k][0]) if len(done) > 1 else done:
             _, spans = self._open.pop(key)
             self._held -= len(spans)
             yield key, spans
@@ -210,3 +215,7 @@ class TraceAssembler:
             yield key, self._open[key][1]
         self._open = {}
         yield from self._overflow.groups()
+
+
+#: The end of a trace the first pass did not see: after every unit.
+_UNSEEN = 1 << 62

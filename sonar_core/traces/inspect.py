@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .convention import read_span
-from .files import read_spans
+from .mapping import raw_spans
 from .spans import SpanSkip, Tally
 
 __all__ = ["inspect_spans"]
@@ -35,7 +35,7 @@ def inspect_spans(files: list[Path], max_attribute_chars: int = 1_000_000) -> di
     sessions: set[str] = set()
     roots = 0
     first = last = None
-    for raw in read_spans(files, tally, hashlib.sha256(), max_attribute_chars):
+    for raw in raw_spans(files, tally, hashlib.sha256(), max_attribute_chars):
         traces.add(raw.trace_id)
         roots += not raw.parent_id
         first = raw.start if first is None else min(first, raw.start)

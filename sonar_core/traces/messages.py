@@ -12,11 +12,11 @@ from typing import Any
 
 from .spans import SpanSkip
 
-__all__ = ["text_attr", "int_attr", "number_attr", "role_of", "arguments_of", "as_text", "unwrap",
-           "last_user_text", "reply_text", "structured"]
+__all__ = ["ROLES", "first_text", "text_attr", "int_attr", "number_attr", "role_of", "arguments_of", "as_text",
+           "unwrap", "last_user_text", "reply_text", "structured"]
 
 #: Roles other systems use, as a conversation's four.
-_ROLES = {"user": "user", "human": "user", "system": "system", "developer": "system", "assistant": "assistant",
+ROLES = {"user": "user", "human": "user", "system": "system", "developer": "system", "assistant": "assistant",
           "ai": "assistant", "model": "assistant", "bot": "assistant", "tool": "tool", "function": "tool",
           "ipython": "tool"}
 #: Keys under which a JSON-wrapped input or output holds its one text (LangChain, LlamaIndex, agents).
@@ -37,6 +37,20 @@ def text_attr(attrs: dict[str, Any], key: str) -> str:
     if type(value) is not str:
         raise SpanSkip("wrong attribute type", f"attribute '{key}' must be a string, got {_type(value)}")
     return value
+
+
+def first_text(attrs: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """The first of ``keys`` holding a non-empty text ("" when none does); an attribute of another type met on
+    the way skips the span (as ``text_attr(a) or text_attr(b) or ...`` would)."""
+    for key in keys:
+        value = attrs.get(key)
+        if value is None:
+            continue
+        if type(value) is not str:
+            text_attr(attrs, key)  # raises
+        if value:
+            return value
+    return ""
 
 
 def int_attr(attrs: dict[str, Any], key: str) -> int | None:
@@ -65,7 +79,7 @@ def role_of(value: Any, key: str) -> str:
     """A message's role as one of system, user, assistant, tool."""
     if type(value) is not str:
         raise SpanSkip("wrong attribute type", f"attribute '{key}' must be a string, got {_type(value)}")
-    role = _ROLES.get(value.strip().lower())
+    role = ROLES.get(value.strip().lower())
     if role is None:
         raise SpanSkip("unknown message role", f"attribute '{key}' is {value[:40]!r}")
     return role

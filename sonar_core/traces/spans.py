@@ -131,6 +131,9 @@ class Tally:
         self.spans_skipped[skip.reason] += count
         self._example(skip.reason, where, skip.detail)
 
+    def mark_surrogates(self) -> None:
+        self.surrogates = True
+
     def summary(self, scope: str) -> dict[str, Any]:
         """run.json's ``result.dataset.traces`` (docs/result-directory.md)."""
         return {

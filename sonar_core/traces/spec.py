@@ -54,6 +54,9 @@ class TraceInput(BaseModel):
     model_key: Literal["model", "service"] = "model"
     #: A span with a text attribute longer than this many characters is skipped (and counted).
     max_attribute_chars: int = Field(default=1_000_000, ge=1_000)
+    #: Processes that decode and map spans beside the run's own (default, 1: none; docs/traces.md). Rows and
+    #: counts are the same either way.
+    workers: int | None = Field(default=None, ge=1, le=64)
 
     @field_validator("span_kinds")
     @classmethod

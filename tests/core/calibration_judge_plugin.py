@@ -5,8 +5,7 @@ Its set's items marked SHOULD-PASS are labelled ``yes``, the others ``no``, so a
 can answer every item correctly or always answer one label.
 """
 
-from sonar_core import Input, hookimpl
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
+from sonar_core import Input, JudgeEvaluator, JudgeVote, hookimpl, judge_metrics, keyword_vote
 
 
 class ToyJudgeEvaluator(JudgeEvaluator):

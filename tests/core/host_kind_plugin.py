@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sonar_core
-from sonar_core.hosts import Host, HostAnswer
+from sonar_core import Host, HostAnswer
 
 
 class EchoHost(Host):

@@ -1,8 +1,7 @@
 """Plugins for the perturbator registry tests: one adds a perturbator, one takes a built-in's name,
 one raises while registering."""
 
-from sonar_core import hookimpl
-from sonar_core.perturbations import Perturbator
+from sonar_core import Perturbator, hookimpl
 
 
 class Reverse(Perturbator):

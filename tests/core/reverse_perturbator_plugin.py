@@ -1,7 +1,6 @@
 """A plugin module (for ``-p`` / ``plugins:``) whose hook adds the perturbator ``reverse``."""
 
-from sonar_core import hookimpl
-from sonar_core.perturbations import Perturbator
+from sonar_core import Perturbator, hookimpl
 
 
 class Reverse(Perturbator):

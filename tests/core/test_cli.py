@@ -87,7 +87,7 @@ def test_unknown_config_key(monkeypatch, tmp_path, dataset):
     config.write_text(f"dataset: {dataset}\nevaluatorz: [toy_score]\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["run", str(config)])
     assert result.exit_code == 2
-    assert result.stderr == f"error: {config}: unknown configuration key 'evaluatorz'\n"
+    assert result.stderr == f"error: {config}: unknown configuration key 'evaluatorz' (did you mean 'evaluators'?)\n"
 
 
 def test_missing_column_skips_evaluator_or_fails_in_strict_mode(monkeypatch, tmp_path):

@@ -143,7 +143,7 @@ def test_the_base_evaluator_declares_no_judge():
     assert _Scores.requires_judge is False
     assert _Scores.judge_key(params) is None
     assert _Scores.judge_prompt() == ""
-    # The judge's own settings live on the judge bases (sonar_core.judging), not on every evaluator.
+    # The judge's own settings live on the judge bases (sonar_core.judge_evaluator), not on every evaluator.
     assert not hasattr(Evaluator, "judge_param") and not hasattr(Evaluator, "prompt_template")
 
 

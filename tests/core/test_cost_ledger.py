@@ -11,7 +11,7 @@ from sonar_core.hosts.registry import prices_from
 from sonar_core.llm.backends import Answer
 from sonar_core.llm.client import LLMClient, LLMRequest
 from sonar_core.llm.configs import LLMConfig
-from sonar_core.llm.ledger import CostLedger, Tally
+from sonar_core.llm.ledger import CostLedger, TokenTally
 from sonar_core.llm.requests import SUT_EVENTS, ClientStats
 from sonar_core.llm.tokens import Price, estimate_prompt_tokens, estimate_text_tokens, usage_tokens
 
@@ -140,7 +140,7 @@ def test_a_resumed_ledger_goes_on_from_the_recorded_costs():
     ledger.resume_from({"hosts": {"h": {"calls": 2, "input_tokens": 3, "output_tokens": 4, "cost": 0.5}},
                         "judges": {}, "evaluators": {}, "budget": {"spent": 0.5}})
     assert ledger.spent == 0.5
-    assert ledger.hosts["h"] == Tally(2, 3, 4, 0.5, True)
+    assert ledger.hosts["h"] == TokenTally(2, 3, 4, 0.5, True)
 
 
 def test_waiting_budgeted_calls_are_released_when_calls_in_flight_settle():

@@ -90,7 +90,7 @@ def test_strict_run_stops_on_a_missing_extra(no_torch, tmp_path):
 
 
 class _NeedsNothingReal(Evaluator):
-    id: ClassVar[str] = "needs_a_missing_module"
+    id = "needs_a_missing_module"
     display_name: ClassVar[str] = "Needs a missing module"
     required_inputs = (Input.ACTUAL_ANSWER,)
     metrics = (Metric("m", "M", "d", is_primary=True),)

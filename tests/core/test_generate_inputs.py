@@ -128,6 +128,27 @@ def test_languages_are_detected_offline():
     assert detect("Hi there") == "und"
 
 
+def test_languages_of_many_texts_at_once_are_those_of_one_at_a_time(monkeypatch):
+    from sonar_core.generation import language
+
+    texts = ["Northwind Mutual ersetzt plötzliche Wasserschäden durch geplatzte Leitungen.", "Hi there", "",
+             "Northwind Mutual covers sudden water damage from burst pipes.",
+             "NORTHWIND MUTUAL COVERS SUDDEN WATER DAMAGE FROM BURST PIPES.",
+             "La garantie couvre les dégâts des eaux causés par une canalisation éclatée.",
+             "La póliza cubre los daños por agua causados por una tubería rota en la cocina.",
+             "水道管の破裂による突然の水害は補償されます。ご連絡ください。", "ab cd ef 12 34 56"]
+    codes = language.detect_many(texts, block=4)  # three blocks, of unequal lengths
+    assert codes == [language.detect(text) for text in texts]
+    assert codes[:6] == ["de", "und", "und", "en", "en", "fr"]
+
+    class OnlyClassify:  # a py3langid that keeps its model elsewhere: each text is asked in turn
+        def classify(self, text):
+            return ("xx" if "Mutual" in text else "yy"), 1.0
+
+    monkeypatch.setattr(language, "_IDENTIFIER", OnlyClassify())
+    assert language.detect_many(texts[:4]) == ["xx", "und", "und", "xx"]
+
+
 def test_near_duplicates_keep_the_first_copy():
     vectors = np.array([[1, 0], [0.999, 0.0447], [0, 1], [0.0447, 0.999]], dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -6,7 +6,7 @@ import pytest
 
 from sonar_core import Input, Param, Row
 from sonar_core.testing import make_context
-from sonar_core.judging import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote, placeholders_in, render_prompt
+from sonar_core.judge_evaluator import JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote, placeholders_in, render_prompt
 from sonar_core.llm import Completion
 
 ROW = Row(key="k", input="Where is {actual_answer}?", expected_output="Paris", context=["chunk one", "chunk two"],

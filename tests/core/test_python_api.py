@@ -19,7 +19,7 @@ from sonar_core import names
 from sonar_core.cli import cli
 from sonar_core.config import RunConfig
 from sonar_core.errors import ConfigError
-from sonar_core.results import Findings, RunResult, open_run
+from sonar_core.results import RecordList, RunResult, open_run
 
 from conftest import REPO
 
@@ -40,11 +40,11 @@ def test_run_signature_is_the_configuration():
 def test_unknown_setting_has_the_cli_message(tmp_path):
     with pytest.raises(ConfigError) as raised:
         sonar_core.run(dataset="demo", evaluatorz=["rouge"], output_dir=str(tmp_path))
-    assert str(raised.value) == "<command line>: unknown configuration key 'evaluatorz'"
+    assert str(raised.value) == "<command line>: unknown configuration key 'evaluatorz' (did you mean 'evaluators'?)"
     config = tmp_path / "c.yaml"
     config.write_text("dataset: demo\nevaluatorz: [rouge]\n", encoding="utf-8")
     cli_run = CliRunner().invoke(cli, ["run", str(config)])
-    assert cli_run.stderr == f"error: {config}: unknown configuration key 'evaluatorz'\n"
+    assert cli_run.stderr == f"error: {config}: unknown configuration key 'evaluatorz' (did you mean 'evaluators'?)\n"
     assert not list(tmp_path.glob("run-*"))
 
 
@@ -154,7 +154,7 @@ def test_unknown_evaluator_and_folder(demo_run, tmp_path):
 
 
 def test_problems_stay_a_list_and_are_a_table(demo_run):
-    assert isinstance(demo_run.problems, list) and isinstance(demo_run.problems, Findings)
+    assert isinstance(demo_run.problems, list) and isinstance(demo_run.problems, RecordList)
     assert demo_run.problems == _json(demo_run.run_dir / names.RUN_JSON)["result"]["problems"]
     assert len(demo_run.problems()) == len(demo_run.problems)
 

@@ -146,7 +146,59 @@ def test_quickstart_evaluators_give_the_local_artifacts(tmp_path, ray_cluster):
     assert all(e["rows"] == 8 for e in shards[:-1]) and shards[-1]["done"] == shards[-1]["total"]
     assert {e["on"] for e in journal if e.get("evaluator") == "toxicity" and "on" in e} == {"actor pool"}
     assert {e["on"] for e in journal if e.get("evaluator") == "answer_semantic_similarity" and "on" in e} \
-        == {"embedding actor"}
+        == {"embedding actors"}
+
+
+# -- model work on many actors (issue 41) ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tmp_path_factory) -> str:
+    """A tiny BERT encoder (tests/tiny_models.py) that sentence-transformers loads with mean pooling: the
+    real loading and encoding path at a fraction of all-MiniLM-L6-v2's cost."""
+    from tiny_models import bert_encoder_folder
+
+    return str(bert_encoder_folder(tmp_path_factory.mktemp("tiny-encoder")))
+
+
+def _embedding_evaluators(model: str) -> list:
+    """Two embedding evaluators that share texts (the answers), then one that embeds nothing."""
+    return [{"id": "answer_semantic_similarity", "max_rows": 24, "params": {"embedding_model": model}},
+            {"id": "groundedness_semantic_similarity", "max_rows": 24, "params": {"embedding_model": model}},
+            "text_matching"]
+
+
+def _shard_pids(run_dir: Path, evaluator: str) -> list[int]:
+    return [e["pid"] for e in _journal(run_dir) if e["message"] == "measured batch quality"
+            and e["evaluator"] == evaluator]
+
+
+def test_embedding_evaluators_give_the_same_artifacts_on_one_and_on_two_actors(tmp_path, ray_cluster, tiny_encoder):
+    """Each text is embedded on its own, so the actor that embeds it and the texts it embedded before do
+    not change its vector: 1 actor, 2 actors and a local run write the same files (run.json's embedding
+    counters included: the driver counts the workers' requests as one process does)."""
+    evaluators = _embedding_evaluators(tiny_encoder)
+    common = dict(dataset="demo", evaluators=evaluators, run_id="n", batch_size=4, calibrate=False)
+    _PROCESS_CACHE.clear()
+    local = api.run(output_dir=tmp_path / "local", **common)
+    runs = {n: api.run(output_dir=tmp_path / f"ray{n}", executor="ray", ray_shard_rows=4, ray_model_actors=n,
+                       **common) for n in (1, 2)}
+    assert local.status == runs[1].status == runs[2].status == "success"
+    assert differences(runs[1].run_dir, runs[2].run_dir) == []
+    assert differences(local.run_dir, runs[2].run_dir) == []
+    for n, run in runs.items():
+        first, second = (_shard_pids(run.run_dir, e["id"]) for e in evaluators[:2])
+        assert len(first) == 6 and len(set(first)) == n  # 24 rows in shards of 4, on n actors
+        assert second == first  # shard i of each evaluator on the same actor: its texts are cached there
+        assert {e["actors"] for e in _journal(run.run_dir) if e.get("on") == "embedding actors"} == {n}
+    scored = [e for e in _journal(runs[2].run_dir) if e["message"] == "evaluator scored"]
+    # The tiny model's scores are there (so the files compared above hold vectors' work, not only errors).
+    assert [e["evaluator"] for e in scored[:2]] == ["answer_semantic_similarity", "groundedness_semantic_similarity"]
+    assert all(e["rows"] > 20 and 0 < min(e["means"].values()) < 1 for e in scored[:2])
+    counters = json.loads((runs[2].run_dir / names.RUN_JSON).read_text())["services"]["embeddings"]["models"]
+    encoded = sum(e["encoded"] for e in _journal(runs[2].run_dir) if e.get("on") == "embedding actors")
+    # The run's count is one process's; the two actors encoded at least that many between them.
+    assert list(counters) == [tiny_encoder]
+    assert encoded >= counters[tiny_encoder]["unique_encoded"] > 0
 
 
 # -- a host's limits hold across workers ------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sonar_core.dataset import _INPUT_COLUMNS
-from sonar_core.judging import JudgeEvaluator, placeholders_in
+from sonar_core.judge_evaluator import JudgeEvaluator, placeholders_in
 from sonar_core.plugins import PluginManager
 
 from conftest import REPO

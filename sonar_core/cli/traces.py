@@ -1,6 +1,6 @@
 """``sonar traces``: ``serve`` (an OTLP/HTTP receiver writing span files) and ``inspect`` (what span files hold);
 and ``sonar run``'s trace flags (``--traces FILE...``, ``--trace-scope``, the filters and the sample), kept here so
-that ``cli.py`` adds them with one decorator and one configuration key. docs/traces.md has it all.
+that :mod:`.app` adds them with one decorator and one configuration key. docs/traces.md has it all.
 """
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import click
 
-from .cli_common import JSON_OPTION, OneLineGroup, fail, out
-from .errors import EXIT_OK, EXIT_USAGE, SonarError
-from .terminal import RichTable, RichText
+from .common import JSON_OPTION, OneLineGroup, fail, out
+from ..errors import EXIT_OK, EXIT_USAGE, SonarError
+from ..terminal import RichTable, RichText
 
 __all__ = ["traces_command", "trace_run_options", "trace_overrides"]
 
@@ -45,7 +45,7 @@ def trace_run_options(command: Callable) -> Callable:
     return command
 
 
-def trace_overrides(flags: dict[str, Any]) -> dict[str, Any] | None:
+def trace_overrides(flags: Mapping[str, Any]) -> dict[str, object] | None:
     """The ``traces:`` keys the flags set (None when none is given); they refine a configuration file's."""
     attributes = {}
     for item in flags.get("span_attrs") or ():
@@ -81,7 +81,7 @@ def traces_command() -> None:
 def serve_command(folder: Path, port: int, host: str, max_body_mb: float, max_file_mb: float) -> None:
     """Receive spans over OTLP/HTTP (POST /v1/traces, protobuf or JSON, gzip or not) and append them to
     span files that `sonar run --traces FOLDER` reads. Ctrl-C stops it; it then prints what it received."""
-    from .traces.receiver import Receiver
+    from ..traces.receiver import Receiver
 
     say = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
@@ -114,8 +114,8 @@ def serve_command(folder: Path, port: int, host: str, max_body_mb: float, max_fi
 def inspect_command(files: tuple[Path, ...], as_json: bool) -> None:
     """What span FILES (or folders) hold: spans by convention and kind, traces, sessions, models, and what
     a run would skip and why."""
-    from .traces.files import resolve_files
-    from .traces.inspect import inspect_spans
+    from ..traces.files import resolve_files
+    from ..traces.inspect import inspect_spans
 
     try:
         found = inspect_spans(resolve_files([str(f) for f in files]))
@@ -123,7 +123,7 @@ def inspect_command(files: tuple[Path, ...], as_json: bool) -> None:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
     if as_json:
-        from .listings import LISTING_SCHEMA_VERSION, to_json
+        from ..listings import LISTING_SCHEMA_VERSION, to_json
 
         click.echo(to_json({"schema_version": LISTING_SCHEMA_VERSION, **found}), nl=False)
         return

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from .cli_common import fail, one_line
-from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
+from .common import fail, one_line
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 
 __all__ = ["generate_command", "parse_types"]
 
@@ -71,8 +71,8 @@ def generate_command(docs, n, output, judge, quality_judge, seed, spread, types,
     kept (the report says why), 2 bad usage or configuration, 3 unusable documents, 6 output folder not
     writable, 7 --max-cost reached (run again with a higher budget: finished items are cached).
     """
-    from .generate_config import GenerateSpec
-    from .generation.run import run_generation
+    from ..generate_config import GenerateSpec
+    from ..generation.run import run_generation
 
     show = sys.stderr.isatty() if progress is None else progress
     say = (lambda text: click.echo(f"generate: {text}", err=True)) if show else None
@@ -118,7 +118,7 @@ def generate_command(docs, n, output, judge, quality_judge, seed, spread, types,
 def _spec(cls, settings):
     from pydantic import ValidationError
 
-    from .errors import ConfigError, validation_message
+    from ..errors import ConfigError, validation_message
 
     try:
         return cls.model_validate(settings)
@@ -127,8 +127,8 @@ def _spec(cls, settings):
 
 
 def _print_estimate(estimate, as_json: bool) -> None:
-    from .execution.dry_run import format_estimate
-    from .listings import LISTING_SCHEMA_VERSION
+    from ..execution.dry_run import format_estimate
+    from ..listings import LISTING_SCHEMA_VERSION
 
     if as_json:
         click.echo(json.dumps({"schema_version": LISTING_SCHEMA_VERSION, **estimate}, indent=2, ensure_ascii=False))

@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from . import names
-from .cli_common import JSON_OPTION, fail, out, parse_params, plugin_manager
-from .errors import EXIT_OK, SonarError
-from .terminal import RichTable
+from .. import names
+from .common import JSON_OPTION, fail, out, parse_params, plugin_manager
+from ..errors import EXIT_OK, SonarError
+from ..terminal import RichTable
 
 __all__ = ["judges_command"]
 
@@ -27,7 +27,7 @@ def judges_command(ctx: click.Context, llm_configs: str | None, check: bool, as_
     """
     if ctx.invoked_subcommand is not None:
         return
-    from .llm.judges import check_configs
+    from ..llm.judge_checks import check_configs
 
     try:
         rows, default_judge, source, failed = check_configs(llm_configs, check=check)
@@ -35,8 +35,8 @@ def judges_command(ctx: click.Context, llm_configs: str | None, check: bool, as_
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
     if as_json:
-        from .listings import to_json
-        from .service_listings import judges_listing
+        from ..listings import to_json
+        from ..listings import judges_listing
 
         click.echo(to_json(judges_listing(rows, default_judge, source)), nl=False)
         sys.exit(1 if failed else EXIT_OK)
@@ -71,8 +71,8 @@ def judges_calibrate_command(judge_key, evaluator_ids, params, llm_configs, llm_
     (docs/judges.md). Results are cached: asking again makes no call."""
     import json
 
-    from .findings.judge_trust import trust_bar
-    from .llm.judges import calibrate_judges
+    from ..findings.judge_trust import trust_bar
+    from ..llm.judge_checks import calibrate_judges
 
     manager = plugin_manager(plugins)
     try:

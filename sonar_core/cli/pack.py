@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from .cli_common import fail
-from .errors import EXIT_EVALUATOR_FAILED, SonarError
+from .common import fail
+from ..errors import EXIT_EVALUATOR_FAILED, SonarError
 
 __all__ = ["pack_command", "replay_command"]
 
@@ -26,7 +26,7 @@ __all__ = ["pack_command", "replay_command"]
 def pack_command(run_dir: Path, target: Path | None) -> None:
     """Write an evidence pack of a finished run: configuration, dataset, journal, run.json, the report and
     only the response-cache entries the run used. Exit codes: 0 ok, 3 the run cannot be packed."""
-    from .evidence_pack import make_pack
+    from ..evidence_pack import make_pack
 
     target = target or Path(f"{Path(run_dir).resolve().name}.zip")
     try:
@@ -65,7 +65,7 @@ def replay_command(pack: Path, out_dir: Path, max_size: int) -> None:
     lists, each of its size and SHA-256, all within --max-size; a refused pack leaves nothing behind.
     Exit codes: 0 identical, 1 some file differs, 2 bad usage, 3 unreadable or unsafe pack, or an
     answer missing from it."""
-    from .evidence_pack import replay_pack
+    from ..evidence_pack import replay_pack
 
     try:
         run_dir, report = replay_pack(pack, out_dir, max_size)

@@ -57,7 +57,7 @@ def calibrate_judges(evaluators: dict[str, type], path: str | Path | None, *, ju
     evaluators without a set (BYOP without ``calibration_set``). An id in ``only`` that is not a
     labelled judge evaluator, or has no set, is a ConfigError; so is a faulty set.
     """
-    from ..judging import JudgeEvaluator
+    from ..judge_evaluator import JudgeEvaluator
     from .calibration import cache_for, calibrate, calibration_set_path
 
     params = params or {}

@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from .cli_common import JSON_OPTION, fail, out, parse_hosts, plugin_manager
-from .errors import EXIT_OK, EXIT_USAGE, SonarError
-from .terminal import RichTable
+from .common import JSON_OPTION, fail, out, parse_hosts, plugin_manager
+from ..errors import EXIT_OK, EXIT_USAGE, SonarError
+from ..terminal import RichTable
 
 __all__ = ["benchmarks_command", "describe_benchmark_command", "calibrate_command", "benchmark_listing",
            "benchmark_description"]
@@ -18,7 +18,7 @@ __all__ = ["benchmarks_command", "describe_benchmark_command", "calibrate_comman
 
 def benchmark_listing(manager) -> list[dict[str, Any]]:
     """Every registered benchmark: uid, version, name, hazards, tests, plugin, default standards."""
-    from .benchmarks.registry import benchmarks
+    from ..benchmarks.registry import benchmarks
 
     registry = manager.registry("register_benchmarks")
     return [{"uid": uid, "version": d.version, "name": d.title, "hazards": [h.uid for h in d.hazards],
@@ -29,7 +29,7 @@ def benchmark_listing(manager) -> list[dict[str, Any]]:
 
 def benchmark_description(definition, plugin: str | None) -> dict[str, Any]:
     """One benchmark as a tree: hazards, each with its tests (evaluator, routing, safe rule), and its references."""
-    from .benchmarks.standards import read_standards
+    from ..benchmarks.standards import read_standards
 
     path = definition.standards_path()
     references: dict[str, float] = {}
@@ -52,7 +52,7 @@ def benchmarks_command(plugins, as_json: bool) -> None:
     manager = plugin_manager(plugins)
     listing = benchmark_listing(manager)
     if as_json:
-        from .listings import LISTING_SCHEMA_VERSION, to_json
+        from ..listings import LISTING_SCHEMA_VERSION, to_json
 
         click.echo(to_json({"schema_version": LISTING_SCHEMA_VERSION, "benchmarks": listing,
                             "plugin_failures": [{"plugin": f.name, "stage": f.stage, "error": f.error}
@@ -75,7 +75,7 @@ def benchmarks_command(plugins, as_json: bool) -> None:
 @JSON_OPTION
 def describe_benchmark_command(uid: str, plugins, as_json: bool) -> None:
     """Show one benchmark as a tree: hazards, their tests, and each hazard's reference score."""
-    from .benchmarks.registry import get_benchmark
+    from ..benchmarks.registry import get_benchmark
 
     manager = plugin_manager(plugins)
     try:
@@ -85,7 +85,7 @@ def describe_benchmark_command(uid: str, plugins, as_json: bool) -> None:
         fail(str(exc).splitlines()[0], exc.exit_code)
         return
     if as_json:
-        from .listings import LISTING_SCHEMA_VERSION, to_json
+        from ..listings import LISTING_SCHEMA_VERSION, to_json
 
         click.echo(to_json({"schema_version": LISTING_SCHEMA_VERSION, **tree}), nl=False)
         return
@@ -105,7 +105,7 @@ def describe_benchmark_command(uid: str, plugins, as_json: bool) -> None:
             say(f"│  └─ test {test['uid']}: evaluator {test['evaluator']}; rows: {rows}; safe: {safe}")
 
 
-def _reference_and_hosts(values: tuple[str, ...]) -> tuple[list[str], list[dict[str, Any]]]:
+def _reference_and_hosts(values: tuple[str, ...]) -> tuple[list[str], list[dict[str, object]]]:
     """``--host`` values: plain keys name reference models or hosts; YAML mappings are hosts to ask."""
     keys = [v.strip() for v in values if not v.strip().startswith("{")]
     hosts = parse_hosts(tuple(v for v in values if v.strip().startswith("{")))
@@ -133,15 +133,15 @@ def calibrate_command(config: Path | None, benchmark: str, hosts, output: Path, 
     Each hazard's reference is the lowest score among the reference hosts (as ModelBench sets it).
     No grades are given; later runs grade against the file (sonar run --benchmark UID --standards FILE).
     """
-    from .config import load_config
-    from .execution import execute_run
+    from ..config import load_config
+    from ..execution import execute_run
 
     if config is None and not dataset and not test_suite:
         fail("give a CONFIG file, --dataset or --test-suite (try: sonar calibrate --benchmark assistant_safety "
              "--dataset demo --host acme-gpt-large -o standards.json)", EXIT_USAGE)
     try:
         keys, asked = _reference_and_hosts(hosts)
-        overrides: dict[str, Any] = {
+        overrides: dict[str, object] = {
             "dataset": dataset, "test_suite": test_suite, "output_dir": output_dir, "run_id": run_id,
             "plugins": plugins, "benchmark": benchmark, "standards_output": str(output.resolve()),
             "reference_hosts": keys, "hosts": asked,

@@ -1,5 +1,5 @@
 """``sonar compare``: is run B better or worse than run A beyond noise? (``pack`` and ``replay`` are in
-:mod:`.cli_pack`.)
+:mod:`.pack`.)
 
 Exit codes (docs/cli.md): 0 compared (no gate tripped), 1 ``--fail-on-regression`` and a
 significant regression was found, 2 bad usage, 3 a folder is not a readable finished run, or
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from .cli_common import fail
-from .errors import EXIT_DATA, EXIT_EVALUATOR_FAILED, EXIT_USAGE, SonarError
+from .common import fail
+from ..errors import EXIT_DATA, EXIT_EVALUATOR_FAILED, EXIT_USAGE, SonarError
 
 __all__ = ["compare_command", "EXIT_REGRESSION"]
 
@@ -48,9 +48,9 @@ def compare_command(run_a: Path, run_b: Path, out_dir: Path | None, as_json: boo
     Exit codes: 0 ok, 1 --fail-on-regression and a significant regression, 2 bad usage, 3 unreadable,
     unfinished or incomparable runs, or different Sonar versions / result schemas.
     """
-    from .artifacts.comparison_dir import partial_lines, write_comparison
-    from .artifacts.run_reader import read_run
-    from .findings.comparison import IncompatibleRuns, compare_runs
+    from ..artifacts.comparison_dir import partial_lines, write_comparison
+    from ..artifacts.run_reader import read_run
+    from ..findings.comparison import IncompatibleRuns, compare_runs
 
     if not 0.0 < confidence < 1.0:
         fail(f"--confidence must be between 0 and 1, got {confidence}", EXIT_USAGE)

