@@ -254,5 +254,5 @@ def test_a_run_whose_untrusted_judge_scored_nothing_replays_and_resumes(monkeypa
     assert replayed.exit_code == 0, replayed.output
     rebuilt = tmp_path / "replay" / "packed"
     assert replayed.stdout == (f"Replayed into {rebuilt}: every file identical to the pack apart from timestamps, "
-                               "durations, paths and cache counters\n")
+                               "durations, paths and how answers were obtained\n")
     assert _rows(rebuilt) == rows
