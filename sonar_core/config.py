@@ -188,6 +188,8 @@ class RunConfig(BaseModel):
     refresh_cache: bool = False
     #: Prefix CSV text cells that start with = + - @ tab or CR with ' so spreadsheets show them as text.
     csv_formula_escape: bool = True
+    #: Above this many scored rows an evaluator's row results are Parquet only: no JSON, CSV or .jay (docs/result-directory.md).
+    columnar_only_above: int = Field(default=50_000, ge=0)
     #: Perturbed copies of the test suite's test cases (sonar_core.perturbations.expand_perturbations).
     perturb: list[PerturbSpec] = Field(default_factory=list)
     #: Base directory for relative paths (the config file's folder).
