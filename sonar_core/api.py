@@ -63,6 +63,7 @@ def run(
     no_cache: bool | None = None,
     refresh_cache: bool | None = None,
     csv_formula_escape: bool | None = None,
+    columnar_only_above: int | None = None,
     perturb: Sequence[PerturbSpec | Mapping[str, Any]] | None = None,
     base_dir: str | Path | None = None,
     test_suite: str | Path | None = None,
@@ -115,6 +116,7 @@ def run(
         no_cache: neither read nor write the LLM response cache.
         refresh_cache: ask the LLMs again instead of using cached answers.
         csv_formula_escape: prefix CSV cells that a spreadsheet would run as formulas with ``'``.
+        columnar_only_above: above this many scored rows, row results are Parquet only (docs/result-directory.md).
         perturb: perturbed copies of the test suite's test cases (needs ``test_suite``).
         base_dir: the folder relative paths are resolved from.
         test_suite: test cases without answers, asked of ``hosts`` (docs/hosts.md).
