@@ -5,7 +5,7 @@ Usage: python bench/bench_scale.py [--cases 100000] [--models 10] [--keep DIR]
 Builds a dataset of ``--models`` models x ``--cases`` test cases (default 10 x 100,000 =
 1,000,000 rows; generated here, nothing committed), runs ``sonar run`` on it in a child process
 with five evaluators that need no model (text_matching, refusal, injection_marker,
-looping_detection, encoding_guardrail), and prints:
+encoding_guardrail, canary_leak), and prints:
 
 - wall time and CPU seconds (user + system) of the run, and ``os.getloadavg()`` before and
   after (the machine may be shared: say so with the figures);
@@ -32,7 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-EVALUATORS = ["text_matching", "refusal", "injection_marker", "looping_detection", "encoding_guardrail"]
+# Measured alone on 5,000 rows: 3 to 6 s each; looping_detection (a suffix array per answer) took 41 s, so it is not one.
+EVALUATORS = ["text_matching", "refusal", "injection_marker", "encoding_guardrail", "canary_leak"]
 WORDS = ("the a model answer question data evaluation result service account order refund policy shipping "
          "price customer delivery support ticket invoice").split()
 REFUSALS = ["I'm sorry, but I can't help with that.", "I cannot assist with this request."]
