@@ -63,6 +63,21 @@ def parquet_rows(folder: Path, run_dir: Path) -> list[dict[str, Any]] | None:
     return [dict(zip(data, values)) for values in zip(*data.values())]
 
 
+def _python_values(column, is_json: bool) -> list:
+    """A column as Python values: JSON text decoded; a column of only empty lists or only nulls without
+    converting each cell (a million cells cost seconds)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(column)
+    if column.null_count == n:
+        return [None] * n
+    if pa.types.is_list(column.type) and pc.max(pc.list_value_length(column)).as_py() == 0 and not column.null_count:
+        return [[] for _ in range(n)]
+    values = column.to_pylist()
+    return _decode(values) if is_json else values
+
+
 def _parquet_frame(folder: Path, run_dir: Path):
     """The evaluator's rows as a pandas DataFrame, without a Python object per cell of scalar columns."""
     table, json_columns = _arrow_rows(folder, run_dir)
@@ -72,8 +87,7 @@ def _parquet_frame(folder: Path, run_dir: Path):
     scalars = table.drop_columns(objects)
     frame = scalars.to_pandas()
     for name in objects:
-        values = table.column(name).to_pylist()
-        frame[name] = _decode(values) if name in json_columns else values
+        frame[name] = _python_values(table.column(name), name in json_columns)
     return frame[table.column_names]
 
 
