@@ -9,12 +9,15 @@ written once per run, to ``dataset/llm_dataset.parquet``; joining the two on ``k
 records of the JSON file (:mod:`.columnar_rows` does, for ``open_run(...).rows()``).
 
 Above ``columnar_only_above`` scored rows (a run setting) the JSON, CSV and .jay are not written:
-Parquet alone holds the rows. Both writers stream: rows are converted and written in chunks of
+Parquet alone holds the rows. Parquet needs pyarrow (``pip install 'sonar-eval[columnar]'``, 170 MB,
+so not in the base install): without it the rows are written as JSON, CSV and .jay at any size, as
+before, so nothing is lost. Both writers stream: rows are converted and written in chunks of
 :data:`CHUNK_ROWS`, so memory holds one chunk, never the file.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -27,7 +30,7 @@ from ..named_files import naming
 from .eval_results import RECORD_FIELDS, write_eval_results
 from .formats import write_json
 
-__all__ = ["MIME_PARQUET", "RUN_DATASET_PARQUET", "CHUNK_ROWS", "write_row_results", "write_run_dataset",
+__all__ = ["parquet_available", "MIME_PARQUET", "RUN_DATASET_PARQUET", "CHUNK_ROWS", "write_row_results", "write_run_dataset",
            "evaluator_parquet", "LIST_FIELDS", "JSON_FIELDS"]
 
 #: IANA's MIME type for Parquet (registered 2024); its folder is ``application_vnd_apache_parquet``.
@@ -45,6 +48,11 @@ _NUMERIC_FIELDS = ("actual_duration", "cost")
 _EXTRA_FIELDS = ("epoch", "trace_id", "span_id")
 _FORMAT_CLASS = "ParquetFormat"
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def parquet_available() -> bool:
+    """Whether pyarrow is installed (the ``columnar`` extra)."""
+    return importlib.util.find_spec("pyarrow") is not None
 
 
 def _json_cell(value: Any) -> str:
@@ -96,12 +104,15 @@ def _dataset_schema():
                                        "sonar.json_columns": json.dumps([f for f in JSON_FIELDS if f in RECORD_FIELDS])})
 
 
-def write_run_dataset(rows: list, run_dir: Path) -> Path:
-    """Write the run's dataset rows once, as ``dataset/llm_dataset.parquet``; return its path.
+def write_run_dataset(rows: list, run_dir: Path) -> Path | None:
+    """Write the run's dataset rows once, as ``dataset/llm_dataset.parquet``; return its path (None:
+    pyarrow is not installed, nothing written).
 
     Every field of an eval-results record that comes from the dataset, plus ``epoch``, ``trace_id`` and
     ``span_id``; lists of strings as Parquet lists, ``relationships`` as JSON text.
     """
+    if not parquet_available():
+        return None
     schema = _dataset_schema()
 
     def batches():
@@ -193,7 +204,10 @@ def _note_formats(folder: Path, formats: list[str]) -> None:
 def write_row_results(ev: ScoredEvaluator, folder: Path, csv_formula_escape: bool = True,
                       judge_trust: dict[str, Any] | None = None, columnar_only_above: int | None = None) -> None:
     """Write an evaluator's llm-eval-results: Parquet always; JSON, CSV and .jay up to ``columnar_only_above``
-    scored rows (None: always). The descriptor lists the formats written."""
+    scored rows (None: always), and at any size without pyarrow. The descriptor lists the formats written."""
+    if not parquet_available():
+        write_eval_results(ev, folder, csv_formula_escape, judge_trust)
+        return
     _write_evaluator_parquet(ev, folder, judge_trust)
     if columnar_only_above is None or len(ev.scored) <= columnar_only_above:
         write_eval_results(ev, folder, csv_formula_escape, judge_trust)

@@ -147,3 +147,14 @@ def test_at_the_setting_json_is_still_written(tmp_path):
 def test_the_setting_refuses_a_negative_count(tmp_path):
     with pytest.raises(sonar_core.errors.ConfigError, match="columnar_only_above"):
         _run(tmp_path, "bad", columnar_only_above=-1)
+
+
+def test_without_pyarrow_every_row_is_kept_as_json(tmp_path, monkeypatch):
+    monkeypatch.setattr(columnar, "parquet_available", lambda: False)
+    run = _run(tmp_path, "nopyarrow", columnar_only_above=5)  # above the setting, but no Parquet writer
+    assert not list(run.run_dir.rglob("*.parquet"))
+    for folder in _folders(run.run_dir).values():
+        saved = json.loads((_formats_dir(folder, names.MIME_JSON) / "explanation.json").read_text())
+        assert [r["key"] for r in saved["results"]] == ["tc1::m1", "tc1::m2", "tc2::m1", "tc2::m2", "tc3::m1", "tc3::m2"]
+        assert (_formats_dir(folder, names.MIME_CSV) / "explanation.csv").is_file()
+    assert run.rows("text_matching")["model_passes"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
