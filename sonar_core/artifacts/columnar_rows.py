@@ -63,31 +63,40 @@ def parquet_rows(folder: Path, run_dir: Path) -> list[dict[str, Any]] | None:
     return [dict(zip(data, values)) for values in zip(*data.values())]
 
 
-def _python_values(column, is_json: bool) -> list:
-    """A column as Python values: JSON text decoded; a column of only empty lists or only nulls without
-    converting each cell (a million cells cost seconds)."""
-    import pyarrow as pa
+def _object_values(column, is_json: bool):
+    """A column of lists, JSON text or only nulls as an object array, with no Python loop per cell.
+
+    JSON text is decoded once per distinct text; rows with equal text share the decoded object
+    (a million rows mostly hold a few distinct ``details``).
+    """
+    import numpy
     import pyarrow.compute as pc
 
     n = len(column)
     if column.null_count == n:
-        return [None] * n
-    if pa.types.is_list(column.type) and pc.max(pc.list_value_length(column)).as_py() == 0 and not column.null_count:
-        return [[] for _ in range(n)]
-    values = column.to_pylist()
-    return _decode(values) if is_json else values
+        return numpy.full(n, None, dtype=object)
+    if not is_json:
+        return column.to_pylist()
+    encoded = pc.dictionary_encode(column.combine_chunks())
+    decoded = numpy.empty(len(encoded.dictionary), dtype=object)
+    decoded[:] = _decode(encoded.dictionary.to_pylist())
+    return decoded[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 def _parquet_frame(folder: Path, run_dir: Path):
-    """The evaluator's rows as a pandas DataFrame, without a Python object per cell of scalar columns."""
+    """The evaluator's rows as a pandas DataFrame: scalar columns through Arrow, lists as Arrow-backed
+    list columns (``tolist()`` gives Python lists), JSON text decoded once per distinct value."""
+    import pandas
+
     table, json_columns = _arrow_rows(folder, run_dir)
-    # Lists, objects, and columns with no value at all (None there, as a frame of the JSON records has).
-    objects = [c for c in table.column_names if c in json_columns or c in LIST_FIELDS
-               or table.column(c).null_count == len(table)]
-    scalars = table.drop_columns(objects)
-    frame = scalars.to_pandas()
+    empty = [c for c in table.column_names if table.column(c).null_count == len(table) and len(table)]
+    lists = [c for c in table.column_names if c in LIST_FIELDS and c not in empty]
+    objects = [c for c in table.column_names if c in json_columns or c in empty]
+    frame = table.drop_columns(objects + lists).to_pandas()
+    for name in lists:
+        frame[name] = pandas.Series(pandas.arrays.ArrowExtensionArray(table.column(name)), index=frame.index)
     for name in objects:
-        frame[name] = _python_values(table.column(name), name in json_columns)
+        frame[name] = _object_values(table.column(name), name in json_columns)
     return frame[table.column_names]
 
 
