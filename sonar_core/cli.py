@@ -24,6 +24,7 @@ from .cli_pack import pack_command, replay_command
 from .cli_models import models_command
 from .cli_traces import trace_overrides, trace_run_options, traces_command
 from .cli_redteam import redteam_command
+from .cli_view import view_command
 from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 from .terminal import RichTable, RichText
 
@@ -375,6 +376,7 @@ cli.add_command(calibrate_command)
 cli.add_command(traces_command)
 cli.add_command(generate_command)
 cli.add_command(redteam_command)
+cli.add_command(view_command)
 
 
 @cli.command("catalogue")
