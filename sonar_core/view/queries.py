@@ -8,6 +8,7 @@ folders found under the given roots ever get an id, so no request can name a pat
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,9 +48,20 @@ def find_runs(roots: list[Path]) -> dict[str, Run]:
     return found
 
 
+@lru_cache(maxsize=16)
+def _read_record(path: str, modified_ns: int) -> dict[str, Any]:
+    # run.json names every failing row in its problems (tens of MB at a million rows): parsed once per version.
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _record(run: Run) -> dict[str, Any]:
+    path = run.folder / names.RUN_JSON
+    return _read_record(str(path), path.stat().st_mtime_ns)
+
+
 def run_summary(run: Run) -> dict[str, Any]:
-    """A run for the history: date, dataset, models, status, its evaluators with the leader's primary metric."""
-    record = json.loads((run.folder / names.RUN_JSON).read_text(encoding="utf-8"))
+    """A run for the history: date, dataset, models, status, evaluators, best model, HIGH problems."""
+    record = _record(run)
     result = record.get("result", {})
     dataset = result.get("dataset", {})
     return {"id": run.run_id, "created": record.get("created", ""), "status": record.get("status", ""),
@@ -61,7 +73,7 @@ def run_summary(run: Run) -> dict[str, Any]:
 
 
 def _evaluator_files(run: Run) -> dict[str, Path]:
-    record = json.loads((run.folder / names.RUN_JSON).read_text(encoding="utf-8"))
+    record = _record(run)
     files = {}
     for entry in record.get("result", {}).get("executed_explainers", []):
         folder = (run.folder / entry.get("job_location", "")).resolve()
