@@ -113,6 +113,9 @@ class RunConfig(BaseModel):
         "Ask the LLMs again instead of using cached answers (new answers are cached)."))
     csv_formula_escape: Annotated[bool, Flag(negatable=True)] = Field(True, description=(
         "Prefix CSV text cells starting with = + - @ tab or CR with ' (default: on)."))
+    columnar_only_above: int = Field(50_000, ge=0, description=(
+        "Above this many scored rows an evaluator's row results are Parquet only: no JSON, CSV or .jay "
+        "(docs/result-directory.md)."))
     perturb: list[PerturbSpec] = Field(default_factory=list, description=(
         "Perturbed copies of the test suite's test cases (sonar perturbators; needs test_suite)."))
     base_dir: str | None = Field(None, description="The folder relative paths are resolved from (the config file's).")

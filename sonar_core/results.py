@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import names
+from .artifacts.columnar_rows import rows_table
 from .errors import EXIT_BUDGET, EXIT_EVALUATOR_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS, ConfigError
 from .execution.state import ExecutionResult
 from .findings.run_findings import gating_problems
@@ -164,16 +165,8 @@ class RunResult(ExecutionResult):
         on its rows. Values are the evaluated dataset's (``global_llm_eval_results``) as written.
         """
         chosen = [self._pick(evaluator)] if evaluator is not None else self._evaluators()
-        records: list[dict[str, Any]] = []
-        columns: dict[str, None] = {"evaluator": None}
-        for entry in chosen:
-            saved = self._results(entry)
-            if saved is None:
-                continue
-            for row in saved.get("results", []):
-                columns.update(dict.fromkeys(row))
-                records.append({"evaluator": entry["label"], **row})
-        return frame(records, list(columns))
+        # The JSON eval results where written, else the Parquet rows joined with the run's dataset copy.
+        return rows_table(self.run_dir, chosen, self._results, frame)
 
     def leaderboard(self, evaluator: str | None = None):
         """One row per model, best first: ``model``, ``rank``, each metric's mean, ``rows``,

@@ -34,6 +34,7 @@ FORMAT_CLASS = {
     "application/vnd.h2oai-evalstudio-leaderboard.markdown": "EvalStudioMarkdownFormat",
     "text/html": "HtmlFormat",
     "application/zip": "ZipFormat",
+    "application/vnd.apache.parquet": "ParquetFormat",  # issue 41: row results as Parquet too
 }
 # explanation folder -> MIME folder -> the files it must hold (leaderboards: see below).
 EXPLANATION_FILES = {
@@ -41,6 +42,7 @@ EXPLANATION_FILES = {
         "application_json": ["explanation.json"],
         "text_csv": ["explanation.csv"],
         "application_vnd_h2oai_datatable_jay": ["explanation.jay"],
+        "application_vnd_apache_parquet": ["explanation.parquet"],
     },
     "global_html_fragment": {"text_html": ["explanation.html"]},
     "global_work_dir_archive": {"application_zip": ["explanation.zip"]},
@@ -166,7 +168,7 @@ def test_meta_files_name_their_mime_and_format(run):
         descriptor = _load(folder / names.RESULT_DESCRIPTOR)
         declared = {e["explanation_type"]: set(e["formats"]) for e in descriptor["explanations"]}
         metas = sorted(folder.glob("global_*/*.meta"))
-        assert len(metas) == 8, f"{evaluator_id}: {[m.name for m in metas]}"
+        assert len(metas) == 9, f"{evaluator_id}: {[m.name for m in metas]}"  # 8, and Parquet's since issue 41
         for meta_path in metas:
             meta = _load(meta_path)
             mime = meta["mime"]

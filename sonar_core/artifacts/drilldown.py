@@ -300,9 +300,12 @@ def redact(value: Any, hidden: frozenset[str]) -> Any:
     if not hidden:
         return value
     ordered = sorted(hidden, key=len, reverse=True)  # a long text before any text inside it
+    shortest = len(ordered[-1])  # a shorter string (a key, a model name) holds none: issue 41, a million rows
 
     def clean(item: Any) -> Any:
         if isinstance(item, str):
+            if len(item) < shortest:
+                return item
             for text in ordered:
                 if text in item:
                     item = item.replace(text, WITHHELD_QUOTE)

@@ -19,7 +19,7 @@ from ..named_files import write_text
 from ..contract import ResultKind
 from .markdown import leaderboard_markdown, report_markdown
 from .descriptor import descriptor
-from .eval_results import write_eval_results
+from .columnar import write_row_results
 from .csv_cells import neutralise_row, write_csv_rows
 from .formats import write_format, write_json
 from .jsontext import Fragments
@@ -117,7 +117,8 @@ def _zip_work_dir(work: Path) -> bytes:
 
 
 def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formula_escape: bool = True,
-                        fragments: Fragments | None = None, mark_done: bool = True) -> dict[str, Any]:
+                        fragments: Fragments | None = None, mark_done: bool = True,
+                        columnar_only_above: int | None = None) -> dict[str, Any]:
     """Write every artifact of one evaluator's ``findings`` into ``folder``; return what run.json and
     index.html need.
 
@@ -131,8 +132,8 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
     if ev.params.get("save_llm_result", True):
-        write_eval_results(ev, folder, csv_formula_escape,
-                           findings.judge_trust.as_dict() if findings.judge_trust is not None else None)
+        write_row_results(ev, folder, csv_formula_escape,  # Parquet; JSON, CSV and .jay up to columnar_only_above rows
+                          findings.judge_trust.as_dict() if findings.judge_trust is not None else None, columnar_only_above)
 
     board = findings.board
     board_md = leaderboard_markdown(ev, board)

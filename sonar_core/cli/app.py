@@ -20,6 +20,7 @@ from .pack import pack_command, replay_command
 from .models import models_command
 from .traces import traces_command
 from .redteam import redteam_command
+from .view import view_command
 from .run import run_command
 from ..errors import SonarError
 from ..terminal import RichTable, RichText
@@ -215,6 +216,7 @@ cli.add_command(calibrate_command)
 cli.add_command(traces_command)
 cli.add_command(generate_command)
 cli.add_command(redteam_command)
+cli.add_command(view_command)
 
 
 @cli.command("catalogue")

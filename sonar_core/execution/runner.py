@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import names
 from ..artifacts.evaluator_dir import mark_finished, write_evaluator_dir, write_failed_marker
+from ..artifacts.columnar import write_run_dataset
 from ..artifacts.stored import load_summary, stored_summary
 from ..config import DEMO_DATASET, RunConfig
 from ..dataset import LLMDataset, load_dataset
@@ -225,9 +226,8 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
             _stop_for_budget(state, journal, exc)
         record_cache_keys(llm, run_dir)
         _close_services(services)
-        # The rows are no longer needed once index.html's drill-down is taken from them (run.json and
-        # index.html use the dataset summary): let them go before the problems of every evaluator are
-        # read back for the result and index.html.
+        # The rows are no longer needed once index.html's drill-down is taken from them (run.json and index.html
+        # use the dataset summary): let them go before every evaluator's problems are read back.
         prepare_index(state)
         state.dataset = dataset = None
 
@@ -289,6 +289,7 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
     config, result, embeddings = state.config, state.result, state.services.embeddings
     with ProgressSink(progress) as sink:
         embeddings.progress = sink.task if progress else None
+        write_run_dataset(state.dataset.rows, state.run_dir)  # the dataset fields of every evaluator's Parquet rows, once
         for job in state.jobs:
             entry = {"key": job.job_id, "evaluator_id": job.cls.id, "name": job.label,
                      "explainer_id": job.cls.qualified_name(), "job_location": job.folder.name}
@@ -322,9 +323,9 @@ def _run_jobs(state: RunState, journal: Journal, progress: bool) -> None:
                     # Before the folder is written: a resumed run scores the evaluator again.
                     raise PluginError(f"evaluator '{job.label}' scored with a fallback model (--strict): "
                                       f"{findings.fallbacks[0]}")
-                summary = stored_summary(write_evaluator_dir(findings, job.folder, mark_done=False,
-                                                             csv_formula_escape=config.csv_formula_escape),
-                                         job.folder, findings.leaderboard)
+                written = write_evaluator_dir(findings, job.folder, mark_done=False, csv_formula_escape=config.csv_formula_escape,
+                                              columnar_only_above=config.columnar_only_above)
+                summary = stored_summary(written, job.folder, findings.leaderboard)
             except (PluginError, BudgetExceeded, CacheUnreadable):
                 raise  # --strict, the budget, or a cache no judge can use: the run stops here
             except Exception as exc:  # one evaluator's failure must not end the run

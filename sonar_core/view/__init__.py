@@ -1,0 +1,1 @@
+"""``sonar view``: a local, read-only viewer of result folders (docs/view.md)."""

@@ -1,0 +1,137 @@
+"""What ``sonar view`` shows, as plain data: the runs under the given folders, and one run's test cases a
+page at a time, searched and filtered in DuckDB over the run's Parquet files (docs/view.md).
+
+A run is known by an id made here (its folder name, numbered when two folders share one); only
+folders found under the given roots ever get an id, so no request can name a path outside them.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import names
+from ..artifacts.columnar import RUN_DATASET_PARQUET, evaluator_parquet
+
+__all__ = ["Run", "find_runs", "run_summary", "cases", "PAGE_SIZE", "SORTS"]
+
+#: Test cases per page.
+PAGE_SIZE = 50
+#: Columns a page may be sorted by (anything else is refused, never put into SQL).
+SORTS = ("key", "test_case_key", "model_key", "input", "actual_output")
+#: Folder depth searched under each root for run folders (a run folder holds run.json).
+_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: str
+    folder: Path
+
+
+def find_runs(roots: list[Path]) -> dict[str, Run]:
+    """Every run folder (one with run.json) at most a few levels under ``roots``, by id."""
+    found: dict[str, Run] = {}
+    for root in roots:
+        root = root.resolve()
+        candidates = [root] + [p for depth in range(1, _DEPTH + 1) for p in sorted(root.glob("/".join(["*"] * depth)))]
+        for folder in candidates:
+            if not (folder / names.RUN_JSON).is_file() or not folder.resolve().is_relative_to(root):
+                continue
+            run_id, n = folder.name, 2
+            while run_id in found:
+                run_id, n = f"{folder.name}-{n}", n + 1
+            found[run_id] = Run(run_id, folder.resolve())
+    return found
+
+
+@lru_cache(maxsize=16)
+def _read_record(path: str, modified_ns: int) -> dict[str, Any]:
+    # run.json names every failing row in its problems (tens of MB at a million rows): parsed once per version.
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _record(run: Run) -> dict[str, Any]:
+    path = run.folder / names.RUN_JSON
+    return _read_record(str(path), path.stat().st_mtime_ns)
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    """A run for the history: date, dataset, models, status, evaluators, best model, HIGH problems."""
+    record = _record(run)
+    result = record.get("result", {})
+    dataset = result.get("dataset", {})
+    return {"id": run.run_id, "created": record.get("created", ""), "status": record.get("status", ""),
+            "dataset": str(dataset.get("source", "")), "rows": (dataset.get("shape") or [None])[0],
+            "models": result.get("models", []), "best_model": (result.get("overall_result") or {}).get("best_model"),
+            "evaluators": [e.get("name", "") for e in result.get("executed_explainers", [])],
+            "high_severity_problems": (result.get("overall_result") or {}).get("high_severity_problems", 0),
+            "parquet": (run.folder / RUN_DATASET_PARQUET).is_file()}
+
+
+def _evaluator_files(run: Run) -> dict[str, Path]:
+    record = _record(run)
+    files = {}
+    for entry in record.get("result", {}).get("executed_explainers", []):
+        folder = (run.folder / entry.get("job_location", "")).resolve()
+        path = evaluator_parquet(folder)
+        if folder.is_relative_to(run.folder) and path.is_file():
+            files[entry.get("name", folder.name)] = path
+    return files
+
+
+def cases(run: Run, q: str = "", page: int = 1, model: str = "", evaluator: str = "", failing: bool = False,
+          sort: str = "key", descending: bool = False) -> dict[str, Any]:
+    """One page of a run's rows: ``{total, page, page_size, rows}``.
+
+    ``q``: text searched (case-insensitive) in the question, the answer, the expected answer and the
+    keys; ``model``: one model; ``evaluator`` with ``failing``: only rows whose value of that evaluator's
+    pass metric is 0 (``model_passes`` and the like, where the evaluator has one). Every value is a
+    query parameter; ``sort`` must be one of :data:`SORTS`.
+    """
+    import duckdb
+
+    if sort not in SORTS:
+        raise ValueError(f"sort: one of {', '.join(SORTS)}")
+    dataset = run.folder / RUN_DATASET_PARQUET
+    if not dataset.is_file():
+        raise FileNotFoundError(f"{run.run_id}: no {RUN_DATASET_PARQUET} (a run written without the columnar extra)")
+    page = max(1, int(page))
+    where, params = ["TRUE"], []
+    if q:
+        where.append("(d.input ILIKE ? OR d.actual_output ILIKE ? OR d.expected_output ILIKE ? OR d.key ILIKE ?)")
+        params += [f"%{q}%"] * 4
+    if model:
+        where.append("d.model_key = ?")
+        params.append(model)
+    join = ""
+    files = _evaluator_files(run)
+    if evaluator:
+        if evaluator not in files:
+            raise KeyError(f"no evaluator '{evaluator}' with Parquet rows in run {run.run_id}")
+        join = "JOIN read_parquet(?) e USING (key)"
+        params = [str(files[evaluator])] + params
+        if failing:
+            import pyarrow.parquet as pq
+
+            if "model_passes" not in pq.read_schema(files[evaluator]).names:
+                raise ValueError(f"evaluator '{evaluator}' has no pass/fail metric (model_passes)")
+            where.append("e.model_passes = 0")
+    con = duckdb.connect()
+    try:
+        base = f"FROM read_parquet(?) d {join} WHERE {' AND '.join(where)}"
+        all_params = [str(dataset)] + params
+        total = con.execute(f"SELECT count(*) {base}", all_params).fetchone()[0]
+        order = f"d.{sort} {'DESC' if descending else 'ASC'}, d.key"
+        cursor = con.execute(
+            f"SELECT d.key, d.test_case_key, d.model_key, d.input, d.expected_output, d.actual_output {base} "
+            f"ORDER BY {order} LIMIT {PAGE_SIZE} OFFSET {(page - 1) * PAGE_SIZE}", all_params)
+        columns = [c[0] for c in cursor.description]
+        rows = [dict(zip(columns, values)) for values in cursor.fetchall()]
+    finally:
+        con.close()
+    return {"run": run.run_id, "total": total, "page": page, "page_size": PAGE_SIZE, "rows": rows,
+            "evaluators": sorted(files)}

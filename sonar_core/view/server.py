@@ -1,0 +1,85 @@
+"""``sonar view``'s server: a read-only JSON API and one page that reads it (docs/view.md).
+
+``GET /api/runs``: the runs under the given folders. ``GET /api/runs/<id>/cases?q=&page=&model=&evaluator=
+&failing=1&sort=&desc=1``: one page of a run's rows. ``GET /``: the page. Anything else is 404; there is
+no way to name a file: runs are found under the given folders and known only by their ids. Bound to
+127.0.0.1 unless told otherwise. The page builds its table with ``textContent``, so no text from a
+dataset or model is ever read as HTML, and a Content-Security-Policy allows only its own script.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from .page import PAGE
+from .queries import cases, find_runs, run_summary
+
+__all__ = ["make_server", "serve_in_thread"]
+
+
+def _handler(roots: list[Path]):
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "sonar-view"
+
+        def log_message(self, *args: Any) -> None:  # quiet: the terminal shows the address only
+            pass
+
+        def _send(self, status: int, body: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Content-Security-Policy",
+                             "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; "
+                             "connect-src 'self'")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _json(self, status: int, data: Any) -> None:
+            self._send(status, json.dumps(data, ensure_ascii=True, default=str).encode(), "application/json")
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            url = urlsplit(self.path)
+            parts = [unquote(p) for p in url.path.split("/") if p]
+            query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+            runs = find_runs(roots)
+            try:
+                if not parts:
+                    self._send(200, PAGE.encode("utf-8"), "text/html; charset=utf-8")
+                elif parts == ["api", "runs"]:
+                    self._json(200, {"runs": [run_summary(r) for r in runs.values()]})
+                elif len(parts) == 4 and parts[:2] == ["api", "runs"] and parts[3] == "cases" and parts[2] in runs:
+                    self._json(200, cases(runs[parts[2]], q=query.get("q", ""), page=int(query.get("page", "1")),
+                                          model=query.get("model", ""), evaluator=query.get("evaluator", ""),
+                                          failing=query.get("failing") == "1", sort=query.get("sort", "key"),
+                                          descending=query.get("desc") == "1"))
+                else:
+                    self._json(404, {"error": "not found"})
+            except (ValueError, KeyError, FileNotFoundError) as exc:
+                self._json(400, {"error": str(exc).strip("'\"")})
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._json(405, {"error": "read-only"})
+
+        do_PUT = do_DELETE = do_PATCH = do_POST
+
+    return Handler
+
+
+def make_server(roots: list[Path], host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """A server over the runs under ``roots`` (port 0: any free port; ``server.server_address`` says which)."""
+    server = ThreadingHTTPServer((host, port), _handler([Path(r) for r in roots]))
+    server.daemon_threads = True
+    return server
+
+
+def serve_in_thread(roots: list[Path], host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """Start a server in a daemon thread (tests); ``server.shutdown()`` ends it."""
+    server = make_server(roots, host, port)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
