@@ -1,5 +1,4 @@
-"""The LLM dataset: rows of test case x model, validated as they are loaded (the file formats are
-read by :mod:`.dataset_files`).
+"""The LLM dataset: rows of test case x model, validated as loaded (file formats: :mod:`.dataset_files`).
 
 Field names follow H2O Sonar's llm-eval-results (RESULT_FORMAT.md). A row whose test case is a perturbation
 of another carries the original's ``test_case_key`` in ``original_test_case_key`` (and a ``perturbation_of``).
@@ -26,10 +25,7 @@ __all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 
 @dataclass(slots=True)
 class Row:
-    """One test case answered by one model.
-
-    Slots: a run holds every row at once; without an instance dict a row takes a fifth of the memory.
-    """
+    """One test case answered by one model (slots: a run holds every row; a dict would take 5x the memory)."""
 
     key: str
     input: str = ""
@@ -47,8 +43,7 @@ class Row:
     corpus: list[str] = field(default_factory=list)
     relationships: list[dict[str, Any]] = field(default_factory=list)
     original_test_case_key: str = ""
-    #: Name of the perturbation that made this case from its original (e.g. "typos").
-    perturbation: str = ""
+    perturbation: str = ""  #: the perturbation that made this case from its original (e.g. "typos")
     #: Turns of a multi-turn case (sonar_core.conversation), the reference tool calls, the goal.
     conversation: list[dict[str, Any]] = field(default_factory=list)
     expected_tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -59,8 +54,7 @@ class Row:
     tool_results: list[dict[str, Any]] = field(default_factory=list)
     max_turns: int | None = None
     simulated_user: dict[str, Any] = field(default_factory=dict)
-    #: Which ask of the test case this row's answer is (0..epochs-1; docs/epochs.md).
-    epoch: int = 0
+    epoch: int = 0  #: which ask of the test case this row's answer is (0..epochs-1; docs/epochs.md)
     trace_id: str = ""  #: a row from production traces (docs/traces.md): the trace its verdicts go back to
     span_id: str = ""  #: ... and the span
     attack: dict[str, Any] = field(default_factory=dict)  #: a red-team test case's provenance (docs/redteam.md)
@@ -329,9 +323,8 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
     return Row(**values)
 
 
-#: List fields of a row and the one empty list rows without them share (never mutated in place: rows are read).
-_LIST_FIELDS = frozenset(name for name, kind in DATASET_FIELDS.items() if kind is list)
-_NO_ITEMS: list = []
+_LIST_FIELDS = frozenset(name for name, kind in DATASET_FIELDS.items() if kind is list)  #: a row's list fields
+_NO_ITEMS: list = []  #: the one empty list rows without them share (never mutated in place: rows are read)
 
 
 def load_dataset(path: str | Path) -> LLMDataset:

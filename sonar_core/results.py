@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import names
-from .artifacts.columnar_rows import rows_table
+from .result_rows import rows_table
 from .errors import EXIT_BUDGET, EXIT_EVALUATOR_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS, ConfigError
 from .execution.state import ExecutionResult
 from .findings.run_findings import gating_problems

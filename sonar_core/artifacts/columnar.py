@@ -6,7 +6,7 @@ holding only the row keys, the metric values and the per-row messages
 (``global_llm_eval_results/application_vnd_apache_parquet/explanation.parquet``), and the dataset
 fields H2O Sonar's eval-results records carry (input, context, expected and actual output, ...) are
 written once per run, to ``dataset/llm_dataset.parquet``; joining the two on ``key`` gives the
-records of the JSON file (:mod:`.columnar_rows` does, for ``open_run(...).rows()``).
+records of the JSON file (:mod:`sonar_core.result_rows` does, for ``open_run(...).rows()``).
 
 Above ``columnar_only_above`` scored rows (a run setting) the JSON, CSV and .jay are not written:
 Parquet alone holds the rows. Parquet needs pyarrow (``pip install 'sonar-eval[columnar]'``, 170 MB,
@@ -21,14 +21,15 @@ import importlib.util
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .. import names
-from ..findings.leaderboards import metric_meta
-from ..findings.scored import ScoredEvaluator
 from ..named_files import naming
 from .eval_results import RECORD_FIELDS, write_eval_results
 from .formats import write_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.scored import ScoredEvaluator
 
 __all__ = ["parquet_available", "MIME_PARQUET", "RUN_DATASET_PARQUET", "CHUNK_ROWS", "write_row_results", "write_run_dataset",
            "evaluator_parquet", "LIST_FIELDS", "JSON_FIELDS"]
@@ -162,7 +163,7 @@ def _write_evaluator_parquet(ev: ScoredEvaluator, folder: Path, judge_trust: dic
         "sonar.record_columns": json.dumps(record_columns),
         "sonar.dataset_columns": json.dumps([c for c in record_columns if c not in own]),
         "sonar.json_columns": json.dumps(["details", "actual_output_meta"]),
-        "sonar.metrics_meta": json.dumps(metric_meta(ev), ensure_ascii=False),
+        "sonar.metrics_meta": json.dumps(ev.cls.metrics_meta(ev.thresholds), ensure_ascii=False),
         **({"sonar.judge_trust": json.dumps(judge_trust, ensure_ascii=False)} if judge_trust else {}),
     })
 

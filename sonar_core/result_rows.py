@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from .columnar import LIST_FIELDS, RUN_DATASET_PARQUET, evaluator_parquet
+from .artifacts.columnar import LIST_FIELDS, RUN_DATASET_PARQUET, evaluator_parquet
 
 __all__ = ["rows_table", "parquet_rows"]
 
