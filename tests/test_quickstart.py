@@ -240,17 +240,18 @@ def test_the_quickstart_spends_no_call_on_verdicts_it_does_not_count(quickstart_
 
 
 def test_the_judges_demo_calibrates_every_judge(tmp_path):
-    """configs/judges_demo.yaml lists every built-in judge but the RAGAS family; a dry run (no model asked)
+    """configs/judges_demo.yaml lists every built-in judge but the RAGAS family and the red-team detector (it
+    judges rows made by sonar redteam: docs/redteam.md); a dry run (no model asked)
     says each one's scoring calls depend on its calibration, or why it would be skipped."""
     import yaml
 
     data = yaml.safe_load((REPO / "configs" / "judges_demo.yaml").read_text(encoding="utf-8"))
-    assert {e["id"] for e in data["evaluators"]} == JUDGES - RAGAS
+    assert {e["id"] for e in data["evaluators"]} == JUDGES - RAGAS - REDTEAM
     outcome = CliRunner().invoke(cli, ["run", str(REPO / "configs" / "judges_demo.yaml"), "--dry-run", "--json",
                                        "--llm-cache", str(tmp_path / "cache.sqlite")])
     assert outcome.exit_code == 0, outcome.output
     estimate = json.loads(outcome.output)
     conditional = {e["evaluator"] for e in estimate["conditional"]}
     skipped = {e["evaluator"] for e in estimate["skipped"]}
-    assert conditional | skipped == JUDGES - RAGAS and not conditional & skipped
+    assert conditional | skipped == JUDGES - RAGAS - REDTEAM and not conditional & skipped
     assert all(e["judge"] == "local-smollm2" and e["calls"] > 0 for e in estimate["conditional"])
