@@ -44,9 +44,9 @@ ALL_OFFLINE = "offline"
 EXECUTION_KEYS = ("executor", "ray_address", "ray_shard_rows", "ray_model_actors", "max_cost")
 
 
-#: Settings that name a file or folder: a NUL character in one is refused (no path can hold it; the
-#: operating system's calls would fail with "embedded null byte"), and so is a lone surrogate (bytes that
-#: are not UTF-8, which run.json could not record).
+#: Settings that name a file or folder: an empty or blank one is refused, and so is a NUL character (no path
+#: can hold it; the operating system's calls would fail with "embedded null byte") or a lone surrogate (bytes
+#: that are not UTF-8, which run.json could not record).
 PATH_SETTINGS = ("dataset", "output_dir", "llm_configs", "llm_cache", "base_dir", "test_suite", "benchmark",
                  "standards", "standards_output")
 

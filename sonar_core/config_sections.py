@@ -23,6 +23,10 @@ def safe_name(value: Any) -> Any:
 
 
 def no_nul(value: Any) -> Any:
+    """A path setting names a file or folder: not empty or blank (an empty output_dir would put the run beside
+    the configuration, a blank cache name would make a file of spaces), no NUL, UTF-8 text."""
+    if isinstance(value, str) and not value.strip():
+        raise PydanticCustomError("blank_path", "a path cannot be empty or blank")
     if isinstance(value, str) and "\x00" in value:
         raise PydanticCustomError("nul_in_path", "a path cannot hold a NUL character")
     if isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value):
