@@ -37,6 +37,10 @@ _BATCH_UNITS = 256
 _SETTINGS: tuple[int, tuple[str, ...], bool] = (0, (), False)
 
 
+#: Seconds a worker has to finish its batch when the reading stops early.
+_END_WITHIN = 10
+
+
 def worker_count(setting: int | None) -> int:
     """The worker processes to map with (0: map in this process)."""
     return setting if setting is not None and setting >= 2 else 0
@@ -110,6 +114,12 @@ def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
     finally:
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=finished, cancel_futures=True)
-        if not finished:  # interrupted, or a failure: the batches in flight are not waited for
+        if not finished:
+            # Interrupted, or a failure: the batches not started are cancelled and each worker ends after the
+            # batch it holds (a fraction of a second). Not terminated at once: a worker killed while it writes
+            # its result leaves half a message in the pipe, and the pool's reader thread waits for the rest for
+            # ever, so the process never exits. Killed only if it has not ended within the bound.
             for process in processes:
-                process.terminate()
+                process.join(timeout=_END_WITHIN)
+                if process.is_alive():
+                    process.kill()
