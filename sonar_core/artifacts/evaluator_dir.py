@@ -21,7 +21,7 @@ from .markdown import leaderboard_markdown, report_markdown
 from .descriptor import descriptor
 from .columnar import write_row_results
 from .csv_cells import neutralise_row, write_csv_rows
-from .formats import write_format, write_json
+from .formats import write_atomic, write_format, write_json
 from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 from .items import insight_json, problem_json
@@ -164,8 +164,9 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
 
 
 def mark_finished(folder: Path) -> None:
-    """The done marker, last: a folder with it is finished (``--resume`` keeps it)."""
-    write_text(folder / names.DONE_MARKER, "done\n")
+    """The done marker, last: a folder with it is finished (``--resume`` keeps it). Written whole or not at all:
+    a run killed as the marker appears must not leave it empty (a replay would write it whole)."""
+    write_atomic(folder / names.DONE_MARKER, b"done\n")
 
 
 def write_failed_marker(folder: Path, error: str) -> None:
