@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
@@ -125,9 +126,15 @@ def read_csv(path: Path, text: str) -> Iterable[tuple[str, Any]]:
     try:
         # Every column as text: type inference would turn a key like "007" into 7;
         # numbers are converted field by field, with the row named on error.
-        frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32, sep=",")
+        with warnings.catch_warnings(record=True) as said:  # datatable's warnings would be lines of their own
+            warnings.simplefilter("always")
+            frame = dt.fread(str(path), encoding="utf-8", na_strings=[], fill=False, columns=dt.str32, sep=",")
     except Exception as exc:  # datatable raises its own IOError/ValueError subclasses
         raise DatasetError(f"{path}: cannot read CSV: {str(exc).splitlines()[0]}") from None
+    for warning in said:
+        twice = re.search(r"Duplicate column name found, and was assigned a unique name: (.*?) ->", str(warning.message))
+        if twice:  # renamed silently, one column's values would be read under another name
+            raise DatasetError(f"{path}: header: two columns are named {twice.group(1)}")
     names = list(frame.names)
     columns = frame.to_dict()
     for i in range(frame.nrows):
