@@ -47,6 +47,9 @@ JSON_FIELDS = ("relationships", "details", "actual_output_meta")
 _NUMERIC_FIELDS = ("actual_duration", "cost")
 #: Row fields of the dataset copy beyond the eval-results record's (epochs, production traces).
 _EXTRA_FIELDS = ("epoch", "trace_id", "span_id")
+#: A multi-turn case's turns (JSON text), a column of the dataset copy only when some row has them,
+#: so the copy of a dataset without conversations is what it always was (``sonar view`` shows them).
+_CONVERSATION = "conversation"
 _FORMAT_CLASS = "ParquetFormat"
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -88,11 +91,12 @@ def _write_atomic_parquet(target: Path, schema, batches: Iterable[dict[str, list
         os.replace(temporary, target)
 
 
-def _dataset_schema():
+def _dataset_schema(conversation: bool = False):
     import pyarrow as pa
 
     fields = []
-    for name in RECORD_FIELDS + list(_EXTRA_FIELDS):
+    names_ = RECORD_FIELDS + list(_EXTRA_FIELDS) + ([_CONVERSATION] if conversation else [])
+    for name in names_:
         if name in LIST_FIELDS:
             fields.append(pa.field(name, pa.list_(pa.string())))
         elif name in _NUMERIC_FIELDS:
@@ -102,7 +106,8 @@ def _dataset_schema():
         else:
             fields.append(pa.field(name, pa.string()))
     return pa.schema(fields, metadata={"sonar.schema_version": names.SCHEMA_VERSION,
-                                       "sonar.json_columns": json.dumps([f for f in JSON_FIELDS if f in RECORD_FIELDS])})
+                                       "sonar.json_columns": json.dumps([f for f in JSON_FIELDS if f in RECORD_FIELDS]
+                                         + ([_CONVERSATION] if conversation else []))})
 
 
 def write_run_dataset(rows: list, run_dir: Path) -> Path | None:
@@ -110,11 +115,12 @@ def write_run_dataset(rows: list, run_dir: Path) -> Path | None:
     pyarrow is not installed, nothing written).
 
     Every field of an eval-results record that comes from the dataset, plus ``epoch``, ``trace_id`` and
-    ``span_id``; lists of strings as Parquet lists, ``relationships`` as JSON text.
+    ``span_id`` (and ``conversation`` when a row has turns); lists of strings as Parquet lists,
+    ``relationships`` and ``conversation`` as JSON text.
     """
     if not parquet_available():
         return None
-    schema = _dataset_schema()
+    schema = _dataset_schema(any(getattr(row, _CONVERSATION, None) for row in rows))
 
     def batches():
         for chunk in _chunks(rows, CHUNK_ROWS):
@@ -123,7 +129,7 @@ def write_run_dataset(rows: list, run_dir: Path) -> Path | None:
                 values = [getattr(row, name) for row in chunk]
                 if name in LIST_FIELDS:
                     values = _string_list(values)
-                elif name in JSON_FIELDS:
+                elif name in JSON_FIELDS or name == _CONVERSATION:
                     values = [_json_cell(v) for v in values]
                 columns[name] = values
             yield columns

@@ -16,7 +16,7 @@ from typing import Any
 from .. import names
 from ..artifacts.columnar import RUN_DATASET_PARQUET, evaluator_parquet
 
-__all__ = ["Run", "find_runs", "run_summary", "cases", "PAGE_SIZE", "SORTS"]
+__all__ = ["Run", "find_runs", "run_summary", "cases", "metric_columns", "evaluator_files", "PAGE_SIZE", "SORTS"]
 
 #: Test cases per page.
 PAGE_SIZE = 50
@@ -72,7 +72,8 @@ def run_summary(run: Run) -> dict[str, Any]:
             "parquet": (run.folder / RUN_DATASET_PARQUET).is_file()}
 
 
-def _evaluator_files(run: Run) -> dict[str, Path]:
+def evaluator_files(run: Run) -> dict[str, Path]:
+    """Each evaluator's Parquet rows in the run, by label (only files inside the run folder)."""
     record = _record(run)
     files = {}
     for entry in record.get("result", {}).get("executed_explainers", []):
@@ -83,14 +84,25 @@ def _evaluator_files(run: Run) -> dict[str, Path]:
     return files
 
 
+def metric_columns(path: Path) -> list[str]:
+    """The metric columns (float64) of an evaluator's Parquet rows, from its schema."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return [f.name for f in pq.read_schema(path) if f.type == pa.float64()]
+
+
 def cases(run: Run, q: str = "", page: int = 1, model: str = "", evaluator: str = "", failing: bool = False,
-          sort: str = "key", descending: bool = False) -> dict[str, Any]:
+          sort: str = "key", descending: bool = False, metric: str = "", low: float | None = None,
+          high: float | None = None, category: str = "") -> dict[str, Any]:
     """One page of a run's rows: ``{total, page, page_size, rows}``.
 
     ``q``: text searched (case-insensitive) in the question, the answer, the expected answer and the
     keys; ``model``: one model; ``evaluator`` with ``failing``: only rows whose value of that evaluator's
-    pass metric is 0 (``model_passes`` and the like, where the evaluator has one). Every value is a
-    query parameter; ``sort`` must be one of :data:`SORTS`.
+    pass metric is 0 (``model_passes`` and the like, where the evaluator has one); ``evaluator`` with
+    ``metric``: only rows whose value of that metric is at least ``low`` and at most ``high`` (either
+    may be None: unbounded); ``category``: rows whose ``categories`` hold it. Every value is a query
+    parameter; ``sort`` must be one of :data:`SORTS` and ``metric`` one of the evaluator's Parquet columns.
     """
     import duckdb
 
@@ -107,8 +119,11 @@ def cases(run: Run, q: str = "", page: int = 1, model: str = "", evaluator: str 
     if model:
         where.append("d.model_key = ?")
         params.append(model)
+    if category:
+        where.append("list_contains(d.categories, ?)")
+        params.append(category)
     join = ""
-    files = _evaluator_files(run)
+    files = evaluator_files(run)
     if evaluator:
         if evaluator not in files:
             raise KeyError(f"no evaluator '{evaluator}' with Parquet rows in run {run.run_id}")
@@ -120,6 +135,15 @@ def cases(run: Run, q: str = "", page: int = 1, model: str = "", evaluator: str 
             if "model_passes" not in pq.read_schema(files[evaluator]).names:
                 raise ValueError(f"evaluator '{evaluator}' has no pass/fail metric (model_passes)")
             where.append("e.model_passes = 0")
+        if metric:
+            if metric not in metric_columns(files[evaluator]):
+                raise ValueError(f"evaluator '{evaluator}' has no metric '{metric}'")
+            for bound, op in ((low, ">="), (high, "<=")):
+                if bound is not None:
+                    where.append(f'e."{metric}" {op} ?')  # a column name from the file's own schema
+                    params.append(float(bound))
+    elif metric or failing:
+        raise ValueError("failing and metric need an evaluator")
     con = duckdb.connect()
     try:
         base = f"FROM read_parquet(?) d {join} WHERE {' AND '.join(where)}"

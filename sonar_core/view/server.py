@@ -1,7 +1,9 @@
 """``sonar view``'s server: a read-only JSON API and one page that reads it (docs/view.md).
 
 ``GET /api/runs``: the runs under the given folders. ``GET /api/runs/<id>/cases?q=&page=&model=&evaluator=
-&failing=1&sort=&desc=1``: one page of a run's rows. ``GET /``: the page. Anything else is 404; there is
+&failing=1&metric=&min=&max=&category=&sort=&desc=1``: one page of a run's rows. ``GET /api/runs/<id>/case?key=K``:
+one row with every evaluator's values. ``GET /api/runs/<id>/filters``: the metrics and categories to
+filter by. ``GET /``: the page. Anything else is 404; there is
 no way to name a file: runs are found under the given folders and known only by their ids. Bound to
 127.0.0.1 unless told otherwise. The page builds its table with ``textContent``, so no text from a
 dataset or model is ever read as HTML, and a Content-Security-Policy allows only its own script.
@@ -17,9 +19,24 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .page import PAGE
+from .case import case, filters
 from .queries import cases, find_runs, run_summary
 
 __all__ = ["make_server", "serve_in_thread"]
+
+
+def _number(query: dict[str, str], name: str) -> float | None:
+    """A bound of a metric range: absent or empty is None; anything but a finite number is a 400."""
+    text = query.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{name}: not a number: {text[:40]}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{name}: not a finite number: {text[:40]}")
+    return value
 
 
 def _handler(roots: list[Path]):
@@ -53,15 +70,27 @@ def _handler(roots: list[Path]):
                     self._send(200, PAGE.encode("utf-8"), "text/html; charset=utf-8")
                 elif parts == ["api", "runs"]:
                     self._json(200, {"runs": [run_summary(r) for r in runs.values()]})
-                elif len(parts) == 4 and parts[:2] == ["api", "runs"] and parts[3] == "cases" and parts[2] in runs:
-                    self._json(200, cases(runs[parts[2]], q=query.get("q", ""), page=int(query.get("page", "1")),
-                                          model=query.get("model", ""), evaluator=query.get("evaluator", ""),
-                                          failing=query.get("failing") == "1", sort=query.get("sort", "key"),
-                                          descending=query.get("desc") == "1"))
+                elif len(parts) == 4 and parts[:2] == ["api", "runs"] and parts[2] in runs:
+                    run = runs[parts[2]]
+                    if parts[3] == "cases":
+                        self._json(200, cases(run, q=query.get("q", ""), page=int(query.get("page", "1")),
+                                              model=query.get("model", ""), evaluator=query.get("evaluator", ""),
+                                              failing=query.get("failing") == "1", sort=query.get("sort", "key"),
+                                              descending=query.get("desc") == "1", metric=query.get("metric", ""),
+                                              low=_number(query, "min"), high=_number(query, "max"),
+                                              category=query.get("category", "")))
+                    elif parts[3] == "case":
+                        self._json(200, case(run, query.get("key", "")))
+                    elif parts[3] == "filters":
+                        self._json(200, filters(run))
+                    else:
+                        self._json(404, {"error": "not found"})
                 else:
                     self._json(404, {"error": "not found"})
-            except (ValueError, KeyError, FileNotFoundError) as exc:
-                self._json(400, {"error": str(exc).strip("'\"")})
+            except KeyError as exc:  # an evaluator or a key the run does not have
+                self._json(404 if parts[3:] == ["case"] else 400, {"error": str(exc.args[0] if exc.args else exc)})
+            except (ValueError, FileNotFoundError) as exc:
+                self._json(400, {"error": str(exc)})
 
         def do_POST(self) -> None:  # noqa: N802
             self._json(405, {"error": "read-only"})

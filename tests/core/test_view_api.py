@@ -25,7 +25,8 @@ def _rows():
         for m in ("m1", "m2"):
             answer = "refund granted" if m == "m1" else f"no {t}"
             rows.append({"test_case_key": f"tc{t}", "model_key": m, "input": HOSTILE if t == 4 else f"question {t}",
-                         "actual_output": answer, "output_condition": '"refund"'})
+                         "actual_output": answer, "output_condition": '"refund"', "context": [f"ctx {t}"],
+                         "categories": ["billing"] if t % 2 else ["shipping", "billing"]})
     return rows
 
 
@@ -100,3 +101,37 @@ def test_hostile_strings_stay_data(served):
     assert page == PAGE
     # The page writes values with textContent only: nothing from a row is parsed as HTML.
     assert "innerHTML" not in page and "insertAdjacentHTML" not in page and "document.write" not in page
+
+
+def test_a_case_has_its_transcript_and_every_evaluators_values(served):
+    status, data, _ = _get(served + "/api/runs/r1/case?key=tc1%3A%3Am2")
+    assert status == 200 and data["key"] == "tc1::m2" and data["conversation"] is None
+    row = data["row"]
+    assert (row["input"], row["actual_output"], row["context"], row["categories"]) == \
+        ("question 1", "no 1", ["ctx 1"], ["billing"])
+    [scored] = data["evaluators"]
+    assert scored["evaluator"] == "text_matching"
+    assert scored["values"]["model_passes"] == 0.0 and scored["values"]["model_failures"] == 1.0
+    assert scored["error"].startswith("condition part '\"refund\"' did not match the actual answer")
+    assert scored["details"]["condition"] == '"refund"'
+    status, data, _ = _get(served + "/api/runs/r1/case?key=tc9%3A%3Am1")
+    assert status == 404 and data["error"] == "no row 'tc9::m1' in run r1"
+
+
+def test_filters_by_metric_range_and_category(served):
+    status, data, _ = _get(served + "/api/runs/r1/filters")
+    assert status == 200 and data["categories"] == ["billing", "shipping"]
+    assert data["evaluators"]["text_matching"][:2] == ["model_passes", "model_failures"]
+    base = served + "/api/runs/r1/cases?evaluator=text_matching&metric=model_passes"
+    _, passing, _ = _get(base + "&min=0.5&category=shipping")  # shipping: tc0, tc2, tc4; passing: m1
+    assert passing["total"] == 3 and [r["key"] for r in passing["rows"]] == ["tc0::m1", "tc2::m1", "tc4::m1"]
+    _, low, _ = _get(base + "&max=0.5")
+    assert low["total"] == 5 and {r["model_key"] for r in low["rows"]} == {"m2"}
+    _, billing, _ = _get(served + "/api/runs/r1/cases?category=billing")
+    assert billing["total"] == 10
+    status, data, _ = _get(base + "&min=abc")
+    assert status == 400 and data["error"] == "min: not a number: abc"
+    status, data, _ = _get(served + "/api/runs/r1/cases?evaluator=text_matching&metric=key")
+    assert status == 400 and data["error"] == "evaluator 'text_matching' has no metric 'key'"
+    status, data, _ = _get(served + "/api/runs/r1/cases?metric=model_passes&min=1")
+    assert status == 400 and data["error"] == "failing and metric need an evaluator"
