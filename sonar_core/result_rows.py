@@ -41,11 +41,14 @@ def _arrow_rows(folder: Path, run_dir: Path):
         dataset_path = run_dir / RUN_DATASET_PARQUET
         dataset = pq.read_table(dataset_path, columns=["key", *from_dataset])
         json_columns |= set(json.loads((dataset.schema.metadata or {}).get(b"sonar.json_columns", b"[]")))
-        # Each evaluator row's place in the dataset copy, so the dataset columns follow the evaluator's order.
-        where = pc.index_in(table.column("key"), value_set=dataset.column("key"))
-        if where.null_count:
-            raise ValueError(f"{dataset_path}: {where.null_count} rows of {folder.name} are not in the dataset copy")
-        dataset = dataset.take(where)
+        keys = table.column("key")
+        # An evaluator that scored every row has them in the dataset's order: nothing to look up or move.
+        if not keys.equals(dataset.column("key")):
+            # Each evaluator row's place in the dataset copy, so the dataset columns follow the evaluator's order.
+            where = pc.index_in(keys, value_set=dataset.column("key"))
+            if where.null_count:
+                raise ValueError(f"{dataset_path}: {where.null_count} rows of {folder.name} are not in the dataset copy")
+            dataset = dataset.take(where)
         picked = {name: dataset.column(name) for name in from_dataset}
     arrays = [table.column(c) if c in table.column_names else picked[c] for c in columns]
     return pa.table(arrays, names=columns), json_columns

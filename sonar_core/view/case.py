@@ -48,9 +48,10 @@ def case(run: Run, key: str) -> dict[str, Any]:
     labels = sorted(files)
     fields = ", ".join(f"d.{f}" for f in CASE_FIELDS) + (", d.conversation" if has_turns else "")
     # One query: the dataset row, and each evaluator's row for the key as one JSON object (NULL: not scored).
-    scored = "".join(f", (SELECT to_json(e) FROM read_parquet(?) e WHERE e.key = d.key) AS ev{i}"
+    # Each file is filtered by the key itself (not by d.key), so DuckDB skips row groups by their key range.
+    scored = "".join(f", (SELECT to_json(e) FROM read_parquet(?) e WHERE e.key = ?) AS ev{i}"
                      for i in range(len(labels)))
-    params = [str(files[label]) for label in labels] + [str(dataset), key]
+    params = [value for label in labels for value in (str(files[label]), key)] + [str(dataset), key]
     con = duckdb.connect()
     try:
         cursor = con.execute(f"SELECT {fields}{scored} FROM read_parquet(?) d WHERE d.key = ?", params)
