@@ -25,16 +25,26 @@ def _decode(values: list) -> list:
     return [[] if v == "[]" else {} if v == "{}" else None if v is None else _loads(v) for v in values]
 
 
-def _arrow_rows(folder: Path, run_dir: Path):
-    """The evaluator's rows as an Arrow table with the JSON records' columns, and its JSON-text columns."""
+def _arrow_rows(folder: Path, run_dir: Path, wanted: list[str] | None = None):
+    """The evaluator's rows as an Arrow table with the JSON records' columns (``wanted``: only these, in
+    this order; a name the records do not have is a ValueError), and its JSON-text columns. Only the
+    columns asked for are read from either file."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    table = pq.read_table(evaluator_parquet(folder))
-    meta = table.schema.metadata or {}
+    path = evaluator_parquet(folder)
+    schema = pq.read_schema(path)
+    meta = schema.metadata or {}
     columns = json.loads(meta[b"sonar.record_columns"])
-    from_dataset = json.loads(meta[b"sonar.dataset_columns"])
+    if wanted is not None:
+        unknown = [c for c in wanted if c not in columns]
+        if unknown:
+            raise ValueError(f"no column '{unknown[0]}' in the rows of {folder.name} (columns: {', '.join(columns)})")
+        columns = list(dict.fromkeys(wanted))
+    from_dataset = [c for c in json.loads(meta[b"sonar.dataset_columns"]) if c in columns]
+    own = [c for c in schema.names if c in columns or (c == "key" and from_dataset)]
+    table = pq.read_table(path, columns=own)
     json_columns = set(json.loads(meta[b"sonar.json_columns"]))
     picked: dict[str, Any] = {}
     if from_dataset:
@@ -54,11 +64,12 @@ def _arrow_rows(folder: Path, run_dir: Path):
     return pa.table(arrays, names=columns), json_columns
 
 
-def parquet_rows(folder: Path, run_dir: Path) -> list[dict[str, Any]] | None:
-    """The evaluator's rows as records (the JSON file's), or None when its folder has no Parquet."""
+def parquet_rows(folder: Path, run_dir: Path, wanted: list[str] | None = None) -> list[dict[str, Any]] | None:
+    """The evaluator's rows as records (the JSON file's, or only the ``wanted`` fields), or None when its
+    folder has no Parquet."""
     if not evaluator_parquet(folder).is_file():
         return None
-    table, json_columns = _arrow_rows(folder, run_dir)
+    table, json_columns = _arrow_rows(folder, run_dir, wanted)
     data = {}
     for name in table.column_names:
         values = table.column(name).to_pylist()
@@ -86,12 +97,12 @@ def _object_values(column, is_json: bool):
     return decoded[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
-def _parquet_frame(folder: Path, run_dir: Path):
+def _parquet_frame(folder: Path, run_dir: Path, wanted: list[str] | None = None):
     """The evaluator's rows as a pandas DataFrame: scalar columns through Arrow, lists as Arrow-backed
     list columns (``tolist()`` gives Python lists), JSON text decoded once per distinct value."""
     import pandas
 
-    table, json_columns = _arrow_rows(folder, run_dir)
+    table, json_columns = _arrow_rows(folder, run_dir, wanted)
     empty = [c for c in table.column_names if table.column(c).null_count == len(table) and len(table)]
     lists = [c for c in table.column_names if c in LIST_FIELDS and c not in empty]
     objects = [c for c in table.column_names if c in json_columns or c in empty]
@@ -103,21 +114,36 @@ def _parquet_frame(folder: Path, run_dir: Path):
     return frame[table.column_names]
 
 
+def _only(rows: list[dict[str, Any]], wanted: list[str] | None, folder: Path) -> list[dict[str, Any]]:
+    """JSON records cut to the ``wanted`` fields (a field no record has is a ValueError)."""
+    if wanted is None:
+        return rows
+    known = dict.fromkeys(key for row in rows[:1] for key in row)
+    unknown = [c for c in wanted if c not in known] if rows else []
+    if unknown:
+        raise ValueError(f"no column '{unknown[0]}' in the rows of {folder.name} (columns: {', '.join(known)})")
+    return [{c: row.get(c) for c in wanted} for row in rows]
+
+
 def rows_table(run_dir: Path, entries: list[dict[str, Any]], read_json: Callable[[dict], dict | None],
-               frame: Callable):
+               frame: Callable, wanted: list[str] | None = None):
     """One table of every entry's rows (``{label, folder}``), an ``evaluator`` column first.
 
     ``read_json(entry)``: the evaluator's JSON eval results or None; used when present, so a small run
     reads as it always did. ``frame(records, columns)``: the caller's table maker, for the JSON-only case.
+    ``wanted``: only these columns (after ``evaluator``), read alone from the Parquet files; a name the
+    rows do not have is a ValueError.
     """
     parts: list[tuple[str, Path, Any]] = []  # (label, folder, JSON records or None: Parquet)
     for entry in entries:
         saved = read_json(entry)
         if saved is not None:
-            parts.append((entry["label"], entry["folder"], saved.get("results", [])))
+            parts.append((entry["label"], entry["folder"], _only(saved.get("results", []), wanted, entry["folder"])))
         elif evaluator_parquet(entry["folder"]).is_file():
             parts.append((entry["label"], entry["folder"], None))
     columns: dict[str, None] = {"evaluator": None}
+    if wanted is not None:
+        columns.update(dict.fromkeys(wanted))
     if all(rows is not None for _, _, rows in parts):
         records = []
         for label, _, rows in parts:
@@ -130,16 +156,15 @@ def rows_table(run_dir: Path, entries: list[dict[str, Any]], read_json: Callable
     except ImportError:  # datatable: records for every evaluator
         records = []
         for label, folder, rows in parts:
-            for row in rows if rows is not None else parquet_rows(folder, run_dir) or []:
+            for row in rows if rows is not None else parquet_rows(folder, run_dir, wanted) or []:
                 columns.update(dict.fromkeys(row))
                 records.append({"evaluator": label, **row})
         return frame(records, list(columns))
     frames = []
     for label, folder, rows in parts:
-        part = pandas.DataFrame.from_records(rows) if rows is not None else _parquet_frame(folder, run_dir)
+        part = pandas.DataFrame.from_records(rows) if rows is not None else _parquet_frame(folder, run_dir, wanted)
         part.insert(0, "evaluator", label)
         columns.update(dict.fromkeys(part.columns))
         frames.append(part)
     joined = frames[0] if len(frames) == 1 else pandas.concat(frames, ignore_index=True)
     return joined.reindex(columns=list(columns))
-

@@ -157,16 +157,21 @@ class RunResult(ExecutionResult):
         path = entry["folder"] / names.EVAL_RESULTS / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json"
         return _read_json(path) if path.is_file() else None  # save_llm_result: false, or it failed
 
-    def rows(self, evaluator: str | None = None):
+    def rows(self, evaluator: str | None = None, columns: list[str] | None = None):
         """One row per dataset row and evaluator: the row's columns and every metric as a column.
 
         ``evaluator``: a label or evaluator id (default: every evaluator that ran). The first column,
         ``evaluator``, names the evaluator's label; a metric another evaluator does not have is None
         on its rows. Values are the evaluated dataset's (``global_llm_eval_results``) as written.
+        ``columns``: only these (after ``evaluator``), e.g. ``["key", "model_passes"]``; from Parquet
+        only they are read, which is what makes a million rows quick. A name the rows lack: ConfigError.
         """
         chosen = [self._pick(evaluator)] if evaluator is not None else self._evaluators()
         # The JSON eval results where written, else the Parquet rows joined with the run's dataset copy.
-        return rows_table(self.run_dir, chosen, self._results, frame)
+        try:
+            return rows_table(self.run_dir, chosen, self._results, frame, columns)
+        except ValueError as exc:
+            raise ConfigError(f"{self.run_dir}: {exc}") from None
 
     def leaderboard(self, evaluator: str | None = None):
         """One row per model, best first: ``model``, ``rank``, each metric's mean, ``rows``,

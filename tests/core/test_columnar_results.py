@@ -98,6 +98,17 @@ def test_above_the_setting_only_parquet_is_written_and_rows_read_the_same(tmp_pa
     assert matching["context"].tolist() == [["Refunds take 5 days."], ["Refunds take 5 days."], [], [], ["a", "b"], ["a", "b"]]
     assert matching["categories"].tolist()[3] == ["x", "y"]
     assert matching["input"].tolist()[2] == "<script>alert(1)</script>"
+
+    # Only the columns asked for, in that order, the same from Parquet and from JSON.
+    for run in (small, sonar_core.open_run(large.run_dir)):
+        picked = run.rows("text_matching", columns=["model_passes", "key", "context"])
+        assert list(picked.columns) == ["evaluator", "model_passes", "key", "context"]
+        assert picked["key"].tolist() == matching["key"].tolist()
+        assert picked["model_passes"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+        assert picked["context"].tolist()[4] == ["a", "b"]
+        with pytest.raises(sonar_core.ConfigError) as refused:
+            run.rows("text_matching", columns=["key", "nope"])
+        assert "no column 'nope' in the rows of explainer_" in str(refused.value)
     assert matching["actual_output"].tolist()[3] == "Ünïcode answer without the word."
     assert matching["actual_duration"].tolist() == [1.5, 0.5, 2.0, 1.0, 0.25, 0.75]
     assert matching["details"].tolist() == rows_small[rows_small["evaluator"] == "text_matching"]["details"].tolist()
