@@ -12,7 +12,8 @@ encoding_guardrail, canary_leak), and prints:
 - peak RSS of the run's whole process tree (sampled every 0.2 s with psutil; without psutil the
   largest single process's, from ``getrusage``);
 - the result folder's size in KB per row x evaluator, and its biggest files;
-- ``open_run(...).rows("text_matching")`` time and shape.
+- ``open_run(...).rows("text_matching")`` time (wall and CPU) and shape, and with three columns only;
+- bench/bench_view.py times ``sonar view`` in Chromium on the kept run folder.
 
 Goals (issue 41, on the 2-core machine): run under 10 minutes, peak under 2 GiB, folder under
 0.35 KB per row x evaluator, rows() under 5 s.
@@ -132,9 +133,12 @@ def main() -> None:
         per = size / 1024 / (rows * len(EVALUATORS))
 
         import sonar_core
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         table = sonar_core.open_run(run_dir).rows("text_matching")
-        rows_s = time.perf_counter() - started
+        rows_s, rows_cpu = time.perf_counter() - started, time.process_time() - cpu
+        started = time.perf_counter()
+        narrow = sonar_core.open_run(run_dir).rows("text_matching", columns=["key", "model_key", "model_passes"])
+        narrow_s = time.perf_counter() - started
         print(f"run: {measured['wall_s']:.1f} s wall, {measured['cpu_s']:.1f} CPU s, "
               f"peak RSS {measured['peak_rss_bytes'] / 2**30:.2f} GiB (process tree)")
         print(f"load average before {tuple(round(x, 2) for x in load_before)}, after {tuple(round(x, 2) for x in load_after)}")
@@ -142,7 +146,11 @@ def main() -> None:
               f"({rows:,} rows x {len(EVALUATORS)} evaluators)")
         for file_size, name in biggest:
             print(f"  {file_size / 2**20:8.1f} MiB  {name}")
-        print(f"open_run(...).rows('text_matching'): {rows_s:.2f} s, {table.shape[0]:,} rows x {table.shape[1]} columns")
+        print(f"open_run(...).rows('text_matching'): {rows_s:.2f} s ({rows_cpu:.2f} CPU s), "
+              f"{table.shape[0]:,} rows x {table.shape[1]} columns; with columns=[key, model_key, model_passes]: "
+              f"{narrow_s:.2f} s, {narrow.shape[1]} columns")
+        print(f"sonar view on it in Chromium: python bench/bench_view.py {run_dir}" if args.keep else
+              "sonar view on it in Chromium: rerun with --keep DIR, then python bench/bench_view.py DIR/out/scale")
         goals = [("run under 10 min", measured["wall_s"] < 600), ("peak under 2 GiB", measured["peak_rss_bytes"] < 2 * 2**30),
                  ("under 0.35 KB per row x evaluator", per < 0.35), ("rows() under 5 s", rows_s < 5)]
         print("goals: " + ", ".join(f"{name}: {'met' if ok else 'NOT met'}" for name, ok in goals))
