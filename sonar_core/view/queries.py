@@ -48,10 +48,16 @@ def find_runs(roots: list[Path]) -> dict[str, Run]:
     return found
 
 
+try:
+    from orjson import loads as _loads  # twice the standard parser's speed on a run.json of 100 MB
+except ImportError:  # pragma: no cover - orjson comes with the view extra
+    _loads = json.loads
+
+
 @lru_cache(maxsize=16)
 def _read_record(path: str, modified_ns: int) -> dict[str, Any]:
     # run.json names every failing row in its problems (tens of MB at a million rows): parsed once per version.
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    return _loads(Path(path).read_bytes())
 
 
 def _record(run: Run) -> dict[str, Any]:
