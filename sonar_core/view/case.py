@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts.columnar import RUN_DATASET_PARQUET
-from .queries import Run, evaluator_files, metric_columns
+from .queries import Run, connection, evaluator_files, metric_columns
 
 __all__ = ["case", "filters", "CATEGORY_LIMIT"]
 
@@ -39,7 +39,6 @@ def _decoded(text: str | None) -> Any:
 def case(run: Run, key: str) -> dict[str, Any]:
     """``{run, key, row: {field: value}, conversation: [turn] | None, evaluators: [{evaluator, values,
     error, details}]}`` for the row ``key``; KeyError when the run has no such row."""
-    import duckdb
     import pyarrow.parquet as pq
 
     dataset = _dataset(run)
@@ -52,7 +51,7 @@ def case(run: Run, key: str) -> dict[str, Any]:
     scored = "".join(f", (SELECT to_json(e) FROM read_parquet(?) e WHERE e.key = ?) AS ev{i}"
                      for i in range(len(labels)))
     params = [value for label in labels for value in (str(files[label]), key)] + [str(dataset), key]
-    con = duckdb.connect()
+    con = connection()
     try:
         cursor = con.execute(f"SELECT {fields}{scored} FROM read_parquet(?) d WHERE d.key = ?", params)
         names = [c[0] for c in cursor.description]
@@ -80,9 +79,7 @@ def case(run: Run, key: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=16)
 def _categories(path: str, modified_ns: int) -> list[str]:
-    import duckdb
-
-    con = duckdb.connect()
+    con = connection()
     try:
         found = con.execute("SELECT c, count(*) AS n FROM (SELECT unnest(categories) AS c FROM read_parquet(?)) "
                             f"GROUP BY c ORDER BY n DESC, c LIMIT {CATEGORY_LIMIT}", [path]).fetchall()

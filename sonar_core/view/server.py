@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .page import PAGE
 from .case import case, filters
-from .queries import cases, find_runs, run_summary
+from .queries import cases, connection, find_runs, run_summary
 
 __all__ = ["make_server", "serve_in_thread"]
 
@@ -102,6 +102,12 @@ def _handler(roots: list[Path]):
 
 def make_server(roots: list[Path], host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """A server over the runs under ``roots`` (port 0: any free port; ``server.server_address`` says which)."""
+    try:  # imported and opened now (a second or more), so the first page does not wait for them
+        import pyarrow.parquet  # noqa: F401
+
+        connection().close()
+    except ImportError:  # `sonar view` refuses to start without them (cli/view.py)
+        pass
     server = ThreadingHTTPServer((host, port), _handler([Path(r) for r in roots]))
     server.daemon_threads = True
     return server
