@@ -29,6 +29,7 @@ from .charts import metric_bars_svg, pass_fail_svg, tradeoff_svg
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..findings.evaluator import EvaluatorFindings
+    from ..findings.judge_status import JudgeTrust
 
 __all__ = [
     "csp",
@@ -123,42 +124,34 @@ def style() -> str:
     return resources.files("sonar_core").joinpath("templates/_style.css").read_text(encoding="utf-8")
 
 
-def untrusted_board(board: dict[str, Any]) -> bool:
-    """Whether a leaderboard says its judge failed its calibration (the status the findings wrote)."""
-    return (board.get("judge_trust") or {}).get("status") == "untrusted"
-
-
-def not_scored_board(board: dict[str, Any]) -> bool:
-    """Whether a leaderboard is an untrusted judge's whose rows were not scored (no ``score_untrusted``)."""
-    return untrusted_board(board) and not board["judge_trust"].get("scored", True)
-
-
-def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
-    """For an untrusted judge's board: ``not_counted_note`` (why no verdict of it counts, for "Weakest
-    answers"), and ``not_scored`` (the rows' reason) when its rows were not scored; empty otherwise."""
-    if not untrusted_board(board):
+def untrusted_notes(trust: JudgeTrust | None) -> dict[str, str]:
+    """For an untrusted judge: ``not_counted_note`` (why no verdict of it counts, for "Weakest answers"),
+    and ``not_scored`` (the rows' reason) when its rows were not scored; empty otherwise."""
+    if trust is None or trust.counts:
         return {}
-    trust = board["judge_trust"]
-    figures = kappa_bar(trust["kappa"], trust["min_kappa"])
-    if not not_scored_board(board):
-        return {"not_counted_note": f"Not counted: judge {trust['judge']} is untrusted ({figures}), so no answer is "
+    figures = kappa_bar(trust.kappa, trust.min_kappa)
+    if trust.scored:
+        return {"not_counted_note": f"Not counted: judge {trust.judge} is untrusted ({figures}), so no answer is "
                                     "called weak on its word. Its verdicts are in the evaluated dataset, marked "
                                     "untrusted."}
-    reason = f"not scored: judge {trust['judge']} is untrusted ({figures})"
+    reason = f"not scored: judge {trust.judge} is untrusted ({figures})"
     return {"not_scored": reason,
-            "not_counted_note": f"Not scored: judge {trust['judge']} is untrusted ({figures}), so no row was "
+            "not_counted_note": f"Not scored: judge {trust.judge} is untrusted ({figures}), so no row was "
                                 "scored (score_untrusted: true scores them anyway, not counted)."}
 
 
-def evaluator_view(findings: EvaluatorFindings, dir_name: str, problems: list[dict[str, Any]],
+def evaluator_view(findings: EvaluatorFindings, board: dict[str, Any], dir_name: str, problems: list[dict[str, Any]],
                    insights: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything the templates show about one evaluator (plain data, no runtime objects).
 
     Laid out from ``findings`` alone: which means fail their thresholds, the passing rows per model,
     the leader and the weakest rows were concluded there (:mod:`sonar_core.findings.conclusions`).
-    ``problems`` and ``insights``: the findings' as their files hold them (:mod:`.items`).
+    ``board``: the findings' board as its files hold it (:func:`.board_files.board_json`); ``problems`` and
+    ``insights``: the findings' as their files hold them (:mod:`.items`).
     """
-    ev, board, leaderboard, fallbacks = findings.scored, findings.board, findings.leaderboard, findings.fallbacks
+    ev, leaderboard, fallbacks = findings.scored, findings.leaderboard, findings.fallbacks
+    trust = findings.board.judge_trust
+    not_scored = trust is not None and not trust.scored
     aggregates = {row["model"]: row["metrics"] for row in board["rows"]}
     metrics = []
     for m in ev.cls.metrics:
@@ -199,8 +192,8 @@ def evaluator_view(findings: EvaluatorFindings, dir_name: str, problems: list[di
         "board": board,
         # Judge evaluators only (other evaluators' summaries stay as they were): the judge failed its
         # calibration, so the verdicts are shown, marked, and counted nowhere.
-        **({"untrusted": untrusted} if "judge_trust" in board else {}),
-        **untrusted_notes(board),
+        **({"untrusted": untrusted} if trust is not None else {}),
+        **untrusted_notes(trust),
         "leader": leader,
         # With paired tests (findings.confidence): each model's test against the leader, and the
         # models it cannot tell from the leader (marked as ties in the reports).
@@ -220,7 +213,7 @@ def evaluator_view(findings: EvaluatorFindings, dir_name: str, problems: list[di
         "worst": worst,
         "worst_limit": WEAK_ROWS_LIMIT,
         # An untrusted judge's rows written as not scored are not counted as scored.
-        **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored_board(board)
+        **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored
            else {"row_count": len(ev.scored)}),
         "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
