@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import names
-from ..findings.generation_summary import GenerationFindings
 from .html import csp, style
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.generation_summary import GenerationFindings
 
 __all__ = ["write_generation_report", "render_generation_html"]
 
@@ -101,7 +104,7 @@ def render_generation_html(findings: GenerationFindings, suite_name: str) -> str
 def write_generation_report(findings: GenerationFindings, folder: Path, stem: str, suite_name: str) -> dict[str, Path]:
     """Write the JSON and HTML report into ``folder``; returns their paths."""
     paths = {kind: folder / names.GENERATION_FILES[kind].format(stem=stem) for kind in ("report_json", "report_html")}
-    payload = {"schema_version": names.GENERATION_REPORT_SCHEMA_VERSION, "suite": suite_name, **findings.as_dict()}
+    payload = {"schema_version": names.GENERATION_REPORT_SCHEMA_VERSION, "suite": suite_name, **asdict(findings)}
     _write(paths["report_json"], json.dumps(payload, indent=1, ensure_ascii=False, default=str) + "\n")
     _write(paths["report_html"], render_generation_html(findings, suite_name))
     return paths

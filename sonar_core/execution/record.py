@@ -13,7 +13,7 @@ from typing import Any
 from .. import names
 from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
 from ..artifacts.formats import write_atomic
-from ..artifacts.benchmark_dir import benchmark_view
+from ..artifacts.benchmark_dir import benchmark_json, benchmark_view
 from ..artifacts.costs_md import costs_markdown, costs_summary
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
@@ -90,7 +90,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         statistics=stats_settings(config).as_dict(),
         pipeline=pipeline,
         fallbacks={s.label: list(s.fallbacks) for s in state.summaries if s.fallbacks} or None,
-        benchmark=(state.benchmark_findings.to_json_data() if state.benchmark_findings is not None else None),
+        benchmark=(benchmark_json(state.benchmark_findings) if state.benchmark_findings is not None else None),
         costs=state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
         result=RunOutcome(
             dataset=dataset,

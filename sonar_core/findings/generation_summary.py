@@ -10,7 +10,7 @@ generation_report`) only serialises it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .statistics import wilson_interval
@@ -39,9 +39,6 @@ class GenerationFindings:
     costs: dict[str, Any] | None
     settings: dict[str, Any]
     notes: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _coverage(items: Sequence[dict[str, Any]], field_name: str, names: dict[str, str] | None = None

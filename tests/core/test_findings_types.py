@@ -46,8 +46,6 @@ NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
 NOT_YET = {
     "annotations": "labels a span's verdict with MetricInfo.failing over a numpy column (findings.run_data)",
     "run_reader": "reads a run back into findings.run_data's numpy-backed RunData for sonar compare",
-    "benchmark_dir": "takes BenchmarkFindings and Graded from the modules that compute them",
-    "generation_report": "takes GenerationFindings from findings.generation_summary",
     "redteam": "takes RedteamFindings and its constants from findings.redteam",
 }
 
@@ -124,7 +122,6 @@ NOT_FINDINGS = {
 #: Findings handed to artifacts/ that still hold loose dicts, and which (issue 37: to shrink).
 NOT_YET_TYPED = {
     "GenerationFindings": "quality, dropped, documents, graph, judges, costs and settings as the report's JSON",
-    "BenchmarkFindings": "each unsafe row as a dict (TestTally.failing, HazardResult.failing)",
     "RunData": "a run read back for sonar compare: its statistics settings and each evaluator's parameters",
     "EvaluatorData": "a run's evaluator read back: its parameters and stored intervals",
 }
