@@ -2,7 +2,7 @@
 
 It reads what the evaluators' folders hold (each row's ``trace_id``, ``span_id``, metric values, error
 message and details; the metrics' meta) and computes nothing: a label is the side of the threshold
-the run stored (:meth:`~sonar_core.findings.run_data.MetricInfo.failing`).
+the run stored (:func:`~sonar_core.findings.run_data.failing`).
 
 One **carrier span** per verdict (a row judged by an evaluator), per OpenInference's annotation
 convention (``spec/annotations.md``, post-hoc feedback): a new span of kind ``EVALUATOR`` with exactly
@@ -35,7 +35,8 @@ import numpy as np
 
 from .. import names
 from ..errors import DatasetError
-from ..findings.run_data import MetricInfo
+from ..findings.run_data import failing as failing_values
+from ..findings.run_types import MetricInfo
 from ..version import __version__
 from .csv_cells import neutralise_row, write_csv_rows
 from .run_reader import read_metrics_meta, results_file
@@ -113,7 +114,7 @@ def _verdicts(evaluator: AnnotatedEvaluator) -> Iterator[_Verdict]:
     columns = _columns(evaluator.folder, ["trace_id", "span_id", "test_case_key", "model_key", "result_error_message",
                                           "details", "judge_trust", *keys])
     values = np.array([np.nan if v is None else v for v in columns[primary.key]], dtype=float)
-    failing = primary.failing(values)
+    failing = failing_values(primary, values)
     for n, span_id in enumerate(columns["span_id"]):
         if not span_id or not columns["trace_id"][n]:
             continue

@@ -3,10 +3,11 @@
 What "computes" means for the import rule below: a module computes when it draws a conclusion
 from numbers, i.e. it is
 
-- a module of ``sonar_core.findings`` other than the three that hold no conclusion:
+- a module of ``sonar_core.findings`` other than the four that hold no conclusion:
   ``findings.types`` (the frozen dataclasses the findings are made of, and the severities),
-  ``findings.judge_status`` (a judge's trust as plain values) and ``findings.wording`` (how a figure
-  is written: a number in, text out); or
+  ``findings.judge_status`` (a judge's trust as plain values), ``findings.run_types`` (a finished
+  run read back, as plain values) and ``findings.wording`` (how a figure is written: a number in,
+  text out); or
 - a numerical library: ``numpy``, ``scipy``, ``pandas``, ``sklearn``, ``statistics``.
 
 An ``artifacts/`` module may import neither at run time. Imports under ``if TYPE_CHECKING:`` run
@@ -40,12 +41,12 @@ from sonar_core.testing import make_row
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "sonar_core" / "artifacts"
-DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status", "sonar_core.findings.wording"}
+DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status", "sonar_core.findings.run_types",
+                "sonar_core.findings.wording"}
 NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
 #: artifacts/ modules that still import something that computes, and why (issue 37: to shrink).
 NOT_YET = {
     "annotations": "labels a span's verdict with MetricInfo.failing over a numpy column (findings.run_data)",
-    "run_reader": "reads a run back into findings.run_data's numpy-backed RunData for sonar compare",
     "redteam": "takes RedteamFindings and its constants from findings.redteam",
 }
 
@@ -122,8 +123,6 @@ NOT_FINDINGS = {
 #: Findings handed to artifacts/ that still hold loose dicts, and which (issue 37: to shrink).
 NOT_YET_TYPED = {
     "GenerationFindings": "quality, dropped, documents, graph, judges, costs and settings as the report's JSON",
-    "RunData": "a run read back for sonar compare: its statistics settings and each evaluator's parameters",
-    "EvaluatorData": "a run's evaluator read back: its parameters and stored intervals",
 }
 
 
