@@ -21,7 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from .. import names
-from ..findings.types import SEVERITY_ORDER, WEAK_ROWS_LIMIT, TradeoffRow
+from ..findings.types import WEAK_ROWS_LIMIT, LeadProblems, TradeoffRow
 from ..findings.wording import kappa_bar, p_text
 from ..contract import finite_or_none
 from ..contract import RowResult
@@ -36,7 +36,7 @@ __all__ = [
     "evaluator_chart",
     "evaluator_view",
     "filter_script",
-    "lead_problems",
+    "lead_view",
     "render_fragment",
     "render_index",
     "row_why",
@@ -44,8 +44,6 @@ __all__ = [
     "tradeoff_view",
 ]
 
-#: How many evaluators' problems index.html sums up at its top, most severe first (each section lists its own).
-LEAD_PROBLEMS_LIMIT = 10
 #: Longest text a page shows for one answer or question, and for one message or table cell:
 #: 25 weak rows of 1 MB answers must not make a 25 MB page. The full texts are in the results.
 TEXT_LIMIT = 2000
@@ -261,40 +259,31 @@ def tradeoff_view(rows: Sequence[TradeoffRow]) -> dict[str, Any] | None:
         for r in rows]}
 
 
-def lead_problems(views: list[dict[str, Any]], core: Sequence[dict[str, Any]] = (),
-                  limit: int = LEAD_PROBLEMS_LIMIT) -> dict[str, Any]:
-    """The problems index.html leads with, one line per evaluator that has some (and one for the core's
-    own, about the models under test): its most severe problem, and how many it has of each severity.
-
-    ``shown``: at most ``limit`` lines, the most severe first (then the most problems of that severity,
-    then run order); ``total``: the problems in all; ``sources``: how many evaluators (and the core) have some.
-    """
-    groups = [{"evaluator": "Models under test", "anchor": "hosts", "problems": list(core)}] if core else []
-    groups += [{"evaluator": v["display_name"], "anchor": v["anchor"], "problems": list(v["problems"])} for v in views]
-    lines = []
-    for order, group in enumerate(g for g in groups if g["problems"]):
-        problems = group["problems"]
-        worst = min(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], 9))
-        counts = {severity: sum(1 for p in problems if p["severity"] == severity) for severity in SEVERITY_ORDER}
-        rank = SEVERITY_ORDER.get(worst["severity"], 9)
-        lines.append(((rank, -counts.get(worst["severity"], 0), order), {
-            "severity": worst["severity"], "evaluator": group["evaluator"], "anchor": group["anchor"],
-            "counts": " · ".join(f"{n} {severity.lower()}" for severity, n in counts.items() if n),
-            "description": clip(worst["description"], CELL_LIMIT)}))
-    lines.sort(key=lambda line: line[0])
-    return {"total": sum(len(g["problems"]) for g in groups), "sources": len(lines),
-            "shown": [line for _, line in lines[:limit]]}
+def lead_view(views: list[dict[str, Any]], core: Sequence[dict[str, Any]], lead: LeadProblems) -> dict[str, Any]:
+    """The lead lines as the page shows them: ``lead`` (:func:`sonar_core.findings.lead.lead_problems` of the
+    same ``core`` problems and ``views``' problems) with each line's evaluator, anchor and most severe problem."""
+    shown = []
+    for line in lead.shown:
+        if line.source is None:
+            name, anchor, problems = "Models under test", "hosts", core
+        else:
+            view = views[line.source]
+            name, anchor, problems = view["display_name"], view["anchor"], view["problems"]
+        shown.append({"severity": line.severity, "evaluator": name, "anchor": anchor, "counts": line.counts,
+                      "description": clip(list(problems)[line.worst]["description"], CELL_LIMIT)})
+    return {"total": lead.total, "sources": lead.sources, "shown": shown}
 
 
 def render_fragment(view: dict[str, Any]) -> str:
     return _environment().get_template("fragment.html.j2").render(ev=view, style=style(), csp=csp())
 
 
-def render_index(run: dict[str, Any], views: list[dict[str, Any]], book: Any = None,
+def render_index(run: dict[str, Any], views: list[dict[str, Any]], lead: LeadProblems, book: Any = None,
                  tradeoff: dict[str, Any] | None = None, grades: dict[str, Any] | None = None) -> str:
-    """index.html; ``book`` (a Casebook) adds the drill-down link and links test cases; ``grades``
-    (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""
+    """index.html; ``lead``: the problems it leads with (:func:`sonar_core.findings.lead.lead_problems` of
+    ``run``'s ``core_problems`` and ``views``' problems); ``book`` (a Casebook) adds the drill-down link
+    and links test cases; ``grades`` (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""
     return _environment().get_template("index.html.j2").render(
         run=run, evaluators=views, style=style(), csp=csp(), book=book,
         links=book.links if book is not None else {}, tradeoff=tradeoff, grades=grades,
-        lead=lead_problems(views, run.get("core_problems") or ()))
+        lead=lead_view(views, run.get("core_problems") or (), lead))

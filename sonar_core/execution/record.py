@@ -25,6 +25,7 @@ from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
 from ..findings.case_verdicts import summary_fails
+from ..findings.lead import lead_problems
 from ..findings.run_findings import problem_counts, run_findings
 from ..findings.types import RunFindings
 from ..hosts.registry import summary as host_summary
@@ -200,4 +201,7 @@ def write_index(state: RunState) -> None:
     grades = benchmark_view(state.benchmark_findings, book.links)
     if run["costs"]:
         write_atomic(state.run_dir / names.COSTS_MD, costs_markdown(run["costs"]).encode("utf-8"))
-    write_atomic(state.run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff, grades).encode("utf-8"))
+    lead = lead_problems([p["severity"] for p in run.get("core_problems") or ()],
+                         [[p["severity"] for p in view["problems"]] for view in shown])
+    write_atomic(state.run_dir / names.INDEX_HTML,
+                 render_index(run, shown, lead, book, tradeoff, grades).encode("utf-8"))

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .judge_status import JudgeTrust
 
 __all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "Board", "BoardRow", "EpochSummary",
-           "EvaluatorSummary", "Insight", "JsonValue", "Leaderboard", "LeaderboardRow", "MeanInterval", "MetricRule",
+           "EvaluatorSummary", "Insight", "JsonValue", "LeadLine", "LeadProblems", "Leaderboard", "LeaderboardRow", "MeanInterval", "MetricRule",
            "PairwiseTest", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
 
 #: A plain JSON value (what a problem's or an insight's figures may hold): no object of the run's.
@@ -307,6 +307,29 @@ class BestModel:
     title: str
     named: str | None
     note: str
+
+
+@dataclass(frozen=True)
+class LeadLine:
+    """One line of the problems a report leads with: a source's most severe problem (``worst``: its
+    position among the source's problems) and its ``severity``, and how many it has of each (``counts``,
+    e.g. "2 high · 1 medium"). ``source``: the evaluator's position in run order, None for the core's
+    own problems (about the models under test)."""
+
+    severity: str
+    source: int | None
+    worst: int
+    counts: str
+
+
+@dataclass(frozen=True)
+class LeadProblems:
+    """The problems a report leads with (:mod:`.lead`): ``shown`` most severe first, of the ``total``
+    problems of the ``sources`` that have some."""
+
+    total: int
+    sources: int
+    shown: tuple[LeadLine, ...]
 
 
 @dataclass(frozen=True)
