@@ -22,7 +22,6 @@ A change for the worse whose adjusted p-value is below 1 - confidence is a probl
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any
@@ -213,7 +212,8 @@ def _fmt(value: float | None) -> str:
 
 
 def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confidence: float) -> dict[str, Any]:
-    """A ``regression`` problem (problems_and_actions.json's shape) for a significant change for the worse."""
+    """A ``regression`` problem (problems_and_actions.json's keys but the HTML twin of the description, which
+    :func:`sonar_core.artifacts.comparison_dir.comparison_json` adds) for a significant change for the worse."""
     test, model, metric = entry["test"], entry["model"], entry["metric_name"]
     threshold = entry["threshold_b"]
     crossed = threshold is not None and entry["b"]["value"] is not None and (
@@ -226,7 +226,6 @@ def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confide
     return {
         "schema_version": names.PROBLEMS_SCHEMA_VERSION,
         "description": description,
-        "description_html": html.escape(description),
         "actions_description": "Look at the rows that went from pass to fail (their case pages in both runs) and "
                                "at what changed between the runs before releasing B.",
         "actions_codes": [],
