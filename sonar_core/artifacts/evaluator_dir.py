@@ -115,7 +115,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
-               "problems": problems, "insights": insights, "test_cases": evaluator_rows(ev)}
+               "problems": problems, "insights": insights, "test_cases": evaluator_rows(findings.cases)}
     write_json(folder / names.EVALUATOR_SUMMARY, summary, fragments)
     if mark_done:
         mark_finished(folder)

@@ -22,9 +22,8 @@ from markupsafe import Markup
 
 from .. import names
 from ..findings.types import WEAK_ROWS_LIMIT, LeadProblems, TradeoffRow
-from ..findings.wording import kappa_bar, p_text
+from ..findings.wording import kappa_bar, p_text, row_why
 from ..contract import finite_or_none
-from ..contract import RowResult
 from .charts import metric_bars_svg, pass_fail_svg, tradeoff_svg
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,15 +55,6 @@ def clip(value: object, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text):,} characters in all)"
-
-
-def row_why(result: RowResult) -> str:
-    """Why a row scored as it did: the evaluator's message, else its non-empty details.
-
-    Evaluators with ``sensitive_outputs`` mask what they found in both, so this text may be
-    shown where their answers are withheld.
-    """
-    return result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
 
 
 #: Shown instead of an answer an evaluator with ``sensitive_outputs`` flagged.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .case_rows import case_rows
 from .conclusions import typed_leaderboard, weakest_rows
 from .confidence import StatsSettings, annotate_board, lead_insight
 from .epochs import reduce_epochs
@@ -21,7 +22,7 @@ from .judge_trust import JudgeTrust, calibration_problem
 from .leaderboards import build_leaderboard
 from .problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .scored import ScoredEvaluator
-from .types import Board, Insight, Leaderboard, Problem, WeakRow
+from .types import Board, CaseRows, Insight, Leaderboard, Problem, WeakRow
 
 __all__ = ["EvaluatorFindings", "derive_findings", "collect_problems"]
 
@@ -43,6 +44,7 @@ class EvaluatorFindings:
             n, rank and passing rows, which metrics its means fail, and the leader (:mod:`.conclusions`).
         weakest: the rows "Weakest answers" lists, furthest on the wrong side first (none for an
             untrusted judge).
+        cases: the rows the drill-down shows, with their values and messages (:mod:`.case_rows`).
     """
 
     scored: ScoredEvaluator
@@ -51,6 +53,7 @@ class EvaluatorFindings:
     insights: list[Insight]
     leaderboard: Leaderboard
     weakest: tuple[WeakRow, ...] = ()
+    cases: CaseRows = CaseRows(test_cases=0, rows=(), skipped=(), turns={})
     judge_trust: JudgeTrust | None = None
     fallbacks: tuple[str, ...] = ()
 
@@ -126,5 +129,6 @@ def _findings(shown: ScoredEvaluator, reduced: ScoredEvaluator, board: Board, pr
     the reports show them), fallbacks over ``reduced`` (one row per test case and model)."""
     leaderboard = typed_leaderboard(shown, board)
     return EvaluatorFindings(scored=shown, board=board, problems=problems, insights=insights, leaderboard=leaderboard,
-                             weakest=weakest_rows(shown, leaderboard.untrusted), judge_trust=judge_trust,
+                             weakest=weakest_rows(shown, leaderboard.untrusted), cases=case_rows(shown),
+                             judge_trust=judge_trust,
                              fallbacks=fallback_notes(reduced))

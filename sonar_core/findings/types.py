@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..dataset import Row
     from .judge_status import JudgeTrust
 
-__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "Board", "BoardRow", "EpochSummary",
+__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "CASE_LIMIT", "BestModel", "Board", "BoardRow", "CaseRow", "CaseRows", "EpochSummary",
            "EvaluatorSummary", "Insight", "JsonValue", "LeadLine", "LeadProblems", "Leaderboard", "LeaderboardRow", "MeanInterval", "MetricRule",
            "PairwiseTest", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
 
@@ -43,6 +43,8 @@ SEVERITIES = ("HIGH", "MEDIUM", "LOW")
 SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 #: How many failing rows an evaluator's report lists ("Weakest answers").
 WEAK_ROWS_LIMIT = 25
+#: Most test cases the drill-down shows (matrix rows, case pages): each is a file to write.
+CASE_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,28 @@ class WeakRow:
     score: float
     row: "Row"
     result: "RowResult"
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One drill-down row of an evaluator: its key, its finite values (the evaluator's metric order;
+    None: no value) and what to say about it (empty: nothing)."""
+
+    key: str
+    values: tuple[float | None, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class CaseRows:
+    """An evaluator's rows of the drill-down's test cases (:mod:`.case_rows`): ``test_cases``: how many
+    it scored or skipped in all; ``skipped``: (row key, missing input); ``turns``: row key ->
+    ((turn, primary value), ...) for the rows scored turn by turn."""
+
+    test_cases: int
+    rows: tuple[CaseRow, ...]
+    skipped: tuple[tuple[str, str], ...]
+    turns: Mapping[str, tuple[tuple[int, float | None], ...]]
 
 
 @dataclass(frozen=True)
