@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from .types import JsonValue, MeanInterval
 
-__all__ = ["MetricInfo", "EvaluatorData", "RunData"]
+__all__ = ["MetricInfo", "EvaluatorData", "RunData", "SpanRows"]
 
 
 @dataclass(frozen=True)
@@ -78,3 +78,17 @@ class RunData:
     def finished(self) -> bool:
         """Whether the run ended and every evaluator it scheduled has a finished folder (or was skipped)."""
         return self.status in ("success", "failed") and not self.not_finished
+
+
+@dataclass(frozen=True)
+class SpanRows:
+    """One finished evaluator's rows as its results file holds them, for the verdicts written back as spans.
+
+    ``metrics``: its metrics as ``metrics_meta`` states them; ``primary``: the one a verdict is on;
+    ``columns``: column name -> one value per row (the metric columns, ``judge_trust`` and the rows' ids).
+    """
+
+    metrics: tuple[MetricInfo, ...]
+    primary: MetricInfo
+    columns: Mapping[str, Sequence[JsonValue]]
+

@@ -46,7 +46,6 @@ DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status",
 NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
 #: artifacts/ modules that still import something that computes, and why (issue 37: to shrink).
 NOT_YET = {
-    "annotations": "labels a span's verdict with MetricInfo.failing over a numpy column (findings.run_data)",
     "redteam": "takes RedteamFindings and its constants from findings.redteam",
 }
 
