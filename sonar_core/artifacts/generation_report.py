@@ -18,7 +18,7 @@ from .. import names
 from .html import csp, style
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..findings.generation_summary import GenerationFindings
+    from ..findings.generation_summary import GenerationFindings, ScoreSummary
 
 __all__ = ["write_generation_report", "render_generation_html"]
 
@@ -39,11 +39,11 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _share(summary: dict[str, Any]) -> str:
-    if not summary["n"]:
+def _share(summary: ScoreSummary) -> str:
+    if not summary.n:
         return "not scored"
-    low, high = summary["interval_95"]
-    return f"{summary['passed']} of {summary['n']} ({summary['share_passed']:.0%}; 95% interval {low:.0%}–{high:.0%})"
+    low, high = summary.interval_95
+    return f"{summary.passed} of {summary.n} ({summary.share_passed:.0%}; 95% interval {low:.0%}–{high:.0%})"
 
 
 def render_generation_html(findings: GenerationFindings, suite_name: str) -> str:
@@ -60,13 +60,13 @@ def render_generation_html(findings: GenerationFindings, suite_name: str) -> str
     rows = []
     for name in ("groundedness", "answerability", "self_contained", "language_match"):
         summary = f.quality[name]
-        rows.append([name, _share(summary), summary["missing"], summary["trust"] or "rule"])
+        rows.append([name, _share(summary), summary.missing, summary.trust or "rule"])
     parts.append(_table(["score", "items passing", "no verdict", "judge trust"], rows))
     similarity = f.quality["near_duplicate"]
-    parts.append(f"<p>Near duplicates: {similarity['duplicates']} item(s) dropped as a copy of an earlier one; "
-                 f"closest pair similarity {_e(similarity['max'])}.</p>")
+    parts.append(f"<p>Near duplicates: {similarity.duplicates} item(s) dropped as a copy of an earlier one; "
+                 f"closest pair similarity {_e(similarity.max)}.</p>")
     parts.append(_table(["question similarity to the closest other item", "items"],
-                        [[f"{b['from']:.2f}–{b['to']:.2f}", b["items"]] for b in similarity["bins"]]))
+                        [[f"{b['from']:.2f}–{b['to']:.2f}", b["items"]] for b in similarity.bins]))
     for name, trust in sorted(f.judges.items()):
         parts.append(f"<p class='judge'>{_e(name)}: {_e(trust.get('summary'))}</p>")
     parts.append("<h2>Coverage</h2>")
@@ -77,7 +77,7 @@ def render_generation_html(findings: GenerationFindings, suite_name: str) -> str
                              for key, r in table.items()]))
     parts.append("<h2>Dropped, failed and flagged items</h2>")
     parts.append(_table(["item", "status", "type", "source", "why"],
-                        [[d["key"], d["status"], d["type"], d["source"], d["reason"]] for d in f.dropped])
+                        [[d.key, d.status, d.type, d.source, d.reason] for d in f.dropped])
                  if f.dropped else "<p>None.</p>")
     parts.append("<h2>Documents</h2>")
     docs = f.documents

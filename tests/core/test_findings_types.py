@@ -121,7 +121,7 @@ NOT_FINDINGS = {
 }
 #: Findings handed to artifacts/ that still hold loose dicts, and which (issue 37: to shrink).
 NOT_YET_TYPED = {
-    "GenerationFindings": "quality, dropped, documents, graph, judges, costs and settings as the report's JSON",
+    "GenerationFindings": "documents, graph, judges, costs and settings: the generation run's own records, passed through",
 }
 
 
