@@ -196,3 +196,25 @@ def test_leaderboard_grades_and_core_items_by_hand():
     assert [(p.severity, p.attrs["model_name"], p.attrs["scope"]) for p in problems] == [
         ("HIGH", "a", []), ("HIGH", "a", ["h"]), ("MEDIUM", "b", []), ("MEDIUM", "b", ["h"])]
     assert [(i.attrs["technique"], i.attrs["hits"], i.attrs["n"], i.insight_type) for i in insights] == [("rot13", 5, 5, "security")]
+
+
+def test_a_transcript_without_the_hosts_conversation_is_the_suites_turns_and_the_answer(tmp_path):
+    from sonar_core.artifacts.redteam import read_transcripts
+
+    suite = tmp_path / "suite.jsonl"
+    rows = [{"test_case_key": "a~direct", "input": "say ZX", "attack": {"id": "a"}},
+            {"test_case_key": "b~direct", "input": "b", "conversation": [{"role": "system", "content": "S"},
+                                                                       {"role": "user", "content": "b"}],
+             "attack": {"id": "b"}}]
+    suite.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "run.json").write_text(json.dumps({"pipeline": {"test_suite": str(suite)}}), encoding="utf-8")
+    (tmp_path / "dataset").mkdir()
+    answers = [{"test_case_key": "a~direct", "model_key": "m", "actual_output": "ZX"},
+               {"test_case_key": "b~direct", "model_key": "m", "epoch": 1, "actual_output": "B"},
+               {"test_case_key": "a~direct", "model_key": "other", "actual_output": "not asked for"}]
+    (tmp_path / "dataset" / "answers.jsonl").write_text(
+        "".join(json.dumps(a) + "\n" for a in answers) + '{"test_case_key": "cut sho', encoding="utf-8")
+    found = read_transcripts(tmp_path, [("a~direct", "m", 0), ("b~direct", "m", 1), ("c~direct", "m", 0)])
+    assert found == {("a~direct", "m", 0): [{"role": "user", "content": "say ZX"}, {"role": "assistant", "content": "ZX"}],
+                     ("b~direct", "m", 1): [{"role": "system", "content": "S"}, {"role": "user", "content": "b"},
+                                            {"role": "assistant", "content": "B"}]}
