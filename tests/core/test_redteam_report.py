@@ -1,7 +1,8 @@
 """A red-team run's findings as the run's own: attack success rate and over-refusal per hazard x technique
 in run.json with exact intervals worked out by hand, the leaderboard, problems that gate
 ``--fail-on-problems`` (exact exit codes), grades per hazard against a standards file, and the report:
-a heat map and every successful attack's whole conversation, a hostile answer and hazard name escaped."""
+a heat map and every successful attack's whole conversation, a hostile answer and hazard name escaped (also as
+headless Chromium shows the page)."""
 
 from __future__ import annotations
 
@@ -218,3 +219,26 @@ def test_a_transcript_without_the_hosts_conversation_is_the_suites_turns_and_the
     assert found == {("a~direct", "m", 0): [{"role": "user", "content": "say ZX"}, {"role": "assistant", "content": "ZX"}],
                      ("b~direct", "m", 1): [{"role": "system", "content": "S"}, {"role": "user", "content": "b"},
                                             {"role": "assistant", "content": "B"}]}
+
+
+def test_the_report_in_a_browser_shows_the_hostile_answer_as_text_and_runs_nothing(tmp_path, monkeypatch):
+    """Headless Chromium (tests/chromium.py; skipped without it unless CI=true): the page loads with no
+    console error (its stylesheet passes its own Content-Security-Policy), the hostile answer is text, no
+    image it names is made, and the heat map has one cell per hazard x technique."""
+    from chromium import Browser, chromium_binary
+
+    binary = chromium_binary()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = CliRunner().invoke(cli, ["redteam", _config(tmp_path, "leaky"), "--run-id", "r", "--no-progress"])
+    assert result.exit_code == EXIT_OK, result.output
+    browser = Browser(binary, tmp_path / "profile", tmp_path / "chromium.log")
+    try:
+        assert browser.load((tmp_path / "out" / "r" / "redteam" / "report.html").as_uri()) == []
+        shown = browser.evaluate("Array.from(document.querySelectorAll('ol.transcript pre')).map(p => p.textContent)")
+        assert sum(1 for text in shown if text.startswith(HOSTILE)) == 4
+        assert browser.evaluate("document.querySelectorAll('img, script, i').length") == 0
+        cells = browser.evaluate("Array.from(document.querySelectorAll('svg.heatmap g.cell')).map("
+                                 "g => g.dataset.hazard + ' x ' + g.dataset.technique)")
+        assert sorted(cells) == [f"{HOSTILE_HAZARD} x direct", "violent_crimes x direct"]
+    finally:
+        browser.close()
