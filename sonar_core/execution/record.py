@@ -17,7 +17,7 @@ from ..artifacts.benchmark_dir import benchmark_json, benchmark_view
 from ..artifacts.costs_md import costs_markdown, costs_summary
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
-from ..artifacts.items import problem_json
+from ..artifacts.items import insight_json, problem_json
 from ..artifacts.stored import items_value
 from ..artifacts.stored import severities as stored_severities
 from ..config import EXECUTION_KEYS
@@ -93,6 +93,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
         pipeline=pipeline,
         fallbacks={s.label: list(s.fallbacks) for s in state.summaries if s.fallbacks} or None,
         benchmark=(benchmark_json(state.benchmark_findings) if state.benchmark_findings is not None else None),
+        redteam=state.redteam_record,
         costs=state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
         result=RunOutcome(
             dataset=dataset,
@@ -105,7 +106,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
             explainers_thresholds={j.label: {k: finite_or_none(v) for k, v in j.thresholds.items()} for j in jobs},
             executed_explainers=state.executed,
             problems=items_value(problem_lists),
-            insights=items_value([s.insights for s in state.summaries]),
+            insights=items_value([s.insights for s in state.summaries] + _core_insights(state)),
             overall_result=OverallResult(
                 high_severity_problems=counts["HIGH"],
                 medium_severity_problems=counts["MEDIUM"],
@@ -120,7 +121,12 @@ def run_record(state: RunState, status: str) -> RunRecord:
 def run_items(state: RunState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every problem of the run (the core's own first) and every insight, as their files hold them."""
     return ([problem_json(p) for p in state.core_problems] + [p for s in state.summaries for p in s.problems],
-            [i for s in state.summaries for i in s.insights])
+            [i for s in state.summaries for i in s.insights] + [i for items in _core_insights(state) for i in items])
+
+
+def _core_insights(state: RunState) -> list[list[dict[str, Any]]]:
+    """The core's own insights (a red-team run's), as one more list; none in any other run."""
+    return [[insight_json(i) for i in state.core_insights]] if state.core_insights else []
 
 
 def write_run_json(state: RunState, status: str) -> None:
@@ -158,6 +164,7 @@ def _run_view(state: RunState) -> dict[str, Any]:
         if state.pipeline is not None and state.services.hosts is not None else {},
         "concurrency": concurrency_ranges(state),
         "costs": costs, "costs_line": costs_summary(costs) if costs else None,
+        "redteam_report": (state.redteam_record or {}).get("report"),
     }
 
 

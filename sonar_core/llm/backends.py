@@ -292,7 +292,10 @@ class LocalCausalLMBackend:
         targets = [ids[1:] + ([eos] if eos is not None else []) for ids in tokens]
         scores: dict[str, float] = {}
         with self._lock, torch.inference_mode():
-            out = model(input_ids=prompt_ids, use_cache=True)
+            # Only the last position's logits are read: the output layer on every prompt position would be
+            # about a fifth of the pass for a small model with a large vocabulary (SmolLM2: 49k tokens).
+            last_only = {"logits_to_keep": 1} if _keeps_logits(model) else {}
+            out = model(input_ids=prompt_ids, use_cache=True, **last_only)
             first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
             stepped = [i for i, t in enumerate(targets) if t]
             logprobs = None
@@ -329,6 +332,16 @@ class LocalCausalLMBackend:
 
     def close(self) -> None:
         return None
+
+
+def _keeps_logits(model: Any) -> bool:
+    """Whether the model's forward takes ``logits_to_keep`` (transformers' causal LMs since 4.50)."""
+    import inspect
+
+    try:
+        return "logits_to_keep" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # a forward without a readable signature: compute every position
+        return False
 
 
 def make_backend(config: LLMConfig, api_key: str | None) -> Backend:

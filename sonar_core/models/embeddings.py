@@ -16,7 +16,10 @@ scores are the same whatever order its evaluators, batches, Ray shards or Ray ac
 text's vector can differ in its last bits (intra-op threads may split a small product's sums),
 and a Ray actor runs its model on one. On a CPU one text at a time is no slower: measured on
 all-MiniLM-L6-v2 with one thread, it took 0.82x the CPU time of the length-sorted batches of 64
-used before (no padding is computed).
+used before (no padding is computed). The cores torch would have used are not left idle: a request
+of many texts is shared among as many encoder threads (at most ``_MAX_ENCODERS``), each with its own
+copy of the encoder (a fast tokenizer cannot be shared between threads), each still encoding one
+text per forward pass on one torch thread, so the vectors are the same bytes.
 
 Each run has its own service object, whose counters (texts requested, unique texts encoded,
 cache hits, seconds spent encoding) go to the journal and ``run.json``. The service may be called
@@ -48,6 +51,11 @@ DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 ENCODE_BATCH = 1
 #: Texts per ``encode`` call (a progress bar moves once per chunk).
 _CHUNK = 512
+#: Encoder threads at most (each holds a copy of the model), where torch would have had as many threads;
+#: a Ray actor runs torch on one thread, so it encodes on one.
+_MAX_ENCODERS = 4
+#: Texts an extra encoder thread must have to be worth starting.
+_TEXTS_PER_ENCODER = 8
 
 #: Vectors kept for the process (384-d float32: about 150 MB at the bound).
 _CACHE_LIMIT = 100_000
@@ -86,15 +94,16 @@ _ENCODE_LOCK = threading.Lock()
 
 @contextmanager
 def _one_torch_thread():
-    """torch on one thread while texts are encoded (see the module docstring); the process's count after.
-    Encoder calls take turns (``_ENCODE_LOCK``), so two encodes never race on the setting."""
+    """torch on one thread while texts are encoded (see the module docstring); yields the count it had
+    (the encoder threads that may take its place), and restores it after. Encoder calls take turns
+    (``_ENCODE_LOCK``), so two encodes never race on the setting."""
     import torch
 
     before = torch.get_num_threads()
     if before != 1:
         torch.set_num_threads(1)
     try:
-        yield
+        yield before
     finally:
         if before != 1:
             torch.set_num_threads(before)
@@ -131,6 +140,7 @@ class EmbeddingService:
         self._cache = _PROCESS_CACHE
         self.stats: dict[str, dict[str, Any]] = {}
         self._stats_lock = threading.Lock()
+        self._twin_encoders: dict[str, list[Any]] = {}
         # The store lives for the process; this run reports only the loads that happen from now on.
         self._first_load = len(self.store.loads)
 
@@ -196,22 +206,51 @@ class EmbeddingService:
     def _encode(self, model: str, texts: list[str]) -> np.ndarray:
         encoder = self.store.load_sentence_transformer(model, self.device)
         started = time.perf_counter()
-        with _one_torch_thread():
-            fresh = self._encode_chunks(encoder, model, texts)
+        with _one_torch_thread() as threads:
+            workers = min(threads, _MAX_ENCODERS, len(texts) // _TEXTS_PER_ENCODER)
+            encoders = [encoder] + self._twins(encoder, model, workers - 1) if workers > 1 else [encoder]
+            fresh = self._encode_chunks(encoders, model, texts)
         self._count(model, seconds=time.perf_counter() - started)
         return fresh
 
-    def _encode_chunks(self, encoder: Any, model: str, texts: list[str]) -> np.ndarray:
+    def _twins(self, encoder: Any, model: str, count: int) -> list[Any]:
+        """``count`` copies of ``encoder`` (same weights, own tokenizer), made once per model: a fast
+        tokenizer cannot be shared between threads."""
+        import copy
+
+        twins = self._twin_encoders.setdefault(model, [])
+        while len(twins) < count:
+            twins.append(copy.deepcopy(encoder))
+        return twins[:count]
+
+    def _encode_chunks(self, encoders: list[Any], model: str, texts: list[str]) -> np.ndarray:
         import numpy as np
 
         # Chunks only so a progress bar can move; each text is still encoded on its own (batch_size 1).
         chunk = _CHUNK
         advance = self.progress(f"embedding ({model})", len(texts)) if self.progress and len(texts) > chunk else None
+
+        def encode(encoder: Any, part: list[str]) -> np.ndarray:
+            return encoder.encode(part, batch_size=self.batch_size, convert_to_numpy=True,
+                                  normalize_embeddings=True, show_progress_bar=False).astype(np.float32)
+
         parts = []
         for start in range(0, len(texts), chunk):
             part = texts[start:start + chunk]
-            parts.append(encoder.encode(part, batch_size=self.batch_size, convert_to_numpy=True,
-                                        normalize_embeddings=True, show_progress_bar=False).astype(np.float32))
+            if len(encoders) == 1:
+                parts.append(encode(encoders[0], part))
+            else:
+                # Each encoder thread takes every n-th text (lengths spread evenly), one text per forward
+                # pass on one torch thread as before: the vectors are those of one thread, in less time.
+                from concurrent.futures import ThreadPoolExecutor
+
+                n = len(encoders)
+                with ThreadPoolExecutor(n, thread_name_prefix="sonar-encode") as pool:
+                    shares = list(pool.map(encode, encoders, [part[i::n] for i in range(n)]))
+                merged = np.empty((len(part), shares[0].shape[1]), dtype=np.float32)
+                for i, share in enumerate(shares):
+                    merged[i::n] = share
+                parts.append(merged)
             if advance:
                 advance(len(part))
         return np.concatenate(parts) if len(parts) > 1 else parts[0]

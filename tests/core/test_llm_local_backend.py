@@ -137,6 +137,22 @@ def test_local_label_scores_are_the_summed_log_probabilities_of_each_label(tiny_
         assert scores[label] == pytest.approx(expected[label], abs=1e-4)
 
 
+def test_the_prompt_pass_computes_the_last_positions_logits_only(tiny_lm):
+    """The output layer runs on the one position whose logits are read (the scores are those above)."""
+    from sonar_core.llm.backends import LocalCausalLMBackend
+
+    backend = LocalCausalLMBackend(_config(tiny_lm))
+    model, _ = backend._load()
+    widths = []
+    handle = model.lm_head.register_forward_hook(lambda module, args, out: widths.append(tuple(out.shape[:2])))
+    try:
+        backend.label_scores([{"role": "user", "content": "A question of several words."}], ("yes", "no"))
+    finally:
+        handle.remove()
+    assert widths[0] == (1, 1)  # the prompt pass: one row, one position
+    assert widths[1][0] == 2  # then the two labels' tokens together
+
+
 def test_a_labelled_local_request_answers_the_most_probable_label_with_its_softmax_share(tiny_lm, tmp_path):
     import math
 

@@ -73,6 +73,44 @@ def test_texts_are_encoded_on_one_torch_thread_and_the_process_keeps_its_own_cou
     assert vector.tobytes() == alone.astype(np.float32).tobytes()
 
 
+def test_a_long_request_is_shared_among_encoder_threads_and_keeps_the_vectors_of_one_thread():
+    """Where torch would have two threads, a request of 16 texts or more is encoded by two threads, each
+    with its own copy of the encoder and one text per forward pass on one torch thread: the vectors are
+    byte for byte those of one thread encoding them all, in request order."""
+    import torch
+
+    from sonar_core.models import get_store
+    from sonar_core.models import embeddings as service_module
+
+    texts = [f"{t} ({i})" for i, t in enumerate(TEXTS * 3)]  # 18 texts of unlike lengths
+    encoder = get_store().load_sentence_transformer("all-MiniLM-L6-v2", "cpu")
+    before = torch.get_num_threads()
+    seen: set[str] = set()
+    real = service_module.EmbeddingService._encode_chunks
+
+    def spy(self, encoders, model, chunk):
+        seen.add(f"{len(encoders)} encoders")
+        return real(self, encoders, model, chunk)
+
+    try:
+        torch.set_num_threads(1)
+        alone = encoder.encode(texts, batch_size=1, convert_to_numpy=True, normalize_embeddings=True)
+        torch.set_num_threads(2)
+        _PROCESS_CACHE.clear()
+        service = EmbeddingService(device="cpu")
+        service_module.EmbeddingService._encode_chunks = spy
+        vectors = service.embed(texts)
+        assert torch.get_num_threads() == 2
+    finally:
+        service_module.EmbeddingService._encode_chunks = real
+        torch.set_num_threads(before)
+        _PROCESS_CACHE.clear()
+    assert seen == {"2 encoders"}
+    assert len(service._twin_encoders["all-MiniLM-L6-v2"]) == 1
+    assert service._twin_encoders["all-MiniLM-L6-v2"][0] is not encoder
+    assert vectors.tobytes() == alone.astype(np.float32).tobytes()
+
+
 def test_a_pool_has_the_clusters_cpus_or_the_number_asked_for_never_more_than_the_cpus_or_shards():
     assert pool_size("auto", shards=10, total=4) == 4
     assert pool_size(None, shards=3, total=4) == 3  # no idle actor
