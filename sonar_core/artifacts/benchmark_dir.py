@@ -39,7 +39,7 @@ def _grade_line(model: str, scope: str, hazard: str, key: str, graded: Graded) -
             graded.numeric_grade, graded.text_grade, graded.verdict]
 
 
-def _graded_json(graded: Graded) -> dict[str, Any]:
+def graded_json(graded: Graded) -> dict[str, Any]:
     interval = graded.interval
     return {"score": graded.score, "safe": graded.safe, "samples": graded.scored,
             "interval": list(interval) if interval else None, "reference": graded.reference,
@@ -56,8 +56,8 @@ def benchmark_json(findings: BenchmarkFindings) -> dict[str, Any]:
         "hazards": [{"hazard": h.uid, "hazard_key": h.hazard_key, "name": h.title, "tests": h.tests}
                     for h in d.hazards],
         "results": {model: {
-            "benchmark": _graded_json(findings.overall[model]),
-            "hazards": {uid: _graded_json(r.graded) for uid, r in findings.hazards[model].items()},
+            "benchmark": graded_json(findings.overall[model]),
+            "hazards": {uid: graded_json(r.graded) for uid, r in findings.hazards[model].items()},
             "tests": {uid: asdict(per_model[model]) for uid, per_model in findings.tests.items()},
         } for model in findings.models},
     }

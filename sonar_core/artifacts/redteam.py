@@ -17,7 +17,8 @@ from typing import Any
 
 from .. import names
 from ..errors import ConfigError
-from ..findings.redteam import NOT_ASSESSED, AttackOutcome, DetectorQuality, Rate, RedteamFindings
+from ..findings.redteam_types import NOT_ASSESSED, AttackOutcome, DetectorQuality, Rate, RedteamFindings
+from .benchmark_dir import graded_json
 
 __all__ = ["read_outcomes", "read_transcripts", "findings_record", "findings_lines", "rate_record", "quality_record"]
 
@@ -143,7 +144,7 @@ def findings_record(findings: RedteamFindings) -> dict[str, Any]:
         "over_refusal_by_hazard_technique": {
             m: [{"hazard": h, "technique": t, **rate_record(r)} for (h, t), r in hm.cells.items()]
             for m, hm in findings.refusal_maps.items()},
-        "grades": {m: {h: g.to_json_data() for h, g in per.items()} for m, per in findings.grades.items()},
+        "grades": {m: {h: graded_json(g) for h, g in per.items()} for m, per in findings.grades.items()},
         "detectors": {h: list(d) for h, d in findings.detectors.items()},
     }
 

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..findings.redteam import AttackOutcome, DetectorQuality, HeatMap, Rate, RedteamFindings
+from ..findings.redteam_types import AttackOutcome, DetectorQuality, HeatMap, Rate, RedteamFindings
 from .formats import write_atomic, write_json
 from .html import csp, style
 from .redteam import findings_lines, findings_record, quality_record

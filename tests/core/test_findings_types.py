@@ -3,10 +3,11 @@
 What "computes" means for the import rule below: a module computes when it draws a conclusion
 from numbers, i.e. it is
 
-- a module of ``sonar_core.findings`` other than the four that hold no conclusion:
+- a module of ``sonar_core.findings`` other than the five that hold no conclusion:
   ``findings.types`` (the frozen dataclasses the findings are made of, and the severities),
   ``findings.judge_status`` (a judge's trust as plain values), ``findings.run_types`` (a finished
-  run read back, as plain values) and ``findings.wording`` (how a figure is written: a number in,
+  run read back, as plain values), ``findings.redteam_types`` (a red-team run's outcomes, rates and
+  findings as frozen dataclasses) and ``findings.wording`` (how a figure is written: a number in,
   text out); or
 - a numerical library: ``numpy``, ``scipy``, ``pandas``, ``sklearn``, ``statistics``.
 
@@ -42,12 +43,10 @@ from sonar_core.testing import make_row
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "sonar_core" / "artifacts"
 DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status", "sonar_core.findings.run_types",
-                "sonar_core.findings.wording"}
+                "sonar_core.findings.wording", "sonar_core.findings.redteam_types"}
 NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
 #: artifacts/ modules that still import something that computes, and why (issue 37: to shrink).
-NOT_YET = {
-    "redteam": "takes RedteamFindings and its constants from findings.redteam",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _runtime_imports(path: Path) -> set[str]:
@@ -168,10 +167,13 @@ def _annotation_namespace() -> dict[str, object]:
     from sonar_core.contract import RowResult
     from sonar_core.dataset import Row
     from sonar_core.benchmarks.definitions import BenchmarkDefinition, HazardDefinition
+    from sonar_core.findings.grades import Graded
     from sonar_core.findings.judge_status import JudgeTrust
+    from sonar_core.findings.statistics import Interval
 
     return {"Row": Row, "RowResult": RowResult, "JudgeTrust": JudgeTrust, "ScoredEvaluator": ScoredEvaluator,
-            "BenchmarkDefinition": BenchmarkDefinition, "HazardDefinition": HazardDefinition}
+            "BenchmarkDefinition": BenchmarkDefinition, "HazardDefinition": HazardDefinition,
+            "Graded": Graded, "Interval": Interval}
 
 
 def test_no_loose_dict_crosses_from_findings_to_artifacts():
