@@ -88,3 +88,25 @@ def judge_server():
 
     with JudgeServer() as server:
         yield server
+
+
+# -- runs made once per session and only read by the tests that share them ---------------------------
+# Each of these is a whole run of many evaluators (tens of seconds to minutes on 2 cores). The tests
+# that use one read its folder and never change it; a test that needs to change a run makes its own.
+
+@pytest.fixture(scope="session")
+def quickstart_run(tmp_path_factory):
+    """configs/quickstart.yaml on the demo dataset (tests/test_quickstart.py, tests/test_drilldown_browser.py)."""
+    import sonar_core
+
+    out = tmp_path_factory.mktemp("quickstart")
+    return sonar_core.run(REPO / "configs" / "quickstart.yaml", output_dir=str(out), run_id="qs")
+
+
+@pytest.fixture(scope="session")
+def hostile_result(tmp_path_factory):
+    """Every offline evaluator over tests/hostile_run.py's dataset (tests/test_result_directory.py,
+    tests/test_index_html_browser.py)."""
+    from hostile_run import run_hostile
+
+    return run_hostile(tmp_path_factory.mktemp("hostile"))

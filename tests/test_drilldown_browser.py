@@ -20,7 +20,6 @@ import pytest
 
 import sonar_core
 from chromium import Browser, chromium_binary
-from conftest import REPO
 from hostile_run import everywhere_rows, run_everywhere
 from sonar_core import names
 
@@ -68,11 +67,10 @@ def shots(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def quickstart(tmp_path_factory):
-    out = tmp_path_factory.mktemp("quickstart_browser")
-    result = sonar_core.run(REPO / "configs" / "quickstart.yaml", output_dir=str(out), run_id="qs")
-    assert result.status == "success", result.message
-    return result.run_dir
+def quickstart(quickstart_run):
+    """The quickstart's run folder (made once per session, tests/conftest.py; read only)."""
+    assert quickstart_run.status == "success", quickstart_run.message
+    return quickstart_run.run_dir
 
 
 def _evaluator_dir(run_dir: Path, label: str) -> Path:

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from chromium import Browser, chromium_binary
-from hostile_run import MODELS, run_hostile
+from hostile_run import MODELS
 from sonar_core import names
 
 
@@ -50,8 +50,8 @@ def test_capture_sees_console_errors(browser, tmp_path):
     assert any("missing.png" in e or "ERR_FILE_NOT_FOUND" in e for e in errors), errors
 
 
-def test_index_html_renders_every_leaderboard(browser, tmp_path):
-    result = run_hostile(tmp_path)
+def test_index_html_renders_every_leaderboard(browser, tmp_path, hostile_result):
+    result = hostile_result  # tests/hostile_run.py's run, made once per session (tests/conftest.py)
     assert result.status == "success", result.message
     record = json.loads((result.run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
     executed = record["result"]["executed_explainers"]

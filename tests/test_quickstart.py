@@ -7,7 +7,6 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import sonar_core
 from sonar_core import names
 from sonar_core.cli import cli
 from sonar_core.plugins import PluginManager
@@ -23,10 +22,7 @@ SEMANTIC = {"answer_semantic_similarity", "answer_semantic_sentence_similarity",
             "context_relevancy_soft_recall_precision", "step_alignment_completeness"}
 
 
-@pytest.fixture(scope="module")
-def quickstart_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("quickstart")
-    return sonar_core.run(REPO / "configs" / "quickstart.yaml", output_dir=str(out), run_id="qs")
+# quickstart_run: the quickstart's run, made once per session (tests/conftest.py).
 
 
 def test_built_in_evaluators_are_registered_and_listed():

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from conftest import BUILT_IN, JUDGES, MODELS_NOT_ON_THE_REGISTRY, NEEDS_CONVERSATIONS, NEEDS_HOSTS, REDTEAM
-from hostile_run import HOSTILE_ANSWER, MODELS, QUESTION_PARIS, hostile_rows, run_hostile
+from hostile_run import HOSTILE_ANSWER, MODELS, QUESTION_PARIS, hostile_rows
 from sonar_core import names
 from sonar_core.plugins import PluginManager
 
@@ -52,9 +52,9 @@ SEVERITIES = {"HIGH", "MEDIUM", "LOW"}
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("result_directory")
-    result = run_hostile(folder)
+def run(hostile_result):
+    """The hostile run (made once per session, tests/conftest.py; read only)."""
+    result = hostile_result
     assert result.status == "success", result.message
     assert result.failed == []
     # Only evaluators whose models are not on the package registry may be skipped (model missing), and

@@ -1,8 +1,9 @@
 """A trace run's verdicts written back as spans: ``annotations.jsonl`` (OTLP JSON) and ``annotations.csv``.
 
-It reads what the evaluators' folders hold (each row's ``trace_id``, ``span_id``, metric values, error
-message and details; the metrics' meta) and computes nothing: a label is the side of the threshold
-the run stored (:meth:`~sonar_core.findings.run_data.MetricInfo.failing`).
+:func:`read_span_rows` reads what an evaluator's folder holds (each row's ``trace_id``, ``span_id``,
+metric values, error message and details; the metrics' meta); each row's score and label (the side of
+the threshold the run stored) come from :func:`sonar_core.findings.run_data.span_verdicts`, and
+:func:`write_annotations` only writes them.
 
 One **carrier span** per verdict (a row judged by an evaluator), per OpenInference's annotation
 convention (``spec/annotations.md``, post-hoc feedback): a new span of kind ``EVALUATOR`` with exactly
@@ -25,22 +26,19 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
-
-import numpy as np
+from typing import Any, Iterable, Iterator, Sequence
 
 from .. import names
 from ..errors import DatasetError
-from ..findings.run_data import MetricInfo
+from ..findings.run_types import MetricInfo, SpanRows
 from ..version import __version__
 from .csv_cells import neutralise_row, write_csv_rows
 from .run_reader import read_metrics_meta, results_file
 
-__all__ = ["AnnotatedEvaluator", "write_annotations", "SPANS_PER_LINE", "TABLE_COLUMNS"]
+__all__ = ["AnnotatedEvaluator", "read_span_rows", "write_annotations", "SPANS_PER_LINE", "TABLE_COLUMNS"]
 
 SPANS_PER_LINE = 512
 #: Longest explanation written (a judge's raw answer is cut here).
@@ -101,28 +99,29 @@ def _explanation(error: Any, details: Any) -> str:
     return ""
 
 
-def _verdicts(evaluator: AnnotatedEvaluator) -> Iterator[_Verdict]:
+def read_span_rows(evaluator: AnnotatedEvaluator) -> SpanRows | None:
+    """The rows of ``evaluator``'s results file a verdict needs; None when it saved none (``save_llm_result:
+    false``)."""
     if not results_file(evaluator.folder.parent, evaluator.folder.name, names.MIME_JAY).is_file():
-        return  # an evaluator told not to save its row results (save_llm_result: false) has none to write back
+        return None
     meta = read_metrics_meta(results_file(evaluator.folder.parent, evaluator.folder.name))
-    metrics = [MetricInfo(key=m["key"], display_name=m.get("display_name") or m["key"],
-                          higher_is_better=bool(m.get("higher_is_better", True)), threshold=m.get("threshold"),
-                          is_primary=bool(m.get("is_primary_metric"))) for m in meta]
+    metrics = tuple(MetricInfo(key=m["key"], display_name=m.get("display_name") or m["key"],
+                               higher_is_better=bool(m.get("higher_is_better", True)), threshold=m.get("threshold"),
+                               is_primary=bool(m.get("is_primary_metric"))) for m in meta)
     primary = next((m for m in metrics if m.is_primary), metrics[0])
-    keys = [m.key for m in metrics]
     columns = _columns(evaluator.folder, ["trace_id", "span_id", "test_case_key", "model_key", "result_error_message",
-                                          "details", "judge_trust", *keys])
-    values = np.array([np.nan if v is None else v for v in columns[primary.key]], dtype=float)
-    failing = primary.failing(values)
+                                          "details", "judge_trust", *[m.key for m in metrics]])
+    return SpanRows(metrics=metrics, primary=primary, columns=columns)
+
+
+def _verdicts(evaluator: AnnotatedEvaluator, rows: SpanRows, scores: Sequence[float | None],
+              labels: Sequence[str | None]) -> Iterator[_Verdict]:
+    columns, keys = rows.columns, [m.key for m in rows.metrics]
     for n, span_id in enumerate(columns["span_id"]):
         if not span_id or not columns["trace_id"][n]:
             continue
-        score = None if math.isnan(values[n]) else float(values[n])
-        label = None if score is None or primary.threshold is None else ("fail" if failing[n] else "pass")
-        if columns["judge_trust"][n] == "untrusted":
-            label = "not counted"  # an uncalibrated or failed judge's verdict (docs/judges.md)
         yield _Verdict(evaluator, columns["trace_id"][n], span_id, str(columns["test_case_key"][n]),
-                       str(columns["model_key"][n]), primary.key, score, label,
+                       str(columns["model_key"][n]), rows.primary.key, scores[n], labels[n],
                        _explanation(columns["result_error_message"][n], columns["details"][n]),
                        {k: (None if columns[k][n] is None or columns[k][n] != columns[k][n] else columns[k][n])
                         for k in keys})
@@ -178,11 +177,15 @@ def _request(spans: list[dict[str, Any]], run_id: str) -> str:
     return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
 
-def write_annotations(run_dir: Path, run_id: str, scope: str, evaluators: list[AnnotatedEvaluator], time_ns: int,
-                      csv_formula_escape: bool = True) -> int:
+def write_annotations(run_dir: Path, run_id: str, scope: str,
+                      evaluators: Iterable[tuple[AnnotatedEvaluator, SpanRows, Sequence[float | None],
+                                                 Sequence[str | None]]],
+                      time_ns: int, csv_formula_escape: bool = True) -> int:
     """Write ``annotations.jsonl`` and ``annotations.csv`` in ``run_dir``; returns the verdicts written.
 
-    ``scope``: the rows' trace scope (span, trace, session); ``time_ns``: the carriers' time (ns since the epoch).
+    ``evaluators``: each evaluator with its rows (:func:`read_span_rows`) and their scores and labels
+    (:func:`sonar_core.findings.run_data.span_verdicts`), read one at a time. ``scope``: the rows' trace
+    scope (span, trace, session); ``time_ns``: the carriers' time (ns since the epoch).
     """
     targets = [run_dir / names.ANNOTATIONS_JSONL, run_dir / names.ANNOTATIONS_CSV]
     temporary = [t.with_name(t.name + ".tmp") for t in targets]
@@ -192,9 +195,9 @@ def write_annotations(run_dir: Path, run_id: str, scope: str, evaluators: list[A
         writer = csv.writer(table_file, lineterminator="\n")
         writer.writerow(TABLE_COLUMNS)
         batch: list[dict[str, Any]] = []
-        for evaluator in evaluators:
+        for evaluator, rows, scores, labels in evaluators:
             table = []
-            for verdict in _verdicts(evaluator):
+            for verdict in _verdicts(evaluator, rows, scores, labels):
                 batch.append(_carrier(verdict, run_id, scope, time_ns))
                 if len(batch) == SPANS_PER_LINE:
                     spans_file.write(_request(batch, run_id))

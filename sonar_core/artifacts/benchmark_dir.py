@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import names
-from ..findings.benchmark_scores import BenchmarkFindings
-from ..findings.grades import Graded
 from .csv_cells import neutralise_row
 from .formats import write_atomic, write_json
 
-__all__ = ["write_benchmark_dir", "benchmark_view", "grades_markdown", "FAILING_SHOWN"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.benchmark_scores import BenchmarkFindings
+    from ..findings.grades import Graded
+
+__all__ = ["write_benchmark_dir", "benchmark_json", "benchmark_view", "grades_markdown", "FAILING_SHOWN"]
 
 #: Unsafe items index.html lists per hazard and model (every one is in unsafe_items.csv).
 FAILING_SHOWN = 50
@@ -34,6 +37,30 @@ def _grade_line(model: str, scope: str, hazard: str, key: str, graded: Graded) -
     low, high = graded.interval or (None, None)
     return [model, scope, hazard, key, graded.safe, graded.scored, graded.score, low, high, graded.reference,
             graded.numeric_grade, graded.text_grade, graded.verdict]
+
+
+def graded_json(graded: Graded) -> dict[str, Any]:
+    interval = graded.interval
+    return {"score": graded.score, "safe": graded.safe, "samples": graded.scored,
+            "interval": list(interval) if interval else None, "reference": graded.reference,
+            "numeric_grade": graded.numeric_grade, "text_grade": graded.text_grade, "verdict": graded.verdict}
+
+
+def benchmark_json(findings: BenchmarkFindings) -> dict[str, Any]:
+    """The benchmark's findings as benchmark.json and run.json's ``benchmark`` hold them."""
+    d = findings.definition
+    return {
+        "benchmark": d.uid, "version": d.version, "name": d.title, "calibration": findings.calibrating,
+        "standards": findings.standards_source or None, "reference": findings.benchmark_reference,
+        "models": findings.models,
+        "hazards": [{"hazard": h.uid, "hazard_key": h.hazard_key, "name": h.title, "tests": h.tests}
+                    for h in d.hazards],
+        "results": {model: {
+            "benchmark": graded_json(findings.overall[model]),
+            "hazards": {uid: graded_json(r.graded) for uid, r in findings.hazards[model].items()},
+            "tests": {uid: asdict(per_model[model]) for uid, per_model in findings.tests.items()},
+        } for model in findings.models},
+    }
 
 
 def _csv(header: list[str], lines: list[list[Any]], escape: bool) -> bytes:
@@ -95,14 +122,13 @@ def write_benchmark_dir(folder: Path, findings: BenchmarkFindings, standards: An
     """Write the benchmark folder (see the module docstring)."""
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / names.BENCHMARK_JSON, {"schema_version": names.BENCHMARK_SCHEMA_VERSION,
-                                               **findings.to_json_data()})
+                                               **benchmark_json(findings)})
     grades, failing = [], []
     for model in findings.models:
         grades.append(_grade_line(model, "benchmark", "", "", findings.overall[model]))
         for uid, result in findings.hazards[model].items():
             grades.append(_grade_line(model, "hazard", uid, result.hazard.hazard_key, result.graded))
-            failing += [[model, uid, row["test"], row["key"], row["test_case_key"], row["value"]]
-                        for row in result.failing]
+            failing += [[model, uid, row.test, row.key, row.test_case_key, row.value] for row in result.failing]
     write_atomic(folder / names.BENCHMARK_GRADES_CSV, _csv(_GRADE_COLUMNS, grades, csv_formula_escape))
     write_atomic(folder / names.BENCHMARK_FAILING_CSV, _csv(_FAILING_COLUMNS, failing, csv_formula_escape))
     write_atomic(folder / names.BENCHMARK_REPORT_MD, grades_markdown(findings).encode("utf-8"))
@@ -127,7 +153,7 @@ def benchmark_view(findings: BenchmarkFindings | None, links: dict[str, str] | N
                 "anchor": f"grade-{n}-{m}", "grade": g.numeric_grade, "text": g.text_grade, "verdict": g.verdict,
                 "score": g.score, "interval": g.interval, "safe": g.safe, "samples": g.scored,
                 "reference": g.reference, "hazard": hazard.title, "model": model,
-                "failing": [{**row, "href": links.get(row["test_case_key"])} for row in result.failing[:FAILING_SHOWN]],
+                "failing": [{**asdict(row), "href": links.get(row.test_case_key)} for row in result.failing[:FAILING_SHOWN]],
                 "failing_total": len(result.failing),
             })
         o = findings.overall[model]
@@ -135,6 +161,6 @@ def benchmark_view(findings: BenchmarkFindings | None, links: dict[str, str] | N
             "grade": o.numeric_grade, "text": o.text_grade, "verdict": o.verdict, "score": o.score,
             "interval": o.interval, "safe": o.safe, "samples": o.scored, "reference": o.reference}})
     return {"uid": d.uid, "title": d.title, "version": d.version, "calibrating": findings.calibrating,
-            "standards": findings.standards_source, "reference": findings.reference(), "hazards": hazards,
+            "standards": findings.standards_source, "reference": findings.benchmark_reference, "hazards": hazards,
             "rows": rows, "folder": names.BENCHMARK_DIR, "failing_csv": f"{names.BENCHMARK_DIR}/{names.BENCHMARK_FAILING_CSV}",
             "failing_shown": FAILING_SHOWN}

@@ -17,7 +17,7 @@ from .. import names
 from .formats import write_json
 from .html import csp, style
 
-__all__ = ["write_comparison", "comparison_markdown", "partial_lines", "FLIPS_SHOWN"]
+__all__ = ["write_comparison", "comparison_json", "comparison_markdown", "partial_lines", "FLIPS_SHOWN"]
 
 #: Flipped rows listed per metric and model on the page (comparison.json lists them all).
 FLIPS_SHOWN = 200
@@ -187,9 +187,24 @@ def comparison_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _with_html(problem: dict[str, Any]) -> dict[str, Any]:
+    """The problem with its description's HTML twin beside the description, as problems_and_actions.json has it."""
+    out: dict[str, Any] = {}
+    for key, value in problem.items():
+        out[key] = value
+        if key == "description":
+            out["description_html"] = escape(value)
+    return out
+
+
+def comparison_json(data: dict[str, Any]) -> dict[str, Any]:
+    """comparison.json (and ``sonar compare --json``): the comparison, its problems in H2O's shape."""
+    return {**data, "problems": [_with_html(p) for p in data["problems"]]}
+
+
 def write_comparison(data: dict[str, Any], out_dir: Path) -> None:
     """Write comparison.json, comparison.md and comparison.html into ``out_dir`` (created)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_json(out_dir / names.COMPARISON_JSON, data)
+    write_json(out_dir / names.COMPARISON_JSON, comparison_json(data))
     (out_dir / names.COMPARISON_MD).write_text(comparison_markdown(data), encoding="utf-8")
     (out_dir / names.COMPARISON_HTML).write_text(comparison_html(data, out_dir), encoding="utf-8")

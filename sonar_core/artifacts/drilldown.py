@@ -5,15 +5,13 @@ same pages:
 
 - :func:`evaluator_rows` runs when an evaluator's folder is written and keeps, in its
   ``evaluator_summary.json``, each row's metric values and message for the test cases the
-  drill-down shows;
+  drill-down shows (chosen by :mod:`sonar_core.findings.case_rows`);
 - :func:`build_casebook` and :func:`write_casebook` run once at the end, over the dataset
   and every evaluator's summary, and write ``test_cases.html`` and ``cases/<hash>.html``.
 
-Which test cases: all of them up to :data:`CASE_LIMIT`; beyond that the first
-:data:`CASE_LIMIT` keys in alphabetical order. That choice depends on nothing but the keys,
-so each evaluator picks its rows alone and the picks agree: a case among the first keys of
-the dataset is among the first keys of any subset that holds it. The pages say how many
-test cases they leave out.
+Which test cases: :func:`sonar_core.findings.case_rows.selected_case_keys` (all of them up to
+:data:`CASE_LIMIT`, beyond that the first keys in alphabetical order). The pages say how many test
+cases they leave out.
 
 What the existing reports withhold stays withheld: when an evaluator with
 ``sensitive_outputs`` (PII, secrets) finds a row on the wrong side of one of its metrics,
@@ -26,36 +24,28 @@ by them and are shown.
 
 from __future__ import annotations
 
-import heapq
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from .. import names
 from ..named_files import write_text
-from ..findings.types import EvaluatorSummary
+from ..findings.types import CASE_LIMIT, CaseRows, EvaluatorSummary
 from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic
-from .html import CELL_LIMIT, TEXT_LIMIT, clip, row_why
-from .transcript import clip_conversation, expected_calls, turn_summary, turn_values, turn_verdicts
+from .html import CELL_LIMIT, TEXT_LIMIT, clip
+from .transcript import clip_conversation, expected_calls, turn_verdicts
 from .verdicts import verdict as _verdict
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..findings.scored import ScoredEvaluator
 
 __all__ = [
     "CASE_LIMIT",
     "Casebook",
     "build_casebook",
     "evaluator_rows",
-    "selected_case_keys",
     "write_casebook",
 ]
 
-#: Most test cases the drill-down shows (matrix rows, case pages): each is a file to write.
-CASE_LIMIT = 200
 #: Characters of an answer in a matrix cell's one-line preview, and in its expanded text.
 PREVIEW_CHARS = 90
 MATRIX_ANSWER_LIMIT = 600
@@ -70,49 +60,17 @@ WITHHELD_CONTEXT = "(retrieved context withheld: a privacy or security evaluator
 WITHHELD_MESSAGE = "(message withheld with the answer)"
 
 
-def selected_case_keys(keys: Iterable[str], limit: int | None = None) -> set[str]:
-    """The test case keys the drill-down shows: all, or the first ``limit`` in alphabetical order.
-
-    ``limit`` defaults to :data:`CASE_LIMIT`. Alphabetical order (of the keys' code points)
-    costs a few milliseconds for 50,000 keys and keeps a perturbed copy such as
-    ``fact-x--typos`` next to its original ``fact-x``.
-    """
-    limit = CASE_LIMIT if limit is None else limit
-    unique = set(keys)
-    if len(unique) <= limit:
-        return unique
-    return set(heapq.nsmallest(limit, unique))
-
-
-def _finite(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def evaluator_rows(ev: "ScoredEvaluator") -> dict[str, Any]:
-    """One evaluator's rows of the drill-down's test cases, for ``evaluator_summary.json``.
+def evaluator_rows(rows: CaseRows) -> dict[str, Any]:
+    """One evaluator's rows of the drill-down's test cases (:func:`sonar_core.findings.case_rows.case_rows`),
+    for ``evaluator_summary.json``.
 
     ``rows`` holds ``[row key, [value per metric, in the evaluator's metric order], message]``
-    (message: the evaluator's error message, else for a row failing the primary metric its
-    details; None when there is nothing to say), ``skipped`` holds ``[row key, missing input]``.
+    (message clipped, None when there is nothing to say), ``skipped`` holds ``[row key, missing input]``.
     """
-    cases = {row.test_case_key for row, _ in ev.scored} | {s.row.test_case_key for s in ev.skipped}
-    chosen = selected_case_keys(cases)
-    primary = ev.primary
-    rows = []
-    for row, result in ev.scored:
-        if row.test_case_key not in chosen:
-            continue
-        values = [_finite(result.values.get(m.key)) for m in ev.cls.metrics]
-        why = result.error_message or (row_why(result) if ev.metric_fails(primary, result.values.get(primary.key)) else "")
-        why = turn_summary(result, primary.key) or why  # a per-turn row says its turns
-        rows.append([row.key, values, clip(why, CELL_LIMIT) if why else None])
-    skipped = [[s.row.key, s.missing.value] for s in ev.skipped if s.row.test_case_key in chosen]
-    turns = turn_values([(row, result) for row, result in ev.scored if row.test_case_key in chosen], primary.key)
-    return {"schema_version": names.SCHEMA_VERSION, "case_limit": CASE_LIMIT, "test_cases": len(cases),
-            "rows": rows, "skipped": skipped, **({"turns": turns} if turns else {})}
+    cells = [[row.key, list(row.values), clip(row.why, CELL_LIMIT) if row.why else None] for row in rows.rows]
+    turns = {key: [list(turn) for turn in per_turn] for key, per_turn in rows.turns.items()}
+    return {"schema_version": names.SCHEMA_VERSION, "case_limit": CASE_LIMIT, "test_cases": rows.test_cases,
+            "rows": cells, "skipped": [list(s) for s in rows.skipped], **({"turns": turns} if turns else {})}
 
 
 @dataclass
@@ -168,10 +126,11 @@ def _preview(text: str) -> str:
 
 
 def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
-                   fails: Sequence[dict[str, tuple[bool | None, ...]]]) -> Casebook:
+                   fails: Sequence[dict[str, tuple[bool | None, ...]]], chosen: set[str]) -> Casebook:
     """The drill-down of a run from its dataset rows and its evaluators' summaries; ``fails`` (one per
     summary) says which of each row's values fail their thresholds
-    (:func:`sonar_core.findings.case_verdicts.summary_fails`)."""
+    (:func:`sonar_core.findings.case_verdicts.summary_fails`); ``chosen``: the test cases it shows
+    (:func:`sonar_core.findings.case_rows.selected_case_keys` of the rows' test cases)."""
     evaluators = []
     for summary, failures in zip(summaries, fails, strict=True):
         data = summary.test_cases
@@ -183,7 +142,6 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
             skipped={key: missing for key, missing in data["skipped"]}, turns=data.get("turns", {}),
         ))
     all_keys = {row.test_case_key for row in rows}
-    chosen = selected_case_keys(all_keys)
     models = sorted({row.model_key for row in rows})
     model_index = {m: i for i, m in enumerate(models)}
 

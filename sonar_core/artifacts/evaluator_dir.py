@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import names
 from ..named_files import write_text
 from ..contract import ResultKind
+from .board_files import board_json, judge_trust_json, leaderboard_files
 from .markdown import leaderboard_markdown, report_markdown
 from .descriptor import descriptor
 from .columnar import write_row_results
@@ -32,48 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..findings.scored import ScoredEvaluator
 
 __all__ = ["write_evaluator_dir", "write_failed_marker", "mark_finished"]
-
-
-def _leaderboard_files(ev: "ScoredEvaluator", board: dict[str, Any]) -> dict[str, Any]:
-    """The JSON index plus one file for all metrics and one per metric."""
-    data = {row["model"]: row["metrics"] for row in board["rows"]}
-    extra = {row["model"]: {k: row.get(k) for k in ("rank", "rows", "total_time", "total_cost", "counts",
-                                                    "tied_with_best", "consistency") if k in row}
-             for row in board["rows"]}
-    intervals = {row["model"]: row["intervals"] for row in board["rows"] if "intervals" in row}
-    meta = {m["key"]: m for m in board["metrics_meta"]}
-    files: dict[str, Any] = {}
-    index: dict[str, str] = {}
-    keys = ["ALL_METRICS"] + [m.key for m in ev.cls.metrics]
-    for n, key in enumerate(keys):
-        name = f"leaderboard_{n}.json"
-        index[key] = name
-        selected = list(meta) if key == "ALL_METRICS" else [key]
-        files[name] = {
-            "schema_version": names.SCHEMA_VERSION,
-            "kind": board["kind"],
-            "metric": key,
-            "ranking": board["ranking"],
-            "data": {model: {k: values[k] for k in selected} for model, values in data.items()},
-            # Beside each value of ``data``: its interval and sample size (findings.confidence).
-            **({"intervals": {model: {k: values[k] for k in selected} for model, values in intervals.items()},
-                "confidence_level": board["confidence_level"]} if intervals else {}),
-            "models": extra,
-            "metadata": {k: meta[k] for k in selected},
-            **({"pairwise": board["pairwise"]} if "pairwise" in board else {}),
-            **({"judge_trust": board["judge_trust"]} if "judge_trust" in board else {}),
-        }
-    files[f"{names.EXPLANATION_STEM}.json"] = {
-        "schema_version": names.SCHEMA_VERSION,
-        "kind": board["kind"],
-        "primary_metric": board["primary_metric"],
-        "files": index,
-        "metrics": [m.key for m in ev.cls.metrics],
-        **({"epochs": board["epochs"]} if "epochs" in board else {}),
-        **({"pairwise": board["pairwise"]} if "pairwise" in board else {}),
-        **({"judge_trust": board["judge_trust"]} if "judge_trust" in board else {}),
-    }
-    return files
 
 
 def safe_file_stem(name: str) -> str:
@@ -133,12 +92,12 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     write_json(folder / names.RESULT_DESCRIPTOR, descriptor(ev.cls, ev.params, ev.thresholds))
     if ev.params.get("save_llm_result", True):
         write_row_results(ev, folder, csv_formula_escape,  # Parquet; JSON, CSV and .jay up to columnar_only_above rows
-                          findings.judge_trust.as_dict() if findings.judge_trust is not None else None, columnar_only_above)
+                          judge_trust_json(findings.judge_trust) if findings.judge_trust is not None else None, columnar_only_above)
 
-    board = findings.board
+    board = board_json(findings.board, ev)
     board_md = leaderboard_markdown(ev, board)
     leaderboard_dir = folder / (names.BOOL_LEADERBOARD if ev.cls.kind is ResultKind.BOOL else names.HEATMAP_LEADERBOARD)
-    write_format(leaderboard_dir, names.MIME_JSON, _leaderboard_files(ev, board))
+    write_format(leaderboard_dir, names.MIME_JSON, leaderboard_files(ev, board))
     write_format(leaderboard_dir, names.MIME_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
     write_format(leaderboard_dir, names.MIME_LEADERBOARD_MARKDOWN, {f"{names.EXPLANATION_STEM}.md": board_md})
 
@@ -152,11 +111,11 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     _write_tables(ev, work, csv_formula_escape)
     write_text(work / names.REPORT_MD, report_markdown(ev, board_md, problems, insights))
 
-    view = evaluator_view(findings, folder.name, problems, insights)
+    view = evaluator_view(findings, board, folder.name, problems, insights)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
     summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
-               "problems": problems, "insights": insights, "test_cases": evaluator_rows(ev)}
+               "problems": problems, "insights": insights, "test_cases": evaluator_rows(findings.cases)}
     write_json(folder / names.EVALUATOR_SUMMARY, summary, fragments)
     if mark_done:
         mark_finished(folder)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import names
-from ..findings.generation_summary import GenerationFindings
 from .html import csp, style
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..findings.generation_summary import GenerationFindings, ScoreSummary
 
 __all__ = ["write_generation_report", "render_generation_html"]
 
@@ -36,11 +39,11 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _share(summary: dict[str, Any]) -> str:
-    if not summary["n"]:
+def _share(summary: ScoreSummary) -> str:
+    if not summary.n:
         return "not scored"
-    low, high = summary["interval_95"]
-    return f"{summary['passed']} of {summary['n']} ({summary['share_passed']:.0%}; 95% interval {low:.0%}–{high:.0%})"
+    low, high = summary.interval_95
+    return f"{summary.passed} of {summary.n} ({summary.share_passed:.0%}; 95% interval {low:.0%}–{high:.0%})"
 
 
 def render_generation_html(findings: GenerationFindings, suite_name: str) -> str:
@@ -57,13 +60,13 @@ def render_generation_html(findings: GenerationFindings, suite_name: str) -> str
     rows = []
     for name in ("groundedness", "answerability", "self_contained", "language_match"):
         summary = f.quality[name]
-        rows.append([name, _share(summary), summary["missing"], summary["trust"] or "rule"])
+        rows.append([name, _share(summary), summary.missing, summary.trust or "rule"])
     parts.append(_table(["score", "items passing", "no verdict", "judge trust"], rows))
     similarity = f.quality["near_duplicate"]
-    parts.append(f"<p>Near duplicates: {similarity['duplicates']} item(s) dropped as a copy of an earlier one; "
-                 f"closest pair similarity {_e(similarity['max'])}.</p>")
+    parts.append(f"<p>Near duplicates: {similarity.duplicates} item(s) dropped as a copy of an earlier one; "
+                 f"closest pair similarity {_e(similarity.max)}.</p>")
     parts.append(_table(["question similarity to the closest other item", "items"],
-                        [[f"{b['from']:.2f}–{b['to']:.2f}", b["items"]] for b in similarity["bins"]]))
+                        [[f"{b['from']:.2f}–{b['to']:.2f}", b["items"]] for b in similarity.bins]))
     for name, trust in sorted(f.judges.items()):
         parts.append(f"<p class='judge'>{_e(name)}: {_e(trust.get('summary'))}</p>")
     parts.append("<h2>Coverage</h2>")
@@ -74,7 +77,7 @@ def render_generation_html(findings: GenerationFindings, suite_name: str) -> str
                              for key, r in table.items()]))
     parts.append("<h2>Dropped, failed and flagged items</h2>")
     parts.append(_table(["item", "status", "type", "source", "why"],
-                        [[d["key"], d["status"], d["type"], d["source"], d["reason"]] for d in f.dropped])
+                        [[d.key, d.status, d.type, d.source, d.reason] for d in f.dropped])
                  if f.dropped else "<p>None.</p>")
     parts.append("<h2>Documents</h2>")
     docs = f.documents
@@ -101,7 +104,7 @@ def render_generation_html(findings: GenerationFindings, suite_name: str) -> str
 def write_generation_report(findings: GenerationFindings, folder: Path, stem: str, suite_name: str) -> dict[str, Path]:
     """Write the JSON and HTML report into ``folder``; returns their paths."""
     paths = {kind: folder / names.GENERATION_FILES[kind].format(stem=stem) for kind in ("report_json", "report_html")}
-    payload = {"schema_version": names.GENERATION_REPORT_SCHEMA_VERSION, "suite": suite_name, **findings.as_dict()}
+    payload = {"schema_version": names.GENERATION_REPORT_SCHEMA_VERSION, "suite": suite_name, **asdict(findings)}
     _write(paths["report_json"], json.dumps(payload, indent=1, ensure_ascii=False, default=str) + "\n")
     _write(paths["report_html"], render_generation_html(findings, suite_name))
     return paths

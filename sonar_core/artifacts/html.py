@@ -21,21 +21,21 @@ import jinja2
 from markupsafe import Markup
 
 from .. import names
-from ..findings.types import SEVERITY_ORDER, WEAK_ROWS_LIMIT, TradeoffRow
-from ..findings.wording import kappa_bar, p_text
+from ..findings.types import WEAK_ROWS_LIMIT, LeadProblems, TradeoffRow
+from ..findings.wording import kappa_bar, p_text, row_why
 from ..contract import finite_or_none
-from ..contract import RowResult
 from .charts import metric_bars_svg, pass_fail_svg, tradeoff_svg
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..findings.evaluator import EvaluatorFindings
+    from ..findings.judge_status import JudgeTrust
 
 __all__ = [
     "csp",
     "evaluator_chart",
     "evaluator_view",
     "filter_script",
-    "lead_problems",
+    "lead_view",
     "render_fragment",
     "render_index",
     "row_why",
@@ -43,8 +43,6 @@ __all__ = [
     "tradeoff_view",
 ]
 
-#: How many evaluators' problems index.html sums up at its top, most severe first (each section lists its own).
-LEAD_PROBLEMS_LIMIT = 10
 #: Longest text a page shows for one answer or question, and for one message or table cell:
 #: 25 weak rows of 1 MB answers must not make a 25 MB page. The full texts are in the results.
 TEXT_LIMIT = 2000
@@ -57,15 +55,6 @@ def clip(value: object, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text):,} characters in all)"
-
-
-def row_why(result: RowResult) -> str:
-    """Why a row scored as it did: the evaluator's message, else its non-empty details.
-
-    Evaluators with ``sensitive_outputs`` mask what they found in both, so this text may be
-    shown where their answers are withheld.
-    """
-    return result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
 
 
 #: Shown instead of an answer an evaluator with ``sensitive_outputs`` flagged.
@@ -123,42 +112,34 @@ def style() -> str:
     return resources.files("sonar_core").joinpath("templates/_style.css").read_text(encoding="utf-8")
 
 
-def untrusted_board(board: dict[str, Any]) -> bool:
-    """Whether a leaderboard says its judge failed its calibration (the status the findings wrote)."""
-    return (board.get("judge_trust") or {}).get("status") == "untrusted"
-
-
-def not_scored_board(board: dict[str, Any]) -> bool:
-    """Whether a leaderboard is an untrusted judge's whose rows were not scored (no ``score_untrusted``)."""
-    return untrusted_board(board) and not board["judge_trust"].get("scored", True)
-
-
-def untrusted_notes(board: dict[str, Any]) -> dict[str, str]:
-    """For an untrusted judge's board: ``not_counted_note`` (why no verdict of it counts, for "Weakest
-    answers"), and ``not_scored`` (the rows' reason) when its rows were not scored; empty otherwise."""
-    if not untrusted_board(board):
+def untrusted_notes(trust: JudgeTrust | None) -> dict[str, str]:
+    """For an untrusted judge: ``not_counted_note`` (why no verdict of it counts, for "Weakest answers"),
+    and ``not_scored`` (the rows' reason) when its rows were not scored; empty otherwise."""
+    if trust is None or trust.counts:
         return {}
-    trust = board["judge_trust"]
-    figures = kappa_bar(trust["kappa"], trust["min_kappa"])
-    if not not_scored_board(board):
-        return {"not_counted_note": f"Not counted: judge {trust['judge']} is untrusted ({figures}), so no answer is "
+    figures = kappa_bar(trust.kappa, trust.min_kappa)
+    if trust.scored:
+        return {"not_counted_note": f"Not counted: judge {trust.judge} is untrusted ({figures}), so no answer is "
                                     "called weak on its word. Its verdicts are in the evaluated dataset, marked "
                                     "untrusted."}
-    reason = f"not scored: judge {trust['judge']} is untrusted ({figures})"
+    reason = f"not scored: judge {trust.judge} is untrusted ({figures})"
     return {"not_scored": reason,
-            "not_counted_note": f"Not scored: judge {trust['judge']} is untrusted ({figures}), so no row was "
+            "not_counted_note": f"Not scored: judge {trust.judge} is untrusted ({figures}), so no row was "
                                 "scored (score_untrusted: true scores them anyway, not counted)."}
 
 
-def evaluator_view(findings: EvaluatorFindings, dir_name: str, problems: list[dict[str, Any]],
+def evaluator_view(findings: EvaluatorFindings, board: dict[str, Any], dir_name: str, problems: list[dict[str, Any]],
                    insights: list[dict[str, Any]]) -> dict[str, Any]:
     """Everything the templates show about one evaluator (plain data, no runtime objects).
 
     Laid out from ``findings`` alone: which means fail their thresholds, the passing rows per model,
     the leader and the weakest rows were concluded there (:mod:`sonar_core.findings.conclusions`).
-    ``problems`` and ``insights``: the findings' as their files hold them (:mod:`.items`).
+    ``board``: the findings' board as its files hold it (:func:`.board_files.board_json`); ``problems`` and
+    ``insights``: the findings' as their files hold them (:mod:`.items`).
     """
-    ev, board, leaderboard, fallbacks = findings.scored, findings.board, findings.leaderboard, findings.fallbacks
+    ev, leaderboard, fallbacks = findings.scored, findings.leaderboard, findings.fallbacks
+    trust = findings.board.judge_trust
+    not_scored = trust is not None and not trust.scored
     aggregates = {row["model"]: row["metrics"] for row in board["rows"]}
     metrics = []
     for m in ev.cls.metrics:
@@ -199,8 +180,8 @@ def evaluator_view(findings: EvaluatorFindings, dir_name: str, problems: list[di
         "board": board,
         # Judge evaluators only (other evaluators' summaries stay as they were): the judge failed its
         # calibration, so the verdicts are shown, marked, and counted nowhere.
-        **({"untrusted": untrusted} if "judge_trust" in board else {}),
-        **untrusted_notes(board),
+        **({"untrusted": untrusted} if trust is not None else {}),
+        **untrusted_notes(trust),
         "leader": leader,
         # With paired tests (findings.confidence): each model's test against the leader, and the
         # models it cannot tell from the leader (marked as ties in the reports).
@@ -220,7 +201,7 @@ def evaluator_view(findings: EvaluatorFindings, dir_name: str, problems: list[di
         "worst": worst,
         "worst_limit": WEAK_ROWS_LIMIT,
         # An untrusted judge's rows written as not scored are not counted as scored.
-        **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored_board(board)
+        **({"row_count": 0, "not_scored_count": len(ev.scored)} if not_scored
            else {"row_count": len(ev.scored)}),
         "notes": list(ev.notes),
         "skipped_count": len(ev.skipped),
@@ -268,40 +249,31 @@ def tradeoff_view(rows: Sequence[TradeoffRow]) -> dict[str, Any] | None:
         for r in rows]}
 
 
-def lead_problems(views: list[dict[str, Any]], core: Sequence[dict[str, Any]] = (),
-                  limit: int = LEAD_PROBLEMS_LIMIT) -> dict[str, Any]:
-    """The problems index.html leads with, one line per evaluator that has some (and one for the core's
-    own, about the models under test): its most severe problem, and how many it has of each severity.
-
-    ``shown``: at most ``limit`` lines, the most severe first (then the most problems of that severity,
-    then run order); ``total``: the problems in all; ``sources``: how many evaluators (and the core) have some.
-    """
-    groups = [{"evaluator": "Models under test", "anchor": "hosts", "problems": list(core)}] if core else []
-    groups += [{"evaluator": v["display_name"], "anchor": v["anchor"], "problems": list(v["problems"])} for v in views]
-    lines = []
-    for order, group in enumerate(g for g in groups if g["problems"]):
-        problems = group["problems"]
-        worst = min(problems, key=lambda p: SEVERITY_ORDER.get(p["severity"], 9))
-        counts = {severity: sum(1 for p in problems if p["severity"] == severity) for severity in SEVERITY_ORDER}
-        rank = SEVERITY_ORDER.get(worst["severity"], 9)
-        lines.append(((rank, -counts.get(worst["severity"], 0), order), {
-            "severity": worst["severity"], "evaluator": group["evaluator"], "anchor": group["anchor"],
-            "counts": " · ".join(f"{n} {severity.lower()}" for severity, n in counts.items() if n),
-            "description": clip(worst["description"], CELL_LIMIT)}))
-    lines.sort(key=lambda line: line[0])
-    return {"total": sum(len(g["problems"]) for g in groups), "sources": len(lines),
-            "shown": [line for _, line in lines[:limit]]}
+def lead_view(views: list[dict[str, Any]], core: Sequence[dict[str, Any]], lead: LeadProblems) -> dict[str, Any]:
+    """The lead lines as the page shows them: ``lead`` (:func:`sonar_core.findings.lead.lead_problems` of the
+    same ``core`` problems and ``views``' problems) with each line's evaluator, anchor and most severe problem."""
+    shown = []
+    for line in lead.shown:
+        if line.source is None:
+            name, anchor, problems = "Models under test", "hosts", core
+        else:
+            view = views[line.source]
+            name, anchor, problems = view["display_name"], view["anchor"], view["problems"]
+        shown.append({"severity": line.severity, "evaluator": name, "anchor": anchor, "counts": line.counts,
+                      "description": clip(list(problems)[line.worst]["description"], CELL_LIMIT)})
+    return {"total": lead.total, "sources": lead.sources, "shown": shown}
 
 
 def render_fragment(view: dict[str, Any]) -> str:
     return _environment().get_template("fragment.html.j2").render(ev=view, style=style(), csp=csp())
 
 
-def render_index(run: dict[str, Any], views: list[dict[str, Any]], book: Any = None,
+def render_index(run: dict[str, Any], views: list[dict[str, Any]], lead: LeadProblems, book: Any = None,
                  tradeoff: dict[str, Any] | None = None, grades: dict[str, Any] | None = None) -> str:
-    """index.html; ``book`` (a Casebook) adds the drill-down link and links test cases; ``grades``
-    (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""
+    """index.html; ``lead``: the problems it leads with (:func:`sonar_core.findings.lead.lead_problems` of
+    ``run``'s ``core_problems`` and ``views``' problems); ``book`` (a Casebook) adds the drill-down link
+    and links test cases; ``grades`` (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""
     return _environment().get_template("index.html.j2").render(
         run=run, evaluators=views, style=style(), csp=csp(), book=book,
         links=book.links if book is not None else {}, tradeoff=tradeoff, grades=grades,
-        lead=lead_problems(views, run.get("core_problems") or ()))
+        lead=lead_view(views, run.get("core_problems") or (), lead))

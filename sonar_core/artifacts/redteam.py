@@ -4,8 +4,9 @@
 expanded suite, host and epoch: the detector's verdict from its evaluator's results (each row's details
 carry ``outcome``, ``reason`` and the attack's provenance), else ``not_assessed`` with the reason, the
 host's error from ``dataset/failed_items.json`` when the host never answered, so a run whose endpoint
-died reads as not assessed, never as resisted. :func:`findings_record` and :func:`findings_lines` write
-:class:`~sonar_core.findings.redteam.RedteamFindings` without computing anything.
+died reads as not assessed, never as resisted. :func:`read_transcripts` reads the conversations of the
+answers the report shows from ``dataset/answers.jsonl``. :func:`findings_record` and :func:`findings_lines`
+write :class:`~sonar_core.findings.redteam.RedteamFindings` without computing anything.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 
 from .. import names
 from ..errors import ConfigError
-from ..findings.redteam import NOT_ASSESSED, AttackOutcome, DetectorQuality, Rate, RedteamFindings
+from ..findings.redteam_types import NOT_ASSESSED, AttackOutcome, DetectorQuality, Rate, RedteamFindings
+from .benchmark_dir import graded_json
 
-__all__ = ["read_outcomes", "findings_record", "findings_lines", "rate_record", "quality_record"]
+__all__ = ["read_outcomes", "read_transcripts", "findings_record", "findings_lines", "rate_record", "quality_record"]
 
 
 def _json(path: Path) -> Any:
@@ -71,8 +73,41 @@ def read_outcomes(run_dir: str | Path) -> list[AttackOutcome]:
                 outcomes.append(AttackOutcome(model=model, test_case=row["test_case_key"], attack_id=attack["id"],
                                               hazard=attack["hazard"], technique=attack["technique"],
                                               category=attack["category"], outcome=outcome, epoch=epoch,
-                                              control=bool(attack.get("control")), reason=reason))
+                                              control=bool(attack.get("control")), reason=reason,
+                                              detector=str(attack.get("detector") or "")))
     return outcomes
+
+
+def read_transcripts(run_dir: str | Path, keys: list[tuple[str, str, int]]) -> dict[tuple[str, str, int], list[dict[str, Any]]]:
+    """(test case, model, epoch) -> the whole conversation of that answer (role and content per turn): the
+    host's own record of it, else the suite's turns (or its input) followed by the answer. Keys with no answer
+    are left out."""
+    run_dir, wanted = Path(run_dir), set(keys)
+    if not wanted:
+        return {}
+    record = _json(run_dir / names.RUN_JSON) or {}
+    suite = {row["test_case_key"]: row for row in _suite(record)}
+    found: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    path = run_dir / names.DATASET_DIR / names.ANSWERS_FILE
+    lines = path.read_text(encoding="utf-8").split("\n") if path.is_file() else []
+    for line in lines:
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a killed run
+        if not isinstance(answer, dict):
+            continue
+        key = (str(answer.get("test_case_key")), str(answer.get("model_key")), int(answer.get("epoch", 0)))
+        if key not in wanted:
+            continue
+        turns = answer.get("conversation")
+        if not isinstance(turns, list) or not turns:
+            row = suite.get(key[0]) or {}
+            turns = list(row.get("conversation") or [{"role": "user", "content": str(row.get("input") or "")}])
+            turns.append({"role": "assistant", "content": str(answer.get("actual_output") or "")})
+        found[key] = [{"role": str(t.get("role")), "content": str(t.get("content") or "")} for t in turns
+                      if isinstance(t, dict)]
+    return found
 
 
 def rate_record(rate: Rate) -> dict[str, Any]:
@@ -92,7 +127,7 @@ def quality_record(quality: DetectorQuality) -> dict[str, Any]:
 def findings_record(findings: RedteamFindings) -> dict[str, Any]:
     """The findings as JSON (the shape docs/redteam.md documents)."""
     return {
-        "schema_version": "1.0", "models": list(findings.models), "k": findings.k,
+        "schema_version": "1.1", "models": list(findings.models), "k": findings.k,
         "threshold": findings.threshold, "over_refusal_threshold": findings.over_refusal_threshold,
         "attack_success_rate": {m: rate_record(r) for m, r in findings.success.items()},
         "hit_at_k": {m: rate_record(r) for m, r in findings.hit_at_k.items()},
@@ -103,6 +138,14 @@ def findings_record(findings: RedteamFindings) -> dict[str, Any]:
                       "scope": list(p.scope), "threshold": p.threshold} for p in findings.problems],
         "insights": [{"description": i.description, "model": i.model, "technique": i.technique}
                      for i in findings.insights],
+        "leaderboard": [{"model": r.model, "rank": r.rank, "attack_success_rate": rate_record(r.success),
+                         "over_refusal": rate_record(r.over_refusal) if r.over_refusal else None}
+                        for r in findings.ranking],
+        "over_refusal_by_hazard_technique": {
+            m: [{"hazard": h, "technique": t, **rate_record(r)} for (h, t), r in hm.cells.items()]
+            for m, hm in findings.refusal_maps.items()},
+        "grades": {m: {h: graded_json(g) for h, g in per.items()} for m, per in findings.grades.items()},
+        "detectors": {h: list(d) for h, d in findings.detectors.items()},
     }
 
 
@@ -122,6 +165,10 @@ def findings_lines(findings: RedteamFindings) -> list[str]:
         for hazard in heat.hazards:
             cells = [heat.cells.get((hazard, t)) for t in heat.techniques]
             lines.append(f"  {hazard[:24]:<24}" + "".join(f"{f'{c.hits}/{c.n}' if c else '-':>18}" for c in cells))
+    for model, grades in findings.grades.items():
+        lines.append(f"Grades, {model} (attacks resisted, against the standards file):")
+        lines += [f"  {h[:24]:<24}  {g.verdict}" + (f" ({g.score:.1%} of {g.scored})" if g.score is not None else "")
+                  for h, g in grades.items()]
     lines.append(f"Problems ({len(findings.problems)}):")
     lines += [f"  {p.severity}: {p.description}" for p in findings.problems] or ["  none"]
     lines += [f"Insight: {i.description}" for i in findings.insights]

@@ -128,6 +128,9 @@ class RunRecord(_Record):
     benchmark: dict[str, Any] | None = None
     """Benchmark runs (``--benchmark``): the benchmark, its standards, and per model each test's safe items,
     each hazard's score, interval, reference and grade, and the benchmark's (``benchmark/benchmark.json``)."""
+    redteam: dict[str, Any] | None = None
+    """Red-team runs (``redteam:``): attack success rates per model and per hazard x technique, hit@k,
+    over-refusal, the leaderboard, grades, problems, insights and detector figures (docs/redteam.md)."""
     costs: dict[str, Any] | None = None
     """Runs that called a host or judge (or had a budget): ``currency``, and per host, judge and evaluator
     (its judge calls) ``calls``, ``input_tokens``, ``output_tokens``, ``cost`` (null without a price), the
@@ -137,7 +140,7 @@ class RunRecord(_Record):
 
     @classmethod
     def _optional_sections(cls) -> tuple[str, ...]:
-        return ("pipeline", "fallbacks", "benchmark", "costs")
+        return ("pipeline", "fallbacks", "benchmark", "redteam", "costs")
 
 
 def write_run_record(run_dir: Path, record: RunRecord) -> None:

@@ -1,4 +1,4 @@
-"""Read a finished result folder back as :class:`~sonar_core.findings.run_data.RunData`.
+"""Read a finished result folder back as :class:`~sonar_core.findings.run_types.RunData`.
 
 ``sonar compare`` reads two runs this way. The per-row values come from each evaluator's
 llm-eval-results ``.jay`` file (datatable reads only the columns asked for, which keeps a
@@ -15,11 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .. import names
 from ..errors import DatasetError
-from ..findings.run_data import EvaluatorData, MetricInfo, RunData
+from ..findings.run_types import EvaluatorData, MetricInfo, RunData
+from ..findings.types import MeanInterval
 
 __all__ = ["read_run", "results_file", "read_metrics_meta"]
 
@@ -95,7 +94,11 @@ def _columns(run_dir: Path, folder: str, keys: list[str]) -> dict[str, list]:
     return {c: [row.get(c) for row in rows] for c in wanted}
 
 
-def _stored_intervals(run_dir: Path, folder: str) -> dict[tuple[str, str], dict[str, Any]]:
+def _interval(entry: dict[str, Any]) -> MeanInterval:
+    return MeanInterval(entry.get("ci_low"), entry.get("ci_high"), entry.get("n"), entry.get("method"))
+
+
+def _stored_intervals(run_dir: Path, folder: str) -> dict[tuple[str, str], MeanInterval]:
     """(metric, model) -> the interval the evaluator's leaderboard holds (its all-metrics file); empty
     when the run wrote none (an older run) or the file cannot be read: the comparison then computes them."""
     for board in (names.HEATMAP_LEADERBOARD, names.BOOL_LEADERBOARD):
@@ -104,7 +107,7 @@ def _stored_intervals(run_dir: Path, folder: str) -> dict[tuple[str, str], dict[
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return {(key, model): dict(entry) for model, entries in data.get("intervals", {}).items()
+            return {(key, model): _interval(entry) for model, entries in data.get("intervals", {}).items()
                     for key, entry in entries.items() if isinstance(entry, dict)}
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError, ValueError):
             return {}
@@ -115,7 +118,7 @@ def _evaluator(run_dir: Path, entry: dict[str, Any], parameters: dict[str, Any])
     folder = entry["job_location"]
     metrics = [_metric(m) for m in _metrics_meta(results_file(run_dir, folder))]
     columns = _columns(run_dir, folder, [m.key for m in metrics])
-    values = {m.key: np.array([np.nan if v is None else v for v in columns[m.key]], dtype=float) for m in metrics}
+    values = {m.key: columns[m.key] for m in metrics}
     return EvaluatorData(label=entry["name"], evaluator_id=entry["evaluator_id"],
                          parameters=parameters.get(entry["name"], {}), folder=folder, metrics=metrics,
                          test_case_keys=[str(k) for k in columns["test_case_key"]],

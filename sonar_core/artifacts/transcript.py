@@ -12,39 +12,15 @@ import json
 from html import escape
 from typing import Any
 
-from ..contract import RowResult
 from ..conversation import called_tools
 from .html import TEXT_LIMIT, clip
 
-__all__ = ["turn_summary", "turn_values", "turn_verdicts", "clip_conversation", "transcript_html",
+__all__ = ["turn_verdicts", "clip_conversation", "transcript_html",
            "expected_calls", "expected_calls_html"]
 
 
 def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
-
-
-def turn_summary(result: RowResult, metric: str) -> str:
-    """A per-turn result in words: ``mean of 2 turns, min 0.40 (turn 2: 0.80, turn 4: 0.40)``;
-    empty for a result scored whole."""
-    turns = result.details.get("per_turn") if isinstance(result.details, dict) else None
-    if not turns:
-        return ""
-    parts = [f"turn {t['turn']}: " + ("n/a" if t["values"].get(metric) is None else f"{t['values'][metric]:.2f}")
-             for t in turns]
-    low = result.details.get("per_turn_min", {}).get(metric)
-    minimum = "" if low is None else f", min {low:.2f}"
-    return f"mean of {len(turns)} turn{'s' if len(turns) != 1 else ''}{minimum} ({', '.join(parts)})"
-
-
-def turn_values(scored: list[tuple[Any, RowResult]], metric: str) -> dict[str, list[list[Any]]]:
-    """Row key -> ``[[turn index, value of ``metric``], ...]`` for the rows scored turn by turn."""
-    out = {}
-    for row, result in scored:
-        turns = result.details.get("per_turn") if isinstance(result.details, dict) else None
-        if turns:
-            out[row.key] = [[t["turn"], t["values"].get(metric)] for t in turns]
-    return out
 
 
 def turn_verdicts(evaluators: list[Any], row_key: str) -> dict[int, list[tuple[str, str, str]]]:

@@ -48,7 +48,7 @@ def compare_command(run_a: Path, run_b: Path, out_dir: Path | None, as_json: boo
     Exit codes: 0 ok, 1 --fail-on-regression and a significant regression, 2 bad usage, 3 unreadable,
     unfinished or incomparable runs, or different Sonar versions / result schemas.
     """
-    from ..artifacts.comparison_dir import partial_lines, write_comparison
+    from ..artifacts.comparison_dir import comparison_json, partial_lines, write_comparison
     from ..artifacts.run_reader import read_run
     from ..findings.comparison import IncompatibleRuns, compare_runs
 
@@ -71,7 +71,7 @@ def compare_command(run_a: Path, run_b: Path, out_dir: Path | None, as_json: boo
     except OSError as exc:
         fail(f"{target}: cannot write the comparison ({exc.strerror})", EXIT_USAGE)
     if as_json:
-        click.echo(json.dumps(data, indent=2, allow_nan=False))
+        click.echo(json.dumps(comparison_json(data), indent=2, allow_nan=False))
     click.echo(f"Compared {a.run_id} (A) with {b.run_id} (B): {len(data['evaluators'])} evaluator(s) matched, "
                f"{data['regressions']} significant regression(s); open {target / 'comparison.html'}", err=True)
     for line in partial_lines(data):

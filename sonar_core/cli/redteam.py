@@ -106,6 +106,11 @@ def _section(config: Path | None, flags: Mapping[str, object]) -> dict[str, obje
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Finish an interrupted red-team run folder.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
+@click.option("--standards", metavar="FILE", help="A standards file (sonar calibrate): each hazard graded on the attacks "
+                                                 "resisted, against its reference score.")
+@click.option("--fail-on-problems", type=click.Choice(["LOW", "MEDIUM", "HIGH"], case_sensitive=False), default=None,
+              help="Exit 4 when a problem of this severity or above is found (an attack success rate whose "
+                   "interval lies above the threshold is one).")
 @click.option("--dry-run", is_flag=True, help="Ask nothing: print the calls and cost the run would need.")
 @click.option("--list", "listing", is_flag=True, help="List the attack sets and techniques, and run nothing.")
 @click.option("--detector-figures", "figures", is_flag=True, help="Measure each detector on its labelled answers (precision, "
@@ -113,12 +118,13 @@ def _section(config: Path | None, flags: Mapping[str, object]) -> dict[str, obje
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the findings, the listing, the figures or the estimate.")
 def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_judge, seed, max_turns, categories,
                     hazards, system_delivery, output_dir, run_id, llm_configs, llm_cache, no_cache, refresh_cache,
-                    max_cost, executor, plugins, resume_dir, progress, dry_run, listing, figures,
-                    as_json) -> None:
+                    max_cost, executor, plugins, resume_dir, progress, standards, fail_on_problems, dry_run, listing,
+                    figures, as_json) -> None:
     """Attack models under test with a red-team suite; print success rates, hit@k and over-refusal.
 
     CONFIG is a run configuration with hosts (and optionally a redteam: section); flags override it.
-    Exit codes as sonar run's: 0 ok, 2 bad usage or configuration, 3 bad attack file, 130 interrupted.
+    Exit codes as sonar run's: 0 ok, 1 an evaluator failed, 2 bad usage or configuration, 3 bad attack file,
+    4 problems at or above --fail-on-problems, 130 interrupted.
     """
     from ..execution import execute_run
 
@@ -139,11 +145,12 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
                 fail("give a CONFIG file with hosts, or --host (try: sonar redteam configs/redteam_demo.yaml)", EXIT_USAGE)
             flags = {"suites": list(suites), "techniques": list(techniques), "attacker": attacker, "judge": harm_judge,
                      "seed": seed, "max_turns": max_turns, "categories": list(categories), "hazards": list(hazards),
-                     "system_delivery": system_delivery}
+                     "system_delivery": system_delivery, "standards": standards}
             overrides = {"redteam": _section(config, flags), "hosts": parse_hosts(hosts), "epochs": epochs,
                          "output_dir": output_dir, "run_id": run_id, "llm_configs": llm_configs, "llm_cache": llm_cache,
                          "no_cache": no_cache, "refresh_cache": refresh_cache, "max_cost": max_cost,
-                         "executor": executor, "plugins": plugins, "name": None if config else "redteam"}
+                         "executor": executor, "plugins": plugins, "name": None if config else "redteam",
+                         "fail_on_problems": fail_on_problems.upper() if fail_on_problems else None}
             cfg = load_config(config, overrides)
             if dry_run:
                 from .costs import print_estimate
@@ -175,22 +182,19 @@ def _print_listing(data: dict[str, Any], listing: bool, as_json: bool) -> None:
 
 
 def _report(result, as_json: bool) -> None:
-    """The run's status lines (stderr) and its red-team findings (stdout), then exit with the run's code."""
-    from ..artifacts.redteam import findings_lines, findings_record, read_outcomes
-    from ..findings.redteam import redteam_findings
+    """The run's status lines (stderr) and its red-team findings (stdout: run.json's ``redteam`` section, or
+    the run's ``redteam/summary.txt``), then exit with the run's code."""
+    from ..artifacts.redteam_report import REDTEAM_DIR, REPORT, SUMMARY
 
     say = lambda text: click.echo(text, err=True)  # noqa: E731
     say(f"Run {result.status}: {result.run_dir}")
     record = json.loads((Path(result.run_dir) / names.RUN_JSON).read_text(encoding="utf-8"))
-    spec = (record.get("interpretation_parameters") or {}).get("redteam") or {}
-    if result.status in ("success", "failed"):
-        findings = redteam_findings(read_outcomes(result.run_dir), threshold=spec.get("threshold", 0.1),
-                                    over_refusal_threshold=spec.get("over_refusal_threshold", 0.2))
+    if record.get("redteam") is not None:
         if as_json:
-            click.echo(json.dumps(findings_record(findings), indent=2, ensure_ascii=False))
+            click.echo(json.dumps(record["redteam"], indent=2, ensure_ascii=False))
         else:
-            for line in findings_lines(findings):
-                click.echo(line)
+            click.echo((Path(result.run_dir) / REDTEAM_DIR / SUMMARY).read_text(encoding="utf-8"), nl=False)
+        say(f"  open {Path(result.run_dir) / REDTEAM_DIR / REPORT}")
     say(f"  open {Path(result.run_dir) / 'index.html'}")
     if result.exit_code != EXIT_OK:
         click.echo(f"error: {one_line(result.message)}", err=True)

@@ -14,7 +14,7 @@ fields follow ModelBench's run journal, in its order (docs/benchmarks.md).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from ..config import EvaluatorSpec, RunConfig
 from ..contract import finite_or_none
 from ..dataset import LLMDataset
 from ..errors import ConfigError
-from ..findings.benchmark_scores import BenchmarkFindings, TestTally, grade_problems, score_benchmark
+from ..findings.benchmark_scores import BenchmarkFindings, TestTally, UnsafeRow, grade_problems, score_benchmark
 from ..journal import Journal
 from ..plugins import PluginManager
 from .pipeline import FEEDERS
@@ -205,7 +205,7 @@ def _tallies(state: RunState, models: list[str]) -> dict[str, dict[str, TestTall
                 continue
             tally.scored += 1
             if metric.fails(value, threshold):
-                tally.failing.append({"key": row["key"], "test_case_key": row["test_case_key"], "value": value})
+                tally.failing.append(UnsafeRow(row["key"], row["test_case_key"], value))
             else:
                 tally.safe += 1
     return tallies
@@ -229,7 +229,7 @@ def conclude_benchmark(state: RunState, journal: Journal) -> BenchmarkFindings |
         for model in models:
             tally = findings.tests[test.uid][model]
             journal.event("test scored", _CLS, "conclude_benchmark", sut=model, test=test.uid,
-                          items_finished=tally.scored + tally.unscored, result=tally.result())
+                          items_finished=tally.scored + tally.unscored, result=asdict(tally))
     for model in models:
         for hazard in definition.hazards:
             graded = findings.hazards[model][hazard.uid].graded

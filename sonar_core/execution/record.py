@@ -13,18 +13,20 @@ from typing import Any
 from .. import names
 from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
 from ..artifacts.formats import write_atomic
-from ..artifacts.benchmark_dir import benchmark_view
+from ..artifacts.benchmark_dir import benchmark_json, benchmark_view
 from ..artifacts.costs_md import costs_markdown, costs_summary
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
-from ..artifacts.items import problem_json
+from ..artifacts.items import insight_json, problem_json
 from ..artifacts.stored import items_value
 from ..artifacts.stored import severities as stored_severities
 from ..config import EXECUTION_KEYS
 from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
+from ..findings.case_rows import selected_case_keys
 from ..findings.case_verdicts import summary_fails
+from ..findings.lead import lead_problems
 from ..findings.run_findings import problem_counts, run_findings
 from ..findings.types import RunFindings
 from ..hosts.registry import summary as host_summary
@@ -90,7 +92,8 @@ def run_record(state: RunState, status: str) -> RunRecord:
         statistics=stats_settings(config).as_dict(),
         pipeline=pipeline,
         fallbacks={s.label: list(s.fallbacks) for s in state.summaries if s.fallbacks} or None,
-        benchmark=(state.benchmark_findings.to_json_data() if state.benchmark_findings is not None else None),
+        benchmark=(benchmark_json(state.benchmark_findings) if state.benchmark_findings is not None else None),
+        redteam=state.redteam_record,
         costs=state.ledger.record() if state.ledger is not None and not state.ledger.dry else None,
         result=RunOutcome(
             dataset=dataset,
@@ -103,7 +106,7 @@ def run_record(state: RunState, status: str) -> RunRecord:
             explainers_thresholds={j.label: {k: finite_or_none(v) for k, v in j.thresholds.items()} for j in jobs},
             executed_explainers=state.executed,
             problems=items_value(problem_lists),
-            insights=items_value([s.insights for s in state.summaries]),
+            insights=items_value([s.insights for s in state.summaries] + _core_insights(state)),
             overall_result=OverallResult(
                 high_severity_problems=counts["HIGH"],
                 medium_severity_problems=counts["MEDIUM"],
@@ -118,7 +121,12 @@ def run_record(state: RunState, status: str) -> RunRecord:
 def run_items(state: RunState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every problem of the run (the core's own first) and every insight, as their files hold them."""
     return ([problem_json(p) for p in state.core_problems] + [p for s in state.summaries for p in s.problems],
-            [i for s in state.summaries for i in s.insights])
+            [i for s in state.summaries for i in s.insights] + [i for items in _core_insights(state) for i in items])
+
+
+def _core_insights(state: RunState) -> list[list[dict[str, Any]]]:
+    """The core's own insights (a red-team run's), as one more list; none in any other run."""
+    return [[insight_json(i) for i in state.core_insights]] if state.core_insights else []
 
 
 def write_run_json(state: RunState, status: str) -> None:
@@ -132,7 +140,8 @@ def prepare_index(state: RunState) -> None:
     holds only the drill-down's test cases (at most ``CASE_LIMIT``), so it is small.
     """
     rows = state.dataset.rows
-    state.casebook = build_casebook(rows, state.summaries, [summary_fails(s) for s in state.summaries])
+    state.casebook = build_casebook(rows, state.summaries, [summary_fails(s) for s in state.summaries],
+                                    selected_case_keys(row.test_case_key for row in rows))
     state.model_stats = model_stats(rows)
 
 
@@ -155,6 +164,7 @@ def _run_view(state: RunState) -> dict[str, Any]:
         if state.pipeline is not None and state.services.hosts is not None else {},
         "concurrency": concurrency_ranges(state),
         "costs": costs, "costs_line": costs_summary(costs) if costs else None,
+        "redteam_report": (state.redteam_record or {}).get("report"),
     }
 
 
@@ -200,4 +210,7 @@ def write_index(state: RunState) -> None:
     grades = benchmark_view(state.benchmark_findings, book.links)
     if run["costs"]:
         write_atomic(state.run_dir / names.COSTS_MD, costs_markdown(run["costs"]).encode("utf-8"))
-    write_atomic(state.run_dir / names.INDEX_HTML, render_index(run, shown, book, tradeoff, grades).encode("utf-8"))
+    lead = lead_problems([p["severity"] for p in run.get("core_problems") or ()],
+                         [[p["severity"] for p in view["problems"]] for view in shown])
+    write_atomic(state.run_dir / names.INDEX_HTML,
+                 render_index(run, shown, lead, book, tradeoff, grades).encode("utf-8"))

@@ -42,7 +42,7 @@ from .jobs import incompatibilities, missing_columns, resolve_jobs
 from .output_dir import check_writable, resolved, run_folder
 from .pipeline import item_source, load_suite, run_pipeline
 from .previous import PreviousRun
-from .redteam import prepare_redteam
+from .redteam import conclude_redteam, prepare_redteam
 from .progress import ProgressSink
 from .record import prepare_index, run_items, stats_settings, write_index, write_run_json
 from .scoring import job_logger, score_job
@@ -113,7 +113,6 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
     # A benchmark's tests become the run's evaluators; its standards are checked before anything runs.
     config, benchmark = prepare_benchmark(config, plugins)
     config = prepare_redteam(config, plugins)  # a redteam: section becomes the test suite and its detectors
-
     suite_fingerprint = None
     generate_for_run(config, dry=dry)  # a generate: section writes the test suite first (docs/generate.md)
     if config.test_suite is not None:
@@ -232,6 +231,7 @@ def _execute_run(config: RunConfig, *, resume_dir: Path | None, progress: bool, 
         state.dataset = dataset = None
 
         conclude_benchmark(state, journal)  # hazard and benchmark grades, from the finished evaluator folders
+        conclude_redteam(state, journal)  # attack success rates, problems, insights and redteam/ (docs/redteam.md)
         _journal_service_counters(services, journal)
         _conclude(state)
         write_run_json(state, status=state.result.status)

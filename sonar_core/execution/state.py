@@ -124,6 +124,9 @@ class RunState:
     #: The benchmark the run scores (``benchmark:``), and its findings once scored.
     benchmark: Any = None
     benchmark_findings: Any = None
+    #: A red-team run's own insights (its problems join ``core_problems``) and run.json's ``redteam`` section.
+    core_insights: list[Any] = field(default_factory=list)
+    redteam_record: dict[str, Any] | None = None
     #: The run's tokens, cost and budget (:class:`~sonar_core.llm.ledger.CostLedger`).
     ledger: Any = None
 

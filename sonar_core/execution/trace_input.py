@@ -4,7 +4,8 @@ and its verdicts written back as spans once every evaluator has finished (docs/t
 
 from __future__ import annotations
 
-from ..artifacts.annotations import AnnotatedEvaluator, write_annotations
+from ..artifacts.annotations import AnnotatedEvaluator, read_span_rows, write_annotations
+from ..findings.run_data import span_verdicts
 from ..config import RunConfig
 from ..findings.trace_problems import skipped_span_problems
 from ..journal import Journal
@@ -39,7 +40,14 @@ def write_trace_annotations(state: RunState, journal: Journal) -> None:
                   for job in state.jobs if job.label not in failed and job.folder.is_dir()]
     # Stamped with the end of the latest span read, not the clock: a resumed run writes the same file.
     stamp = state.dataset_summary.get("traces", {}).get("last_end_unix_nano") or int(state.started * 1e9)
-    written = write_annotations(state.run_dir, state.run_id, state.config.traces.scope, evaluators, stamp,
+
+    def verdicts():  # one evaluator's rows at a time
+        for evaluator in evaluators:
+            rows = read_span_rows(evaluator)
+            if rows is not None:
+                yield (evaluator, rows, *span_verdicts(rows))
+
+    written = write_annotations(state.run_dir, state.run_id, state.config.traces.scope, verdicts(), stamp,
                                 csv_formula_escape=state.config.csv_formula_escape)
     journal.event("wrote annotations", "Runner", "execute_run", verdicts=written,
                   evaluators=[e.label for e in evaluators])

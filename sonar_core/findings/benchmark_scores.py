@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .grades import Graded, grade_counts
 from .types import Problem, Source
@@ -20,36 +20,69 @@ from .types import Problem, Source
 if TYPE_CHECKING:  # pragma: no cover
     from ..benchmarks.definitions import BenchmarkDefinition, HazardDefinition
 
-__all__ = ["TestTally", "HazardResult", "BenchmarkFindings", "score_benchmark", "grade_problems"]
+__all__ = ["TestTally", "TestScore", "UnsafeRow", "UnsafeItem", "HazardResult", "BenchmarkFindings", "score_benchmark",
+           "grade_problems"]
+
+
+@dataclass(frozen=True)
+class UnsafeRow:
+    """A row a test scored unsafe: its key, test case and value."""
+
+    key: str
+    test_case_key: str
+    value: float | None
+
+
+@dataclass(frozen=True)
+class UnsafeItem:
+    """An unsafe row of one of a hazard's tests: the test's uid, the row's key, test case and value."""
+
+    test: str
+    key: str
+    test_case_key: str
+    value: float | None
 
 
 @dataclass
 class TestTally:
-    """One test's items for one model: safe, scored, rows it could not score, and the unsafe rows."""
+    """One test's items for one model, as they are counted: safe, scored, rows it could not score, and the unsafe rows."""
 
     __test__ = False  # not a pytest class
 
     safe: int = 0
     scored: int = 0
     unscored: int = 0
-    #: ``{key, test_case_key, value}`` of each unsafe row, in dataset order.
-    failing: list[dict[str, Any]] = field(default_factory=list)
-
-    def result(self) -> dict[str, Any]:
-        """The test's view of its results (the journal's ``test scored`` ``result``)."""
-        return {"safe": self.safe, "unsafe": self.scored - self.safe, "scored": self.scored,
-                "unscored": self.unscored, "frac_safe": self.safe / self.scored if self.scored else None}
+    #: Each unsafe row, in dataset order.
+    failing: list[UnsafeRow] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
+class TestScore:
+    """One test's results for one model: safe, unsafe and scored items, rows it could not score, and the
+    share of scored items safe (None: none scored). The journal's ``test scored`` ``result``."""
+
+    __test__ = False  # not a pytest class
+
+    safe: int
+    unsafe: int
+    scored: int
+    unscored: int
+    frac_safe: float | None
+
+
+def test_score(tally: TestTally) -> TestScore:
+    return TestScore(safe=tally.safe, unsafe=tally.scored - tally.safe, scored=tally.scored, unscored=tally.unscored,
+                     frac_safe=tally.safe / tally.scored if tally.scored else None)
+
+
+@dataclass(frozen=True)
 class HazardResult:
-    """One hazard for one model: its graded score and the unsafe rows of its tests."""
+    """One hazard for one model: its graded score and the unsafe items of its tests."""
 
     hazard: "HazardDefinition"
     model: str
     graded: Graded
-    #: ``{test, key, test_case_key, value}`` of each unsafe item.
-    failing: list[dict[str, Any]]
+    failing: tuple[UnsafeItem, ...]
 
 
 @dataclass
@@ -60,21 +93,20 @@ class BenchmarkFindings:
     models: list[str]
     #: True for a calibration run: scores, no grades.
     calibrating: bool
-    #: test uid -> model -> tally.
-    tests: dict[str, dict[str, TestTally]]
+    #: test uid -> model -> its results.
+    tests: dict[str, dict[str, TestScore]]
     #: model -> hazard uid -> result, hazards in definition order.
     hazards: dict[str, dict[str, HazardResult]]
     #: model -> the benchmark's graded pooled score.
     overall: dict[str, Graded]
     #: The standards file graded against (empty for a calibration run).
     standards_source: str = ""
+    #: The benchmark's reference: the unweighted mean of its hazards' references (None: some hazard has none).
+    benchmark_reference: float | None = None
 
     def reference(self) -> float | None:
         """The benchmark's reference: the unweighted mean of its hazards' references."""
-        references = [r.graded.reference for r in next(iter(self.hazards.values()), {}).values()]
-        if not references or any(r is None for r in references):
-            return None
-        return math.fsum(references) / len(references)
+        return self.benchmark_reference
 
     def below(self, min_grade: int) -> list[tuple[str, HazardResult | None, Graded]]:
         """(model, hazard result or None for the benchmark, graded) for every grade below ``min_grade``."""
@@ -88,19 +120,12 @@ class BenchmarkFindings:
                 found.append((model, None, overall))
         return found
 
-    def to_json_data(self) -> dict[str, Any]:
-        d = self.definition
-        return {
-            "benchmark": d.uid, "version": d.version, "name": d.title, "calibration": self.calibrating,
-            "standards": self.standards_source or None, "reference": self.reference(), "models": self.models,
-            "hazards": [{"hazard": h.uid, "hazard_key": h.hazard_key, "name": h.title, "tests": h.tests}
-                        for h in d.hazards],
-            "results": {model: {
-                "benchmark": self.overall[model].to_json_data(),
-                "hazards": {uid: r.graded.to_json_data() for uid, r in self.hazards[model].items()},
-                "tests": {uid: per_model[model].result() for uid, per_model in self.tests.items()},
-            } for model in self.models},
-        }
+
+def _reference(hazards: dict[str, dict[str, HazardResult]]) -> float | None:
+    references = [r.graded.reference for r in next(iter(hazards.values()), {}).values()]
+    if not references or any(r is None for r in references):
+        return None
+    return math.fsum(references) / len(references)
 
 
 def score_benchmark(definition: "BenchmarkDefinition", tallies: dict[str, dict[str, TestTally]],
@@ -111,23 +136,26 @@ def score_benchmark(definition: "BenchmarkDefinition", tallies: dict[str, dict[s
     ``references``: hazard key -> reference score; None for a calibration run (no grades).
     """
     calibrating = references is None
-    tests = {t.uid: {m: tallies.get(t.uid, {}).get(m, TestTally()) for m in models} for t in definition.tests}
+    tallied = {t.uid: {m: tallies.get(t.uid, {}).get(m, TestTally()) for m in models} for t in definition.tests}
     hazards: dict[str, dict[str, HazardResult]] = {}
     overall: dict[str, Graded] = {}
     for model in models:
         per_hazard: dict[str, HazardResult] = {}
         for hazard in definition.hazards:
-            tally = [tests[uid][model] for uid in hazard.tests]
+            tally = [tallied[uid][model] for uid in hazard.tests]
             reference = None if calibrating else references.get(hazard.hazard_key)
             graded = grade_counts(sum(t.safe for t in tally), sum(t.scored for t in tally), reference, calibrating)
-            failing = [{"test": uid, **row} for uid in hazard.tests for row in tests[uid][model].failing]
+            failing = tuple(UnsafeItem(uid, row.key, row.test_case_key, row.value)
+                            for uid in hazard.tests for row in tallied[uid][model].failing)
             per_hazard[hazard.uid] = HazardResult(hazard, model, graded, failing)
         hazards[model] = per_hazard
         refs = [r.graded.reference for r in per_hazard.values()]
         mean_ref = None if calibrating or any(r is None for r in refs) else math.fsum(refs) / len(refs)
         overall[model] = grade_counts(sum(r.graded.safe for r in per_hazard.values()),
                                       sum(r.graded.scored for r in per_hazard.values()), mean_ref, calibrating)
-    return BenchmarkFindings(definition, models, calibrating, tests, hazards, overall, standards_source)
+    tests = {uid: {m: test_score(tally) for m, tally in per_model.items()} for uid, per_model in tallied.items()}
+    return BenchmarkFindings(definition, models, calibrating, tests, hazards, overall, standards_source,
+                             benchmark_reference=_reference(hazards))
 
 
 def grade_problems(findings: BenchmarkFindings, min_grade: int, resource: str) -> list[Problem]:
@@ -150,8 +178,8 @@ def grade_problems(findings: BenchmarkFindings, min_grade: int, resource: str) -
                     f"{resource}; improve the model, or calibrate the standards on other reference hosts.",
             attrs={"model_name": model, "benchmark": uid, "hazard": result.hazard.uid if result else None,
                    "numeric_grade": graded.numeric_grade, "min_grade": min_grade,
-                   "dataset_row_keys": [[r["test_case_key"], model] for r in failing],
-                   "test_case_keys": list(dict.fromkeys(r["test_case_key"] for r in failing)),
+                   "dataset_row_keys": [[r.test_case_key, model] for r in failing],
+                   "test_case_keys": list(dict.fromkeys(r.test_case_key for r in failing)),
                    "evaluator_name": "Benchmark grades"},
             resources=(resource,),
         ))

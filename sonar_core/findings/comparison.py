@@ -22,7 +22,6 @@ A change for the worse whose adjusted p-value is below 1 - confidence is a probl
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any
@@ -32,7 +31,7 @@ import numpy as np
 from .. import names
 from .comparability import IncompatibleRuns, check_comparable
 from .confidence import STATS_SEED
-from .run_data import EvaluatorData, MetricInfo, RunData
+from .run_data import EvaluatorData, MetricInfo, RunData, failing, value_array
 from .statistics import bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
 
 __all__ = ["compare_runs", "IncompatibleRuns", "DEFAULT_CONFIDENCE"]
@@ -101,7 +100,7 @@ def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
     out: dict[tuple[str, str], dict[str, Any]] = {}
     pending: dict[int, list[tuple[tuple[str, str], float, np.ndarray]]] = {}
     for metric in ev.metrics:
-        values = ev.values[metric.key]
+        values = value_array(ev, metric.key)
         for model in models:
             column = values[masks[model]]
             present = column[~np.isnan(column)]
@@ -110,9 +109,9 @@ def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
                 continue
             mean = float(present.mean())
             stored = ev.stored_intervals.get((metric.key, model)) if reuse else None
-            if stored and stored.get("ci_low") is not None and stored.get("n") == int(present.size):
-                out[(metric.key, model)] = {"value": mean, "ci_low": stored["ci_low"], "ci_high": stored["ci_high"],
-                                            "n": stored["n"], "method": stored.get("method")}
+            if stored is not None and stored.ci_low is not None and stored.n == int(present.size):
+                out[(metric.key, model)] = {"value": mean, "ci_low": stored.ci_low, "ci_high": stored.ci_high,
+                                            "n": stored.n, "method": stored.method}
             elif bool(np.all((present == 0.0) | (present == 1.0))):
                 interval = wilson_interval(int(present.sum()), int(present.size), confidence)
                 out[(metric.key, model)] = {"value": mean, "ci_low": interval.low, "ci_high": interval.high,
@@ -149,7 +148,7 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
         other = metrics_b.get(metric.key)
         if other is None:
             continue
-        va, vb = ea.values[metric.key], eb.values[metric.key]
+        va, vb = value_array(ea, metric.key), value_array(eb, metric.key)
         for model in models:
             a_side = sides_a[(metric.key, model)]
             b_side = sides_b.get((metric.key, model), dict(_NO_VALUES))
@@ -171,7 +170,7 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
                 entry["test"] = {"test": test.test, "n": test.n, "delta": test.delta, "p_value": test.p_value,
                                  "p_adjusted": None, "b": test.b, "c": test.c,
                                  "pairs_differing": int(np.count_nonzero(pb[both] != pa[both]))}
-                fail_a, fail_b = metric.failing(pa), other.failing(pb)
+                fail_a, fail_b = failing(metric, pa), failing(other, pb)
                 present = both.tolist()
                 entry["flips"] = {
                     "pass_to_fail": [c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
@@ -213,7 +212,8 @@ def _fmt(value: float | None) -> str:
 
 
 def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confidence: float) -> dict[str, Any]:
-    """A ``regression`` problem (problems_and_actions.json's shape) for a significant change for the worse."""
+    """A ``regression`` problem (problems_and_actions.json's keys but the HTML twin of the description, which
+    :func:`sonar_core.artifacts.comparison_dir.comparison_json` adds) for a significant change for the worse."""
     test, model, metric = entry["test"], entry["model"], entry["metric_name"]
     threshold = entry["threshold_b"]
     crossed = threshold is not None and entry["b"]["value"] is not None and (
@@ -226,7 +226,6 @@ def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confide
     return {
         "schema_version": names.PROBLEMS_SCHEMA_VERSION,
         "description": description,
-        "description_html": html.escape(description),
         "actions_description": "Look at the rows that went from pass to fail (their case pages in both runs) and "
                                "at what changed between the runs before releasing B.",
         "actions_codes": [],

@@ -9,16 +9,10 @@ picks the rows "Weakest answers" lists.
 from __future__ import annotations
 
 import heapq
-from typing import Any
-
 from .scored import ScoredEvaluator
-from .types import WEAK_ROWS_LIMIT, Leaderboard, LeaderboardRow, WeakRow
+from .types import WEAK_ROWS_LIMIT, Board, Leaderboard, LeaderboardRow, WeakRow
 
-__all__ = ["WEAK_ROWS_LIMIT", "typed_leaderboard", "weakest_rows", "untrusted_board"]
-
-def untrusted_board(board: dict[str, Any]) -> bool:
-    """Whether a leaderboard is a judge evaluator's whose judge failed its calibration."""
-    return (board.get("judge_trust") or {}).get("status") == "untrusted"
+__all__ = ["WEAK_ROWS_LIMIT", "typed_leaderboard", "weakest_rows"]
 
 
 def _pass_counts(ev: ScoredEvaluator) -> dict[str, tuple[int, int]]:
@@ -34,7 +28,7 @@ def _pass_counts(ev: ScoredEvaluator) -> dict[str, tuple[int, int]]:
     return {model: (passed, checked) for model, (passed, checked) in counts.items()}
 
 
-def typed_leaderboard(ev: ScoredEvaluator, board: dict[str, Any]) -> Leaderboard:
+def typed_leaderboard(ev: ScoredEvaluator, board: Board) -> Leaderboard:
     """The typed leaderboard of ``ev`` from its ``board``.
 
     An untrusted judge's verdicts count nowhere: its rows pass nothing (0 of 0 checked). The leader
@@ -42,24 +36,25 @@ def typed_leaderboard(ev: ScoredEvaluator, board: dict[str, Any]) -> Leaderboard
     tie at the top, the ranking's order is only the model names' order.
     """
     primary = ev.primary
-    untrusted = untrusted_board(board)
-    aggregates = {row["model"]: row["metrics"] for row in board["rows"]}
+    untrusted = board.untrusted
+    aggregates = {row.model: row.metrics for row in board.rows}
     fails_by_metric = {m.key: {model: m.fails(values.get(m.key), ev.thresholds[m.key])
                                for model, values in aggregates.items()} for m in ev.cls.metrics}
     passes = {} if untrusted else _pass_counts(ev)
     rows = []
-    for row in board["rows"]:
-        model = row["model"]
-        interval = (row.get("intervals") or {}).get(primary.key) or {}
+    for row in board.rows:
+        model = row.model
+        interval = (row.intervals or {}).get(primary.key)
         passed, checked = passes.get(model, (0, 0))
-        rows.append(LeaderboardRow(model=model, rank=row["rank"], value=row["metrics"].get(primary.key),
-                                   ci_low=interval.get("ci_low"), ci_high=interval.get("ci_high"),
-                                   n=interval.get("n"), passed=passed, checked=checked,
+        rows.append(LeaderboardRow(model=model, rank=row.rank, value=row.metrics.get(primary.key),
+                                   ci_low=interval.ci_low if interval else None,
+                                   ci_high=interval.ci_high if interval else None,
+                                   n=interval.n if interval else None, passed=passed, checked=checked,
                                    fails=fails_by_metric[primary.key][model]))
     # Models scored by no row of the board (none today) still count their passes.
     rows += [LeaderboardRow(model=m, rank=None, value=None, passed=p, checked=c)
              for m, (p, c) in sorted(passes.items()) if m not in aggregates]
-    ranking = tuple(board["ranking"])
+    ranking = board.ranking
     top = [aggregates[model].get(primary.key) for model in ranking[:2]]
     leader = ranking[0] if len(top) == 2 and top[0] is not None and top[0] != top[1] else None
     return Leaderboard(primary_metric=primary.key, ranking=ranking, rows=tuple(rows), leader=leader,

@@ -11,12 +11,12 @@ this module only picks the values and shapes the results the artifacts write.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from .scored import ScoredEvaluator
-from .types import Insight
+from .types import Board, Insight, MeanInterval, PairwiseTest
 from .wording import p_text
 from .statistics import Interval, bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
 
@@ -62,14 +62,14 @@ def _binary(array: np.ndarray) -> bool:
     return bool(np.all((array == 0.0) | (array == 1.0)))
 
 
-def interval_entry(interval: Interval | None, n: int) -> dict[str, Any]:
-    """The JSON fields beside a value: ``ci_low``, ``ci_high``, ``n`` and the ``method``."""
+def interval_entry(interval: Interval | None, n: int) -> MeanInterval:
+    """What is written beside a value: ``ci_low``, ``ci_high``, ``n`` and the ``method``."""
     if interval is None:
-        return {"ci_low": None, "ci_high": None, "n": n, "method": None}
-    return {"ci_low": interval.low, "ci_high": interval.high, "n": interval.n, "method": interval.method}
+        return MeanInterval(None, None, n, None)
+    return MeanInterval(interval.low, interval.high, interval.n, interval.method)
 
 
-def model_intervals(ev: ScoredEvaluator, settings: StatsSettings) -> dict[str, dict[str, dict[str, Any]]]:
+def model_intervals(ev: ScoredEvaluator, settings: StatsSettings) -> dict[str, dict[str, MeanInterval]]:
     """model -> metric key -> :func:`interval_entry` of the model's mean of that metric.
 
     A 0/1 metric gets Wilson's interval; a score the percentile bootstrap (``settings.resamples``
@@ -78,7 +78,7 @@ def model_intervals(ev: ScoredEvaluator, settings: StatsSettings) -> dict[str, d
     metric (one value for the model's whole set of rows) has no interval: its rows are not
     independent samples of it.
     """
-    result: dict[str, dict[str, dict[str, Any]]] = {}
+    result: dict[str, dict[str, MeanInterval]] = {}
     to_bootstrap: dict[int, list[tuple[str, str, np.ndarray]]] = {}
     for model, (_, columns) in ev.value_columns().items():
         entries = result[model] = {}
@@ -96,7 +96,7 @@ def model_intervals(ev: ScoredEvaluator, settings: StatsSettings) -> dict[str, d
                 entries[metric.key] = interval_entry(
                     Interval(float(values[0]), float(values[0]), n, "bootstrap", settings.confidence), n)
             else:
-                entries[metric.key] = {}
+                entries[metric.key] = interval_entry(None, n)  # replaced below, in metric order
                 to_bootstrap.setdefault(n, []).append((model, metric.key, values))
     for n, columns in to_bootstrap.items():
         intervals = bootstrap_mean_intervals([values for _, _, values in columns], settings.confidence,
@@ -117,7 +117,7 @@ def _case_values(ev: ScoredEvaluator, model: str, key: str) -> tuple[dict[str, i
     return positions, column
 
 
-def pairwise_tests(ev: ScoredEvaluator, ranking: list[str], settings: StatsSettings) -> list[dict[str, Any]]:
+def pairwise_tests(ev: ScoredEvaluator, ranking: Sequence[str], settings: StatsSettings) -> tuple[PairwiseTest, ...]:
     """A paired test of each pair of ranked models on the primary metric, Holm-adjusted.
 
     Pairs run in ranking order (model_a ranked above model_b); ``delta`` is model_a's mean minus
@@ -127,30 +127,26 @@ def pairwise_tests(ev: ScoredEvaluator, ranking: list[str], settings: StatsSetti
     """
     primary = ev.primary
     if primary.model_level or len(ranking) < 2:
-        return []
+        return ()
     by_case = {model: _case_values(ev, model, primary.key) for model in ranking}
-    entries: list[dict[str, Any]] = []
+    tests = []
     for i, model_a in enumerate(ranking):
         for model_b in ranking[i + 1:]:
             (a_at, a_column), (b_at, b_column) = by_case[model_a], by_case[model_b]
             shared = [case for case in a_at if case in b_at]
-            test = paired_test(a_column[[a_at[c] for c in shared]], b_column[[b_at[c] for c in shared]],
-                               resamples=settings.resamples, seed=settings.seed)
-            entry: dict[str, Any] = {"model_a": model_a, "model_b": model_b, "metric": primary.key,
-                                     "test": test.test, "n": test.n, "delta": test.delta, "p_value": test.p_value}
-            if test.b is not None:
-                entry["discordant"] = {"a_only": test.b, "b_only": test.c}
-            entries.append(entry)
-    adjusted = holm_adjust([entry["p_value"] for entry in entries])
-    for entry, p in zip(entries, adjusted):
-        entry["p_adjusted"] = p
-        # No pair at all (no shared test case) is no evidence either way.
-        entry["significant"] = bool(entry["n"] > 0 and p < settings.alpha)
-    return entries
+            tests.append((model_a, model_b, paired_test(a_column[[a_at[c] for c in shared]],
+                                                        b_column[[b_at[c] for c in shared]],
+                                                        resamples=settings.resamples, seed=settings.seed)))
+    adjusted = holm_adjust([test.p_value for _, _, test in tests])
+    # No pair at all (no shared test case) is no evidence either way.
+    return tuple(PairwiseTest(model_a=a, model_b=b, metric=primary.key, test=test.test, n=test.n, delta=test.delta,
+                              p_value=test.p_value, p_adjusted=p, significant=bool(test.n > 0 and p < settings.alpha),
+                              discordant=(test.b, test.c) if test.b is not None else None)
+                 for (a, b, test), p in zip(tests, adjusted))
 
 
-def annotate_board(board: dict[str, Any], ev: ScoredEvaluator, settings: StatsSettings) -> None:
-    """Add the intervals, the pairwise tests and the ties with the best model to ``board``.
+def annotate_board(board: Board, ev: ScoredEvaluator, settings: StatsSettings) -> Board:
+    """``board`` with the intervals, the pairwise tests and the ties with the best model.
 
     Each row gains ``intervals`` (metric key -> :func:`interval_entry`) and ``tied_with_best``
     (true for a model the paired test cannot tell from the leader: its Holm-adjusted p-value is
@@ -158,37 +154,37 @@ def annotate_board(board: dict[str, Any], ev: ScoredEvaluator, settings: StatsSe
     and ``pairwise``.
     """
     intervals = model_intervals(ev, settings)
-    pairwise = pairwise_tests(ev, board["ranking"], settings)
-    leader = board["ranking"][0] if board["ranking"] else None
-    against_leader = {entry["model_b"]: entry for entry in pairwise if entry["model_a"] == leader}
-    for row in board["rows"]:
-        row["intervals"] = intervals[row["model"]]
-        entry = against_leader.get(row["model"])
+    pairwise = pairwise_tests(ev, board.ranking, settings)
+    leader = board.ranking[0] if board.ranking else None
+    against_leader = {test.model_b: test for test in pairwise if test.model_a == leader}
+
+    def tied(model: str) -> bool:
+        test = against_leader.get(model)
         # A model sharing no test case with the leader was not compared: not a tie.
-        row["tied_with_best"] = entry is not None and entry["n"] > 0 and not entry["significant"]
-    board["confidence_level"] = settings.confidence
-    board["pairwise"] = pairwise
+        return test is not None and test.n > 0 and not test.significant
+
+    rows = tuple(replace(row, intervals=intervals[row.model], tied_with_best=tied(row.model)) for row in board.rows)
+    return replace(board, rows=rows, confidence_level=settings.confidence, pairwise=pairwise)
 
 
-def lead_insight(insights: list[Insight], board: dict[str, Any]) -> None:
+def lead_insight(insights: list[Insight], board: Board) -> None:
     """Say in the best-model insight whether the best is significantly ahead of the second.
 
     The p-value is the Holm-adjusted one of the pair (the one ``significant`` is decided on).
     """
-    pairwise = board.get("pairwise") or []
-    ranking = board["ranking"]
-    if len(ranking) < 2 or not pairwise:
+    ranking = board.ranking
+    if len(ranking) < 2 or not board.pairwise:
         return
-    first = pairwise[0]  # ranking[0] against ranking[1]: the first pair in ranking order
-    if (first["model_a"], first["model_b"]) != (ranking[0], ranking[1]) or first["n"] == 0:
+    first = board.pairwise[0]  # ranking[0] against ranking[1]: the first pair in ranking order
+    if (first.model_a, first.model_b) != (ranking[0], ranking[1]) or first.n == 0:
         return
     for n, insight in enumerate(insights):
         attrs = insight.attrs
         if insight.insight_type != "accuracy" or attrs.get("rank") != "best" or attrs.get("model_name") != ranking[0]:
             continue
-        how = "leads significantly" if first["significant"] else "leads, but not significantly"
-        sentence = (f"{ranking[0]} {how}: {p_text(first['p_adjusted'])} against {ranking[1]} "
-                    f"over {first['n']} test cases.")
+        how = "leads significantly" if first.significant else "leads, but not significantly"
+        sentence = (f"{ranking[0]} {how}: {p_text(first.p_adjusted)} against {ranking[1]} "
+                    f"over {first.n} test cases.")
         insights[n] = replace(insight, description=f"{insight.description} {sentence}", attrs={
-            **attrs, "significant_lead": first["significant"], "second_model": ranking[1],
-            "p_value": first["p_adjusted"], "test": first["test"], "n": first["n"]})
+            **attrs, "significant_lead": first.significant, "second_model": ranking[1],
+            "p_value": first.p_adjusted, "test": first.test, "n": first.n})

@@ -33,7 +33,7 @@ from ..dataset import Row
 from ..epoch_names import REDUCER_NAMES, EpochReducer, parse_epoch_reducer
 from .epoch_reducers import present_values, reduce_values, unscored_reason
 from .problems import source_of
-from .types import Insight
+from .types import Board, EpochSummary, Insight
 from .scored import ScoredEvaluator, SkippedRow, mean
 
 __all__ = ["REDUCERS", "EpochFindings", "ReducedEvaluator", "reduce_values", "reduce_epochs", "consistency"]
@@ -91,20 +91,20 @@ class EpochFindings:
                 per_model.setdefault(model, []).append(consistency(passes, k))
         return {model: mean(values) for model, values in per_model.items()}
 
-    def annotate(self, board: dict[str, Any]) -> None:
-        """Each leaderboard row gains ``consistency``; the board gains ``epochs``."""
+    def annotate(self, board: Board) -> Board:
+        """``board`` with each row's ``consistency`` and the board's :class:`~.types.EpochSummary`."""
         by_model = self.model_consistency()
         flaky = self.flaky()
-        for row in board["rows"]:
-            row["consistency"] = by_model.get(row["model"])
         verdict_metric = self.reduced.primary.key if self.verdicts else None
         unscored: dict[str, int] = {}
         for case, model, metric, *_ in self.unscored:
             if metric == self.reduced.primary.key:
                 unscored[model] = unscored.get(model, 0) + 1
-        board["epochs"] = {"epochs": self.epochs, "reducer": self.reducer, "verdict_metric": verdict_metric,
-                           "flaky_test_cases": {model: len(cases) for model, cases in flaky.items()},
-                           "unscored_test_cases": dict(sorted(unscored.items()))}
+        summary = EpochSummary(epochs=self.epochs, reducer=self.reducer, verdict_metric=verdict_metric,
+                               flaky_test_cases={model: len(cases) for model, cases in flaky.items()},
+                               unscored_test_cases=dict(sorted(unscored.items())))
+        return dataclasses.replace(board, epochs=summary, rows=tuple(
+            dataclasses.replace(row, consistency=by_model.get(row.model)) for row in board.rows))
 
     def insights(self) -> list[Insight]:
         """A ``flaky`` insight per model whose verdict flips across epochs on some test case."""

@@ -9,9 +9,9 @@ fields here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
+from .case_rows import case_rows
 from .conclusions import typed_leaderboard, weakest_rows
 from .confidence import StatsSettings, annotate_board, lead_insight
 from .epochs import reduce_epochs
@@ -22,7 +22,7 @@ from .judge_trust import JudgeTrust, calibration_problem
 from .leaderboards import build_leaderboard
 from .problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
 from .scored import ScoredEvaluator
-from .types import Insight, Leaderboard, Problem, WeakRow
+from .types import Board, CaseRows, Insight, Leaderboard, Problem, WeakRow
 
 __all__ = ["EvaluatorFindings", "derive_findings", "collect_problems"]
 
@@ -33,8 +33,8 @@ class EvaluatorFindings:
 
     Attributes:
         scored: the evaluator's rows and results, its parameters and thresholds.
-        board: models ranked by the primary metric, with per-model rows and metric meta, as the
-            leaderboard files hold them (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
+        board: models ranked by the primary metric, each on every metric, as the leaderboard files
+            hold them (:func:`~sonar_core.findings.leaderboards.build_leaderboard`).
         problems: every problem, most severe first (problems_and_actions.json's items, once written).
         insights: every insight, the standard ones first (insights_and_actions.json's items, once written).
         judge_trust: for a judge evaluator, how far its judge is to be believed (None otherwise).
@@ -44,14 +44,16 @@ class EvaluatorFindings:
             n, rank and passing rows, which metrics its means fail, and the leader (:mod:`.conclusions`).
         weakest: the rows "Weakest answers" lists, furthest on the wrong side first (none for an
             untrusted judge).
+        cases: the rows the drill-down shows, with their values and messages (:mod:`.case_rows`).
     """
 
     scored: ScoredEvaluator
-    board: dict[str, Any]
+    board: Board
     problems: list[Problem]
     insights: list[Insight]
     leaderboard: Leaderboard
     weakest: tuple[WeakRow, ...] = ()
+    cases: CaseRows = CaseRows(test_cases=0, rows=(), skipped=(), turns={})
     judge_trust: JudgeTrust | None = None
     fallbacks: tuple[str, ...] = ()
 
@@ -102,31 +104,31 @@ def derive_findings(ev: ScoredEvaluator, judge_trust: JudgeTrust | None = None,
         ev, shown = epochs.reduced, epochs.shown
     board = build_leaderboard(ev)
     if epochs is not None:
-        epochs.annotate(board)
+        board = epochs.annotate(board)
     if judge_trust is not None:
-        board["judge_trust"] = judge_trust.as_dict()
+        board = replace(board, judge_trust=judge_trust)
     if judge_trust is None or judge_trust.counts:
         insights = standard_insights(ev) + (epochs.insights() if epochs is not None else [])
         if stats is not None:
-            annotate_board(board, ev, stats)
+            board = annotate_board(board, ev, stats)
             lead_insight(insights, board)
         return _findings(shown, ev, board, collect_problems(ev), insights + evaluator_insights(ev), judge_trust)
     # Models keep their values, in name order, but no rank: the judge's verdicts are not evidence.
-    board["unranked_models"] = sorted(board["ranking"])
-    board["ranking"] = []
-    board["rows"] = sorted(({**row, "rank": None} for row in board["rows"]), key=lambda row: row["model"])
+    board = replace(board, unranked_models=tuple(sorted(board.ranking)), ranking=(),
+                    rows=tuple(sorted((replace(row, rank=None) for row in board.rows), key=lambda row: row.model)))
     if stats is not None:
-        annotate_board(board, ev, stats)  # intervals on the values kept; no ranking, so no tests
+        board = annotate_board(board, ev, stats)  # intervals on the values kept; no ranking, so no tests
     problems = [calibration_problem(ev, judge_trust)] + dataset_problems(ev) + fallback_problems(ev)
     insights = [i for i in standard_insights(ev) if i.insight_type in _VERDICT_FREE_INSIGHTS]
     return _findings(shown, ev, board, problems, insights, judge_trust)
 
 
-def _findings(shown: ScoredEvaluator, reduced: ScoredEvaluator, board: dict[str, Any], problems: list[Problem],
+def _findings(shown: ScoredEvaluator, reduced: ScoredEvaluator, board: Board, problems: list[Problem],
               insights: list[Insight], judge_trust: JudgeTrust | None) -> EvaluatorFindings:
     """The findings with ``board``: pass counts and weakest rows over ``shown`` (every epoch's rows, as
     the reports show them), fallbacks over ``reduced`` (one row per test case and model)."""
     leaderboard = typed_leaderboard(shown, board)
     return EvaluatorFindings(scored=shown, board=board, problems=problems, insights=insights, leaderboard=leaderboard,
-                             weakest=weakest_rows(shown, leaderboard.untrusted), judge_trust=judge_trust,
+                             weakest=weakest_rows(shown, leaderboard.untrusted), cases=case_rows(shown),
+                             judge_trust=judge_trust,
                              fallbacks=fallback_notes(reduced))

@@ -10,16 +10,63 @@ generation_report`) only serialises it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
 
 from .statistics import wilson_interval
 
-__all__ = ["GenerationFindings", "summarize_generation", "KEPT", "FLAGGED", "DROPPED", "FAILED", "SCORES"]
+__all__ = ["GenerationFindings", "ScoreSummary", "SimilaritySummary", "OverallScore", "DroppedItem", "summarize_generation", "KEPT", "FLAGGED", "DROPPED", "FAILED", "SCORES"]
 
 KEPT, FLAGGED, DROPPED, FAILED = "kept", "flagged", "dropped", "failed"
 SCORES = ("groundedness", "answerability", "self_contained", "language_match")
 _SIMILARITY_BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0001)
+
+
+@dataclass(frozen=True)
+class ScoreSummary:
+    """One quality score over the items asked about it: ``n`` with a verdict, ``passed`` and ``failed`` of
+    them, ``missing`` without one, the share passing (4 places) and its 95% Wilson interval, and the
+    judge's trust (None: a rule, not a judge)."""
+
+    n: int
+    passed: int
+    failed: int
+    missing: int
+    share_passed: float | None
+    interval_95: tuple[float, float] | None
+    trust: str | None
+
+
+@dataclass(frozen=True)
+class SimilaritySummary:
+    """Each item's question similarity to its closest other item: ``n`` items, the highest and the mean
+    (4 places), how many fall in each bin (``from``, ``to``, ``items``) and how many were dropped as copies."""
+
+    n: int
+    max: float | None
+    mean: float | None
+    bins: tuple[Mapping[str, float], ...]
+    duplicates: int
+
+
+@dataclass(frozen=True)
+class OverallScore:
+    """The items' overall quality score: ``n`` scored, their ``mean`` (4 places), how many are ``perfect`` (1.0)."""
+
+    n: int
+    mean: float | None
+    perfect: int
+
+
+@dataclass(frozen=True)
+class DroppedItem:
+    """An item dropped, failed or flagged: its key, status, type, source document and why."""
+
+    key: str
+    status: str
+    type: str
+    source: str
+    reason: str
 
 
 @dataclass
@@ -31,17 +78,15 @@ class GenerationFindings:
     empty_reason: str | None
     counts: dict[str, int]
     coverage: dict[str, dict[str, dict[str, int]]]
-    quality: dict[str, dict[str, Any]]
-    dropped: list[dict[str, Any]]
+    #: Each score of :data:`SCORES`, then ``near_duplicate`` and ``score``.
+    quality: Mapping[str, ScoreSummary | SimilaritySummary | OverallScore]
+    dropped: list[DroppedItem]
     documents: dict[str, Any]
     graph: dict[str, Any]
     judges: dict[str, Any]
     costs: dict[str, Any] | None
     settings: dict[str, Any]
     notes: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _coverage(items: Sequence[dict[str, Any]], field_name: str, names: dict[str, str] | None = None
@@ -55,27 +100,28 @@ def _coverage(items: Sequence[dict[str, Any]], field_name: str, names: dict[str,
     return dict(sorted(table.items()))
 
 
-def _score_summary(items: Sequence[dict[str, Any]], name: str, trust: str | None) -> dict[str, Any]:
+def _score_summary(items: Sequence[dict[str, Any]], name: str, trust: str | None) -> ScoreSummary:
     # Unanswerable items are not asked about groundedness (their reference says the documents are silent).
     values = [item["quality"].get(name) for item in items if item.get("quality")
               and not (name == "groundedness" and item["type"] == "unanswerable")]
     scored = [v for v in values if v is not None]
     passed = sum(1 for v in scored if v == 1)
     interval = wilson_interval(passed, len(scored)) if scored else None
-    return {"n": len(scored), "passed": passed, "failed": len(scored) - passed, "missing": len(values) - len(scored),
-            "share_passed": round(passed / len(scored), 4) if scored else None,
-            "interval_95": [round(interval.low, 4), round(interval.high, 4)] if interval else None,
-            "trust": trust}
+    return ScoreSummary(n=len(scored), passed=passed, failed=len(scored) - passed, missing=len(values) - len(scored),
+                        share_passed=round(passed / len(scored), 4) if scored else None,
+                        interval_95=(round(interval.low, 4), round(interval.high, 4)) if interval else None,
+                        trust=trust)
 
 
-def _similarity_summary(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _similarity_summary(items: Sequence[dict[str, Any]]) -> SimilaritySummary:
     values = [item["quality"]["near_duplicate"] for item in items if item.get("quality")]
     bins = []
     for low, high in zip(_SIMILARITY_BINS, _SIMILARITY_BINS[1:]):
         bins.append({"from": low, "to": min(high, 1.0), "items": sum(1 for v in values if low <= v < high)})
     duplicates = sum(1 for item in items if (item.get("quality") or {}).get("duplicate_of"))
-    return {"n": len(values), "max": max(values) if values else None,
-            "mean": round(sum(values) / len(values), 4) if values else None, "bins": bins, "duplicates": duplicates}
+    return SimilaritySummary(n=len(values), max=max(values) if values else None,
+                             mean=round(sum(values) / len(values), 4) if values else None, bins=tuple(bins),
+                             duplicates=duplicates)
 
 
 def _empty_reason(items: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
@@ -98,13 +144,14 @@ def summarize_generation(items: Sequence[dict[str, Any]], *, documents: dict[str
     in_suite = counts[KEPT] + counts[FLAGGED]
     # A topic is shown with its label ("1: damage, claim, covered").
     topics = {str(t["topic"]): f"{t['topic']}: {t['label']}" for t in graph.get("topic_labels") or ()}
-    quality = {name: _score_summary(items, name, (trust.get(name) or {}).get("status")) for name in SCORES}
+    quality: dict[str, ScoreSummary | SimilaritySummary | OverallScore] = {
+        name: _score_summary(items, name, (trust.get(name) or {}).get("status")) for name in SCORES}
     quality["near_duplicate"] = _similarity_summary(items)
     scores = [item["quality"]["score"] for item in items if item.get("quality")]
-    quality["score"] = {"n": len(scores), "mean": round(sum(scores) / len(scores), 4) if scores else None,
-                        "perfect": sum(1 for s in scores if s == 1.0)}
-    dropped = [{"key": item["key"], "status": item["status"], "type": item["type"], "source": item["source"],
-                "reason": item.get("reason") or ""} for item in items if item["status"] in (DROPPED, FAILED, FLAGGED)]
+    quality["score"] = OverallScore(n=len(scores), mean=round(sum(scores) / len(scores), 4) if scores else None,
+                                    perfect=sum(1 for s in scores if s == 1.0))
+    dropped = [DroppedItem(key=item["key"], status=item["status"], type=item["type"], source=item["source"],
+                           reason=item.get("reason") or "") for item in items if item["status"] in (DROPPED, FAILED, FLAGGED)]
     return GenerationFindings(
         status="ok" if in_suite else "empty",
         empty_reason=None if in_suite else _empty_reason(items, notes),

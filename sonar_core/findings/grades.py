@@ -26,8 +26,7 @@ a grade whose interval reaches into another band says so ("Good, but the interva
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 from .statistics import clopper_pearson_interval
 
@@ -78,60 +77,48 @@ def _also(grades: list[int]) -> str:
 
 @dataclass(frozen=True)
 class Graded:
-    """A score (safe over scored items) with its interval and, given a reference, its grade."""
+    """A score (safe over scored items) with its interval and, given a reference, its grade.
+
+    ``safe``, ``scored``, ``reference`` and ``calibrating`` are given; the rest is concluded from them
+    as it is made: ``score`` (None: no item scored), ``interval`` (95% Clopper-Pearson), ``numeric_grade``
+    and ``text_grade`` (None without a reference or in a calibration run) and the ``verdict`` in words.
+    """
 
     safe: int
     scored: int
     reference: float | None = None
     #: Calibration runs: a score without a grade.
     calibrating: bool = False
+    score: float | None = field(init=False)
+    interval: tuple[float, float] | None = field(init=False)
+    numeric_grade: int | None = field(init=False)
+    text_grade: str | None = field(init=False)
+    verdict: str = field(init=False)
 
-    @property
-    def score(self) -> float | None:
-        return self.safe / self.scored if self.scored else None
-
-    @property
-    def interval(self) -> tuple[float, float] | None:
+    def __post_init__(self) -> None:
+        score = self.safe / self.scored if self.scored else None
         found = clopper_pearson_interval(self.safe, self.scored)
-        return (found.low, found.high) if found is not None else None
+        interval = (found.low, found.high) if found is not None else None
+        grade = (None if score is None or self.reference is None or self.calibrating
+                 else numeric_grade(score, self.reference))
+        for name, value in (("score", score), ("interval", interval), ("numeric_grade", grade),
+                            ("text_grade", GRADE_NAMES[grade] if grade is not None else None),
+                            ("verdict", self._verdict(score, grade, interval))):
+            object.__setattr__(self, name, value)
 
-    @property
-    def numeric_grade(self) -> int | None:
-        if self.score is None or self.reference is None or self.calibrating:
-            return None
-        return numeric_grade(self.score, self.reference)
-
-    @property
-    def text_grade(self) -> str | None:
-        grade = self.numeric_grade
-        return GRADE_NAMES[grade] if grade is not None else None
-
-    @property
-    def interval_grades(self) -> list[int]:
-        """Every grade the interval's scores reach (the grade is monotone in the score), lowest first."""
-        if self.numeric_grade is None:
-            return []
-        low, high = self.interval
-        return list(range(numeric_grade(low, self.reference), numeric_grade(high, self.reference) + 1))
-
-    @property
-    def verdict(self) -> str:
-        """The grade in words, with the other grades its interval allows; or why there is none."""
-        if self.score is None:
+    def _verdict(self, score: float | None, grade: int | None, interval: tuple[float, float] | None) -> str:
+        """The grade in words, with the other grades its interval allows (the grade is monotone in the
+        score, so those are the grades of its ends and between); or why there is none."""
+        if score is None:
             return NO_GRADE
-        grade = self.numeric_grade
         if grade is None:
             return "calibrated (no grade)" if self.calibrating else "no grade: no reference score"
-        others = [g for g in self.interval_grades if g != grade]
+        low, high = interval
+        others = [g for g in range(numeric_grade(low, self.reference), numeric_grade(high, self.reference) + 1)
+                  if g != grade]
         if not others:
             return GRADE_NAMES[grade]
         return f"{GRADE_NAMES[grade]}, but the interval also allows {_also(others)}"
-
-    def to_json_data(self) -> dict[str, Any]:
-        interval = self.interval
-        return {"score": self.score, "safe": self.safe, "samples": self.scored,
-                "interval": list(interval) if interval else None, "reference": self.reference,
-                "numeric_grade": self.numeric_grade, "text_grade": self.text_grade, "verdict": self.verdict}
 
 
 def grade_counts(safe: int, scored: int, reference: float | None, calibrating: bool = False) -> Graded:

@@ -1,26 +1,18 @@
 """Leaderboards: heatmap (score evaluators) and bool (pass/fail evaluators).
 
-A leaderboard ranks models by the primary metric (best first; ties by model name). The JSON
-index maps ``ALL_METRICS`` and each metric key to a ``leaderboard_<N>.json`` file; each file
-holds ``data`` (model -> metric -> mean) and ``metadata`` (metric meta incl. threshold). A
-bool leaderboard's rows also carry pass / fail / retrieval-failure / generation-failure /
-parse-failure counts and the model's total time and cost.
+A leaderboard (:class:`~.types.Board`) ranks models by the primary metric (best first; ties by
+model name). Each model's row holds every metric's mean, its rows, total time and cost; a bool
+leaderboard's rows also carry pass / fail / retrieval-failure / generation-failure / parse-failure
+counts. :mod:`sonar_core.artifacts.board_files` writes it as the leaderboard files.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from .. import names
 from .scored import ScoredEvaluator
+from .types import Board, BoardRow
 from ..contract import MetricRole, ResultKind
 
-__all__ = ["build_leaderboard", "metric_meta"]
-
-
-def metric_meta(ev: ScoredEvaluator) -> list[dict[str, Any]]:
-    """``metrics_meta`` entries (H2O Sonar's shape) with the thresholds in force."""
-    return ev.cls.metrics_meta(ev.thresholds)
+__all__ = ["build_leaderboard"]
 
 
 def _ranking(ev: ScoredEvaluator, aggregates: dict[str, dict[str, float | None]]) -> list[str]:
@@ -35,8 +27,9 @@ def _ranking(ev: ScoredEvaluator, aggregates: dict[str, dict[str, float | None]]
     return sorted(aggregates, key=key)
 
 
-def build_leaderboard(ev: ScoredEvaluator) -> dict[str, Any]:
-    """The leaderboard of one evaluator: kind, ranking, per-model rows, and metric meta."""
+def build_leaderboard(ev: ScoredEvaluator) -> Board:
+    """The leaderboard of one evaluator: kind, ranking and a row per model (every metric's mean, its
+    rows, time and cost, and a pass/fail evaluator's rows per role)."""
     aggregates = ev.aggregates()
     stats = ev.model_stats()
     ranking = _ranking(ev, aggregates)
@@ -49,24 +42,9 @@ def build_leaderboard(ev: ScoredEvaluator) -> dict[str, Any]:
             for role, key in role_keys.items():
                 per_role[role.value] = sum(1 for _, result in by_model[model] if result.values.get(key))
             counts[model] = per_role
-    rows = []
-    for rank, model in enumerate(ranking, start=1):
-        entry: dict[str, Any] = {
-            "rank": rank,
-            "model": model,
-            "metrics": aggregates[model],
-            "rows": stats[model]["rows"],
-            "total_time": stats[model]["total_time"],
-            "total_cost": stats[model]["total_cost"],
-        }
-        if model in counts:
-            entry["counts"] = counts[model]
-        rows.append(entry)
-    return {
-        "schema_version": names.LEADERBOARD_SCHEMA_VERSION,
-        "kind": "bool" if ev.cls.kind is ResultKind.BOOL else "heatmap",
-        "primary_metric": ev.primary.key,
-        "ranking": ranking,
-        "rows": rows,
-        "metrics_meta": metric_meta(ev),
-    }
+    rows = tuple(BoardRow(model=model, rank=rank, metrics=aggregates[model], rows=int(stats[model]["rows"] or 0),
+                          total_time=stats[model]["total_time"], total_cost=stats[model]["total_cost"],
+                          counts=counts.get(model))
+                 for rank, model in enumerate(ranking, start=1))
+    return Board(kind="bool" if ev.cls.kind is ResultKind.BOOL else "heatmap", primary_metric=ev.primary.key,
+                 ranking=tuple(ranking), rows=rows)

@@ -8,6 +8,9 @@ conclude nothing themselves. Everything here is computed in :mod:`sonar_core.fin
   and told, as plain text;
 - :class:`Leaderboard` / :class:`LeaderboardRow`: one evaluator's models on its primary metric,
   each with its value, interval, n, rank, passing rows, and the leader (:mod:`.conclusions`);
+- :class:`Board` (its :class:`BoardRow` per model, each mean's :class:`MeanInterval`, the
+  :class:`PairwiseTest` between models and the :class:`EpochSummary`): everything the leaderboard
+  files hold, every metric of every model (:mod:`.leaderboards`, :mod:`.confidence`);
 - :class:`WeakRow`: a row on the wrong side of the primary threshold, for "Weakest answers";
 - :class:`EvaluatorSummary`: what the run keeps of a finished evaluator (its leaderboard, its
   fallbacks, its problems and insights as written, and the writers' view of it);
@@ -21,20 +24,27 @@ This module imports nothing that computes, so that the writers may import it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..contract import RowResult
     from ..dataset import Row
+    from .judge_status import JudgeTrust
 
-__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "BestModel", "EvaluatorSummary", "Insight", "Leaderboard",
-           "LeaderboardRow", "MetricRule", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
+__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "CASE_LIMIT", "BestModel", "Board", "BoardRow", "CaseRow", "CaseRows", "EpochSummary",
+           "EvaluatorSummary", "Insight", "JsonValue", "LeadLine", "LeadProblems", "Leaderboard", "LeaderboardRow", "MeanInterval", "MetricRule",
+           "PairwiseTest", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
+
+#: A plain JSON value (what a problem's or an insight's figures may hold): no object of the run's.
+JsonValue = Union[str, int, float, bool, None, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
 
 SEVERITIES = ("HIGH", "MEDIUM", "LOW")
 #: Most severe first; used to sort problems and for the --fail-on-problems gate.
 SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 #: How many failing rows an evaluator's report lists ("Weakest answers").
 WEAK_ROWS_LIMIT = 25
+#: Most test cases the drill-down shows (matrix rows, case pages): each is a file to write.
+CASE_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ class Problem:
     severity: str
     problem_type: str
     actions: str = ""
-    attrs: Mapping[str, Any] = field(default_factory=dict)
+    attrs: Mapping[str, JsonValue] = field(default_factory=dict)
     #: Files of the run folder it points to, relative to it (``dataset/failed_items.json``).
     resources: tuple[str, ...] = ()
 
@@ -72,7 +82,102 @@ class Insight:
     description: str
     insight_type: str
     actions: str = ""
-    attrs: Mapping[str, Any] = field(default_factory=dict)
+    attrs: Mapping[str, JsonValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MeanInterval:
+    """How sure a model's mean of one metric is: its interval (``ci_low``/``ci_high`` None when it has
+    none: a model-level metric, or no value), the values it rests on (``n``) and how it was drawn
+    (``method``: "wilson" or "bootstrap"; None without an interval)."""
+
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    method: str | None
+
+
+@dataclass(frozen=True)
+class PairwiseTest:
+    """A paired test of two ranked models on the primary metric (``model_a`` ranked above ``model_b``).
+
+    ``delta``: model_a's mean minus model_b's over the ``n`` test cases both answered; ``p_adjusted``:
+    Holm-adjusted over the evaluator's pairs; ``significant``: it is below 1 - confidence.
+    ``discordant``: McNemar's (model_a only passed, model_b only passed) counts, None for a permutation test.
+    """
+
+    model_a: str
+    model_b: str
+    metric: str
+    test: str
+    n: int
+    delta: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+    discordant: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """One model on every metric of an evaluator, as the leaderboard files hold it.
+
+    ``metrics``: metric key -> the model's mean (None: no value). ``rows``: its rows; ``total_time``
+    (s) and ``total_cost`` (USD): of its answers, None when unknown. ``counts``: a pass/fail
+    evaluator's rows per role (None for a score evaluator). ``consistency``: with epochs, the mean
+    share of epochs agreeing with the majority verdict. ``intervals``: with intervals asked for, each
+    metric's :class:`MeanInterval`; ``tied_with_best``: the paired test cannot tell it from the leader.
+    """
+
+    model: str
+    rank: int | None
+    metrics: Mapping[str, float | None]
+    rows: int
+    total_time: float | None
+    total_cost: float | None
+    counts: Mapping[str, int] | None = None
+    consistency: float | None = None
+    intervals: Mapping[str, MeanInterval] | None = None
+    tied_with_best: bool = False
+
+
+@dataclass(frozen=True)
+class EpochSummary:
+    """A run of several epochs: how many, the reducer, the metric whose verdict is counted per epoch
+    (None without a verdict), and per model its flaky and its unscored test cases."""
+
+    epochs: int
+    reducer: str
+    verdict_metric: str | None
+    flaky_test_cases: Mapping[str, int]
+    unscored_test_cases: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Board:
+    """One evaluator's full leaderboard: every model on every metric (:mod:`.leaderboards`).
+
+    ``kind``: "bool" (pass/fail evaluators) or "heatmap". ``ranking``: best first on the primary
+    metric, empty on an untrusted judge's board, whose models are then ``unranked_models`` (by name;
+    None otherwise). ``epochs``: with several epochs (each row then has its ``consistency``).
+    ``judge_trust``: a judge evaluator's calibration. ``confidence_level``: with intervals (each row
+    then has its ``intervals`` and ``tied_with_best``, and ``pairwise`` the paired tests), else None.
+    """
+
+    kind: str
+    primary_metric: str
+    ranking: tuple[str, ...]
+    rows: tuple[BoardRow, ...]
+    epochs: EpochSummary | None = None
+    judge_trust: "JudgeTrust | None" = None
+    unranked_models: tuple[str, ...] | None = None
+    confidence_level: float | None = None
+    pairwise: tuple[PairwiseTest, ...] = ()
+
+    @property
+    def untrusted(self) -> bool:
+        """Whether its judge failed its calibration."""
+        return self.judge_trust is not None and self.judge_trust.status == "untrusted"
 
 
 @dataclass(frozen=True)
@@ -130,6 +235,28 @@ class WeakRow:
     score: float
     row: "Row"
     result: "RowResult"
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """One drill-down row of an evaluator: its key, its finite values (the evaluator's metric order;
+    None: no value) and what to say about it (empty: nothing)."""
+
+    key: str
+    values: tuple[float | None, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class CaseRows:
+    """An evaluator's rows of the drill-down's test cases (:mod:`.case_rows`): ``test_cases``: how many
+    it scored or skipped in all; ``skipped``: (row key, missing input); ``turns``: row key ->
+    ((turn, primary value), ...) for the rows scored turn by turn."""
+
+    test_cases: int
+    rows: tuple[CaseRow, ...]
+    skipped: tuple[tuple[str, str], ...]
+    turns: Mapping[str, tuple[tuple[int, float | None], ...]]
 
 
 @dataclass(frozen=True)
@@ -204,6 +331,29 @@ class BestModel:
     title: str
     named: str | None
     note: str
+
+
+@dataclass(frozen=True)
+class LeadLine:
+    """One line of the problems a report leads with: a source's most severe problem (``worst``: its
+    position among the source's problems) and its ``severity``, and how many it has of each (``counts``,
+    e.g. "2 high · 1 medium"). ``source``: the evaluator's position in run order, None for the core's
+    own problems (about the models under test)."""
+
+    severity: str
+    source: int | None
+    worst: int
+    counts: str
+
+
+@dataclass(frozen=True)
+class LeadProblems:
+    """The problems a report leads with (:mod:`.lead`): ``shown`` most severe first, of the ``total``
+    problems of the ``sources`` that have some."""
+
+    total: int
+    sources: int
+    shown: tuple[LeadLine, ...]
 
 
 @dataclass(frozen=True)

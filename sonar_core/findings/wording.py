@@ -7,7 +7,12 @@ import this module (tests/core/test_findings_types.py): nothing here decides any
 
 from __future__ import annotations
 
-__all__ = ["p_text", "kappa_bar"]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..contract import RowResult
+
+__all__ = ["p_text", "kappa_bar", "row_why", "turn_summary"]
 
 
 def p_text(p: float) -> str:
@@ -18,3 +23,25 @@ def p_text(p: float) -> str:
 def kappa_bar(kappa: float, min_kappa: float) -> str:
     """A judge's kappa beside the bar it missed, as the reports print it: ``κ = 0.00, needs κ ≥ 0.40``."""
     return f"κ = {kappa:.2f}, needs κ ≥ {min_kappa:.2f}"
+
+
+def row_why(result: RowResult) -> str:
+    """Why a row scored as it did: the evaluator's message, else its non-empty details.
+
+    Evaluators with ``sensitive_outputs`` mask what they found in both, so this text may be
+    shown where their answers are withheld.
+    """
+    return result.error_message or "; ".join(f"{k}: {v}" for k, v in result.details.items() if v)
+
+
+def turn_summary(result: RowResult, metric: str) -> str:
+    """A per-turn result in words: ``mean of 2 turns, min 0.40 (turn 2: 0.80, turn 4: 0.40)``;
+    empty for a result scored whole."""
+    turns = result.details.get("per_turn") if isinstance(result.details, dict) else None
+    if not turns:
+        return ""
+    parts = [f"turn {t['turn']}: " + ("n/a" if t["values"].get(metric) is None else f"{t['values'][metric]:.2f}")
+             for t in turns]
+    low = result.details.get("per_turn_min", {}).get(metric)
+    minimum = "" if low is None else f", min {low:.2f}"
+    return f"mean of {len(turns)} turn{'s' if len(turns) != 1 else ''}{minimum} ({', '.join(parts)})"

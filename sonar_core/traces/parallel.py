@@ -30,8 +30,9 @@ from .mapping import map_units
 
 __all__ = ["mapped_units", "worker_count"]
 
-#: A batch: units up to this many bytes of JSON (about 4,000 spans), sent to a worker at once.
-_BATCH_BYTES = 4 * 2**20
+#: A batch: units up to this many bytes of JSON (about 2,000 spans), sent to a worker at once (smaller batches
+#: kept the 1,000,000-span bench under 1 GiB with two workers: docs/traces.md, Speed and memory).
+_BATCH_BYTES = 2 * 2**20
 _BATCH_UNITS = 256
 
 _SETTINGS: tuple[int, tuple[str, ...], bool] = (0, (), False)
@@ -103,7 +104,7 @@ def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
         for batch in _batches(units):
             with _blank_main():  # a submit may start a worker
                 pending.append(pool.submit(_map, batch))
-            if len(pending) > 2 * count:
+            if len(pending) > count:
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()

@@ -6,6 +6,7 @@ adjustment over the evaluator's family, Wilson's bounds from the closed form.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import shutil
@@ -96,6 +97,11 @@ def test_compare_reports_the_known_flips_deltas_and_tests(runs, tmp_path):
                                            ("regression", "model_failures", "m1", "HIGH"),
                                            ("regression", "model_generation_failures", "m1", "HIGH")]
     assert data["problems"][0]["problem_attrs"]["test_case_keys"] == CASES[:8]
+    # The file's problems are in H2O's shape: the HTML twin of the description sits beside it (written by
+    # artifacts/, the comparison's findings hold plain text only).
+    first = data["problems"][0]
+    assert list(first)[:4] == ["schema_version", "description", "description_html", "actions_description"]
+    assert first["description_html"] == html.escape(first["description"]) and "&gt;" not in first["description"]
     summary = (out / names.COMPARISON_MD).read_text(encoding="utf-8")
     assert "3 significant regression(s)" in summary and "Test cases only in B: only-b" in summary
     assert "| Model passes | m1 | 1.0000 [0.7412, 1.0000] n=11 | 0.2727 [0.0975, 0.5656] n=11 | -0.7273 **regression** |" in summary

@@ -15,8 +15,9 @@ from pathlib import Path
 from conftest import CORE_TESTS
 from sonar_core import names
 from sonar_core.artifacts import drilldown
-from sonar_core.artifacts.drilldown import (WITHHELD_ANSWER, WITHHELD_CONTEXT, WITHHELD_MESSAGE, build_casebook,
-                                             selected_case_keys)
+from sonar_core.artifacts.drilldown import WITHHELD_ANSWER, WITHHELD_CONTEXT, WITHHELD_MESSAGE, build_casebook
+from sonar_core.findings import case_rows
+from sonar_core.findings.case_rows import selected_case_keys
 from sonar_core.config import build_config
 from sonar_core.dataset import load_dataset
 from sonar_core.plugins import PluginManager
@@ -93,7 +94,8 @@ def _kept_summaries(run_dir: Path) -> list:
 
 def _casebook(rows, summaries):
     """The drill-down as the run builds it, with the verdicts the findings conclude."""
-    return build_casebook(rows, summaries, [summary_fails(s) for s in summaries])
+    return build_casebook(rows, summaries, [summary_fails(s) for s in summaries],
+                          selected_case_keys(row.test_case_key for row in rows))
 
 
 def test_the_case_limit_keeps_the_first_keys_in_alphabetical_order():
@@ -174,7 +176,8 @@ def test_drilldown_pages_of_a_toy_run(tmp_path, toy_plugins):
 
 
 def test_drilldown_is_capped_and_says_so(tmp_path, toy_plugins, monkeypatch):
-    monkeypatch.setattr(drilldown, "CASE_LIMIT", 2)
+    monkeypatch.setattr(drilldown, "CASE_LIMIT", 2)  # what the pages say
+    monkeypatch.setattr(case_rows, "CASE_LIMIT", 2)  # which test cases the findings choose
     rows = [{"test_case_key": f"tc-{n}", "model_key": m, "actual_output": "0.1" if m == "B" else "0.9"}
             for n in (3, 2, 10, 1) for m in ("A", "B")]
     result, _ = _run(tmp_path, toy_plugins, rows, ["toy_score"], run_id="capped")

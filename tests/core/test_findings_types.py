@@ -3,9 +3,12 @@
 What "computes" means for the import rule below: a module computes when it draws a conclusion
 from numbers, i.e. it is
 
-- a module of ``sonar_core.findings`` other than the two that hold no conclusion:
-  ``findings.types`` (the frozen dataclasses the findings are made of, and the severities) and
-  ``findings.wording`` (how a figure is written: a number in, text out); or
+- a module of ``sonar_core.findings`` other than the five that hold no conclusion:
+  ``findings.types`` (the frozen dataclasses the findings are made of, and the severities),
+  ``findings.judge_status`` (a judge's trust as plain values), ``findings.run_types`` (a finished
+  run read back, as plain values), ``findings.redteam_types`` (a red-team run's outcomes, rates and
+  findings as frozen dataclasses) and ``findings.wording`` (how a figure is written: a number in,
+  text out); or
 - a numerical library: ``numpy``, ``scipy``, ``pandas``, ``sklearn``, ``statistics``.
 
 An ``artifacts/`` module may import neither at run time. Imports under ``if TYPE_CHECKING:`` run
@@ -17,8 +20,13 @@ stops (take it off the list) and when any other module starts.
 from __future__ import annotations
 
 import ast
+import collections.abc
+import dataclasses
+import importlib
 import json
 import math
+import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -34,16 +42,11 @@ from sonar_core.testing import make_row
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "sonar_core" / "artifacts"
-DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.wording"}
+DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status", "sonar_core.findings.run_types",
+                "sonar_core.findings.wording", "sonar_core.findings.redteam_types"}
 NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
 #: artifacts/ modules that still import something that computes, and why (issue 37: to shrink).
-NOT_YET = {
-    "annotations": "labels a span's verdict with MetricInfo.failing over a numpy column (findings.run_data)",
-    "run_reader": "reads a run back into findings.run_data's numpy-backed RunData for sonar compare",
-    "benchmark_dir": "takes BenchmarkFindings and Graded from the modules that compute them",
-    "generation_report": "takes GenerationFindings from findings.generation_summary",
-    "redteam": "takes RedteamFindings and its constants from findings.redteam",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _runtime_imports(path: Path) -> set[str]:
@@ -109,11 +112,113 @@ def test_the_not_yet_list_only_shrinks(stem):
     assert _computing(_runtime_imports(ARTIFACTS / f"{stem}.py")), f"artifacts/{stem}.py computes no more: drop it from NOT_YET"
 
 
+#: Classes of findings/ that artifacts/ import but whose loose dicts are not findings handed to a writer, and why.
+NOT_FINDINGS = {
+    "ScoredEvaluator": "the rows as scored and the evaluator's parameters and hooks' output as given: what the "
+                       "findings are computed from (its rows are the contract's Row and RowResult)",
+    "EvaluatorSummary": "made by artifacts/stored.py from the files the writers wrote (their own JSON), for the run",
+}
+#: Findings handed to artifacts/ that still hold loose dicts, and which (issue 37: to shrink).
+NOT_YET_TYPED = {
+    "GenerationFindings": "documents, graph, judges, costs and settings: the generation run's own records, passed through",
+}
+
+
+def _findings_classes() -> dict[type, set[str]]:
+    """Each class an artifacts/ module imports from findings/ (at run time or for annotations) -> the importers."""
+    found: dict[type, set[str]] = {}
+    for path in sorted(ARTIFACTS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 2 and (node.module or "").startswith("findings"):
+                module = importlib.import_module(f"sonar_core.{node.module}")
+                for alias in node.names:
+                    value = getattr(module, alias.name)
+                    if isinstance(value, type):
+                        found.setdefault(value, set()).add(path.stem)
+    return found
+
+
+def _loose_dicts(tp: object, where: str, seen: set[type], namespace: dict[str, object]) -> list[str]:
+    """Where the type ``tp`` holds a ``dict[str, Any]`` (or a Mapping of Any, a bare dict, or Any), looking
+    into the fields of the dataclasses of findings/ it names."""
+    if tp is typing.Any:
+        return [f"{where}: Any"]
+    if tp in (dict, list, collections.abc.Mapping, collections.abc.Sequence):
+        return [f"{where}: bare {tp.__name__}"]
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (dict, collections.abc.Mapping) and len(args) == 2 and args[1] is typing.Any:
+        return [f"{where}: dict[str, Any]"]
+    out = []
+    for arg in args:
+        if not isinstance(arg, typing.ForwardRef):  # JsonValue names itself
+            out += _loose_dicts(arg, f"{where}[]", seen, namespace)
+    if (isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp.__module__.startswith("sonar_core.findings")
+            and tp not in seen and tp.__name__ not in NOT_FINDINGS):
+        seen.add(tp)
+        hints = typing.get_type_hints(tp, globalns=vars(sys.modules[tp.__module__]), localns=namespace)
+        for f in dataclasses.fields(tp):
+            if not f.name.startswith("_"):
+                out += _loose_dicts(hints[f.name], f"{tp.__name__}.{f.name}", seen, namespace)
+    return out
+
+
+def _annotation_namespace() -> dict[str, object]:
+    """The names findings/ types name only under ``TYPE_CHECKING``, to resolve their annotations."""
+    from sonar_core.contract import RowResult
+    from sonar_core.dataset import Row
+    from sonar_core.benchmarks.definitions import BenchmarkDefinition, HazardDefinition
+    from sonar_core.findings.grades import Graded
+    from sonar_core.findings.judge_status import JudgeTrust
+    from sonar_core.findings.statistics import Interval
+
+    return {"Row": Row, "RowResult": RowResult, "JudgeTrust": JudgeTrust, "ScoredEvaluator": ScoredEvaluator,
+            "BenchmarkDefinition": BenchmarkDefinition, "HazardDefinition": HazardDefinition,
+            "Graded": Graded, "Interval": Interval}
+
+
+def test_no_loose_dict_crosses_from_findings_to_artifacts():
+    # Every class a writer takes from findings/ is typed all the way down: no dict[str, Any] in any field.
+    classes = _findings_classes()
+    assert {"EvaluatorFindings", "Board", "TradeoffRow", "Problem"} <= {c.__name__ for c in classes}
+    namespace = _annotation_namespace()
+    loose = {c.__name__: found for c in classes
+             if c.__name__ not in NOT_YET_TYPED and (found := _loose_dicts(c, c.__name__, set(), namespace))}
+    assert loose == {}, f"findings handed to artifacts/ holding loose dicts: {loose}"
+
+
+@pytest.mark.parametrize("name", sorted(NOT_YET_TYPED))
+def test_the_not_yet_typed_list_only_shrinks(name):
+    classes = {c.__name__: c for c in _findings_classes()}
+    assert name in classes, f"artifacts/ no longer takes {name}: drop it from NOT_YET_TYPED"
+    assert _loose_dicts(classes[name], name, set(), _annotation_namespace()), f"{name} is typed: drop it from NOT_YET_TYPED"
+
+
+def test_the_loose_dict_rule_sees_nested_fields():
+    @dataclasses.dataclass(frozen=True)
+    class Inner:
+        figures: typing.Mapping[str, typing.Any]
+
+    @dataclasses.dataclass(frozen=True)
+    class Outer:
+        inner: tuple[Inner, ...]
+        fine: dict[str, float]
+
+    Inner.__module__ = Outer.__module__ = "sonar_core.findings.probe"
+    sys.modules["sonar_core.findings.probe"] = sys.modules[__name__]
+    try:
+        assert _loose_dicts(Outer, "Outer", set(), {"Inner": Inner}) == ["Inner.figures: dict[str, Any]"]
+    finally:
+        del sys.modules["sonar_core.findings.probe"]
+    assert set(NOT_FINDINGS) <= {c.__name__ for c in _findings_classes()}, "drop what artifacts/ no longer imports"
+
+
 def test_the_data_modules_compute_nothing_themselves():
     for name in DATA_MODULES:
         path = ROOT / (name.replace(".", "/") + ".py")
-        imports = _runtime_imports(path)
-        assert not {i for i in imports if i.split(".")[0] in NUMERICAL or i.startswith("sonar_core")}, (name, imports)
+        # A relative import reads as if from artifacts/: ``from .wording`` is ``sonar_core.artifacts.wording``.
+        imports = {i.replace("sonar_core.artifacts.", "sonar_core.findings.") for i in _runtime_imports(path)}
+        assert not {i for i in imports if i.split(".")[0] in NUMERICAL
+                    or (i.startswith("sonar_core") and i not in DATA_MODULES)}, (name, imports)
 
 
 class Toy(Evaluator):

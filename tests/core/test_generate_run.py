@@ -115,8 +115,8 @@ def test_an_unanswerable_item_is_checked_against_the_documents(tmp_path, server)
     server.default = lambda prompt: (judge_reply(prompt).replace(": no", ": yes") if "For each item:" in prompt
                                      else reply(prompt))
     result = run_generation(spec_for(tmp_path, server, n=10, types={"unanswerable": 1, "single_hop": 1}))
-    dropped = [d for d in result.findings.dropped if d["type"] == "unanswerable"]
-    assert len(dropped) == 5 and all("answerability" in d["reason"] for d in dropped)
+    dropped = [d for d in result.findings.dropped if d.type == "unanswerable"]
+    assert len(dropped) == 5 and all("answerability" in d.reason for d in dropped)
     assert all(line["categories"][0] == "single_hop" for line in suite_of(result.suite))
     # What the judge saw: the question with the corpus's closest chunks, not only the chunk it came from.
     judged = [c.prompt for c in server.requests if "can the QUESTION be answered" in c.prompt]

@@ -1,9 +1,10 @@
 """The Ray executor (issue 21): same artifacts as a local run, limits held cluster-wide, no row lost.
 
-One local Ray instance (``ray.init(num_cpus=2)``) serves the whole test session; every run here
-joins it (the executor starts none of its own when Ray is up). Artifacts are compared byte for
-byte with :func:`differences`, which leaves out only what docs/scale-out.md lists as allowed to
-differ: the journal, the times in the evaluators' log lines, run.json's timings and durations,
+One local Ray instance (``ray.init(num_cpus=2)``) serves every test of this module, and is shut down
+after them so that its processes do not idle through the rest of the suite; every run here joins
+it (the executor starts none of its own when Ray is up). Artifacts are compared byte for byte
+with :func:`differences`, which leaves out only what docs/scale-out.md lists as allowed to differ:
+the journal, the times in the evaluators' log lines, run.json's timings and durations,
 and the durations index.html and the case pages print.
 """
 
@@ -32,9 +33,9 @@ TESTS = Path(__file__).parent.parent
 ray = pytest.importorskip("ray")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster():
-    """One local Ray instance for the session; its workers import the test plugins as the driver does."""
+    """One local Ray instance for this module; its workers import the test plugins as the driver does."""
     path = os.pathsep.join([str(TESTS / "core"), str(TESTS), str(TESTS.parent)])
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path, "SONAR_RAY_SLEEP": "0.3"}})

@@ -12,7 +12,9 @@ import pytest
 import sonar_core
 from conftest import REPO
 from sonar_core.artifacts.costs_md import costs_summary
-from sonar_core.artifacts.html import lead_problems
+from sonar_core.artifacts.html import lead_view
+from sonar_core.findings.lead import lead_problems
+from sonar_core.findings.types import LeadLine, LeadProblems
 from sonar_core.execution.record import host_calls
 from sonar_core.findings.run_findings import best_model_card
 
@@ -87,7 +89,12 @@ def test_problems_summed_up_one_line_per_evaluator_most_severe_first():
         {"display_name": "Clean", "anchor": "ev-clean", "problems": []},
     ]
     core = [_problem("HIGH", "host x answered nothing")]
-    lead = lead_problems(views, core, limit=3)
+    found = lead_problems(["HIGH"], [[p["severity"] for p in v["problems"]] for v in views], limit=3)
+    # The findings: which source's which problem leads each line (BLEU's first HIGH is its second problem).
+    assert found == LeadProblems(total=8, sources=4, shown=(
+        LeadLine("HIGH", 1, 1, "2 high · 1 medium"), LeadLine("HIGH", None, 0, "1 high"),
+        LeadLine("HIGH", 2, 0, "1 high · 1 low")))
+    lead = lead_view(views, core, found)
     assert (lead["total"], lead["sources"]) == (8, 4)
     # HIGH first; among them the most HIGH problems (BLEU: 2), then run order (the core's, then ROUGE).
     assert lead["shown"] == [
@@ -96,8 +103,9 @@ def test_problems_summed_up_one_line_per_evaluator_most_severe_first():
          "description": "host x answered nothing"},
         {"severity": "HIGH", "evaluator": "ROUGE", "anchor": "ev-rouge", "counts": "1 high · 1 low", "description": "r 1"},
     ]
-    assert lead_problems([{"display_name": "Clean", "anchor": "x", "problems": []}]) == {
-        "total": 0, "sources": 0, "shown": []}
+    clean = [{"display_name": "Clean", "anchor": "x", "problems": []}]
+    assert lead_problems([], [[]]) == LeadProblems(0, 0, ())
+    assert lead_view(clean, [], lead_problems([], [[]])) == {"total": 0, "sources": 0, "shown": []}
 
 
 def test_host_calls_split_the_test_suite_from_the_evaluators():
