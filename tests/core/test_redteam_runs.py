@@ -87,7 +87,9 @@ def test_success_rates_and_hit_at_k_by_hand_on_a_scripted_host(tmp_path):
     record = json.loads((run_dir / "run.json").read_text())
     assert record["interpretation_parameters"]["epoch_reducer"] == "pass_hat_k"
     failed = json.loads((run_dir / "dataset" / "failed_items.json").read_text())
-    assert [(f["test_case_key"], f.get("epoch", 0)) for f in failed] == [("a4~direct", 0)]
+    # The host raised on a4's first ask; which epoch asked first depends on the order the host's calls ran in.
+    assert [f["test_case_key"] for f in failed] == ["a4~direct"]
+    assert failed[0].get("epoch", 0) in (0, 1, 2)
 
 
 def test_the_demo_naive_target_is_attacked_more_than_the_guarded_one(tmp_path):
