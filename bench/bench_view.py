@@ -25,22 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from chromium import Browser, chromium_binary  # noqa: E402  (the tests' DevTools driver)
-
-
-def _wait(browser: Browser, condition: str, timeout_s: float = 120.0) -> None:
-    started = time.perf_counter()
-    while not browser.evaluate(condition):
-        if time.perf_counter() - started > timeout_s:
-            raise SystemExit(f"not shown after {timeout_s} s: {condition}")
-        time.sleep(0.005)
-
-
-def _timed(browser: Browser, script: str, ready: str) -> float:
-    started = time.perf_counter()
-    browser.evaluate(script)
-    _wait(browser, ready)
-    return time.perf_counter() - started
+from chromium import Browser, act, chromium_binary, wait_for  # noqa: E402  (the tests' DevTools driver)
 
 
 CASES = "document.getElementById('cases').dataset.ready === '1'"
@@ -57,22 +42,22 @@ def browse(browser: Browser, base: str, run_id: str, evaluator: str, search: str
     found: dict[str, float | str] = {}
     started = time.perf_counter()
     browser.load(base + "/")
-    _wait(browser, "document.getElementById('runs').dataset.ready === '1'")
+    wait_for(browser, "document.getElementById('runs').dataset.ready === '1'", timeout_s=120.0)
     found["runs listed"] = time.perf_counter() - started
     click = f"Array.from(document.querySelectorAll('#runs a.run')).find(a => a.textContent === {json.dumps(run_id)}).click()"
-    found["first page (after the click)"] = _timed(browser, click, CASES)
+    found["first page (after the click)"] = act(browser, click, CASES, 120.0)
     found["first page (from navigation)"] = time.perf_counter() - started
     found["rows"] = browser.evaluate("document.getElementById('count').textContent")
-    found["search"] = _timed(browser, _fill(q=search), CASES)
+    found["search"] = act(browser, _fill(q=search), CASES, 120.0)
     found["search found"] = browser.evaluate("document.getElementById('count').textContent")
     # The evaluator and metric lists fill in once the run's filters answer (while the first page loads).
-    _wait(browser, f"Array.from(document.getElementById('evaluator').options).some(o => o.value === {json.dumps(evaluator)})")
+    wait_for(browser, f"Array.from(document.getElementById('evaluator').options).some(o => o.value === {json.dumps(evaluator)})", timeout_s=120.0)
     browser.evaluate(f"document.getElementById('evaluator').value = {json.dumps(evaluator)};"
                      "document.getElementById('evaluator').dispatchEvent(new Event('change'))")
-    found["filter"] = _timed(browser, _fill(evaluator=evaluator, metric="model_passes", max="0"), CASES)
+    found["filter"] = act(browser, _fill(evaluator=evaluator, metric="model_passes", max="0"), CASES, 120.0)
     found["filter found"] = browser.evaluate("document.getElementById('count').textContent")
-    found["case"] = _timed(browser, "document.querySelector('#cases a.case').click()",
-                           "document.getElementById('case').dataset.ready === '1'")
+    found["case"] = act(browser, "document.querySelector('#cases a.case').click()",
+                     "document.getElementById('case').dataset.ready === '1'", 120.0)
     errors = browser.errors()
     if errors:
         raise SystemExit(f"the page reported errors: {errors}")

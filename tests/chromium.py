@@ -162,3 +162,21 @@ class Browser:
         self.proc.stdin.close()
         self.proc.stdout.close()
         self._log.close()
+
+
+def wait_for(browser: "Browser", condition: str, timeout_s: float = 20.0) -> float:
+    """Poll ``condition`` (a JS expression) until it is true; the seconds it took."""
+    started = time.perf_counter()
+    while not browser.evaluate(condition):
+        if time.perf_counter() - started > timeout_s:
+            raise AssertionError(f"not true after {timeout_s} s: {condition}")
+        time.sleep(0.005)
+    return time.perf_counter() - started
+
+
+def act(browser: "Browser", script: str, ready: str, timeout_s: float = 20.0) -> float:
+    """Run ``script`` (it starts a request), wait until ``ready``; the seconds from start to shown."""
+    started = time.perf_counter()
+    browser.evaluate(script)
+    wait_for(browser, ready, timeout_s)
+    return time.perf_counter() - started

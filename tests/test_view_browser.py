@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("duckdb")
 
 import sonar_core
-from chromium import Browser, chromium_binary
+from chromium import Browser, act, chromium_binary, wait_for
 from sonar_core.view.server import serve_in_thread
 
 MODELS = ("m0", "m1", "m2")
@@ -82,24 +82,6 @@ def browser(tmp_path_factory):
     instance = Browser(chromium_binary(), folder / "profile", folder / "chromium.log")
     yield instance
     instance.close()
-
-
-def wait_for(browser: Browser, condition: str, timeout_s: float = 20.0) -> float:
-    """Poll ``condition`` (a JS expression) until it is true; the seconds it took."""
-    started = time.perf_counter()
-    while not browser.evaluate(condition):
-        if time.perf_counter() - started > timeout_s:
-            raise AssertionError(f"not true after {timeout_s} s: {condition}")
-        time.sleep(0.005)
-    return time.perf_counter() - started
-
-
-def act(browser: Browser, script: str, ready: str) -> float:
-    """Run ``script`` (it starts a request), wait until ``ready``; the seconds from start to shown."""
-    started = time.perf_counter()
-    browser.evaluate(script)
-    wait_for(browser, ready)
-    return time.perf_counter() - started
 
 
 CASES_READY = "document.getElementById('cases').dataset.ready === '1'"

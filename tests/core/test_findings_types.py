@@ -13,8 +13,6 @@ from numbers, i.e. it is
 
 An ``artifacts/`` module may import neither at run time. Imports under ``if TYPE_CHECKING:`` run
 nothing and are not counted (a writer may name ``ScoredEvaluator`` in an annotation).
-``NOT_YET`` names the modules that still do, each with why; the suite fails when one of them
-stops (take it off the list) and when any other module starts.
 """
 
 from __future__ import annotations
@@ -45,8 +43,6 @@ ARTIFACTS = ROOT / "sonar_core" / "artifacts"
 DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status", "sonar_core.findings.run_types",
                 "sonar_core.findings.wording", "sonar_core.findings.redteam_types"}
 NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
-#: artifacts/ modules that still import something that computes, and why (issue 37: to shrink).
-NOT_YET: dict[str, str] = {}
 
 
 def _runtime_imports(path: Path) -> set[str]:
@@ -102,14 +98,9 @@ def test_artifacts_import_nothing_that_computes():
     offenders = {}
     for path in sorted(ARTIFACTS.glob("*.py")):
         computing = _computing(_runtime_imports(path))
-        if computing and path.stem not in NOT_YET:
+        if computing:
             offenders[path.stem] = sorted(computing)
     assert offenders == {}, f"artifacts/ modules importing what computes (see this file's docstring): {offenders}"
-
-
-@pytest.mark.parametrize("stem", sorted(NOT_YET))
-def test_the_not_yet_list_only_shrinks(stem):
-    assert _computing(_runtime_imports(ARTIFACTS / f"{stem}.py")), f"artifacts/{stem}.py computes no more: drop it from NOT_YET"
 
 
 #: Classes of findings/ that artifacts/ import but whose loose dicts are not findings handed to a writer, and why.
