@@ -126,6 +126,8 @@ def test_cases_sorted_by_a_metric(served, monkeypatch):
         [(f"{HOSTILE_CASE}::m1", 1.0), ("tc01::m1", 1.0), ("tc02::m1", 1.0)]
     _, m2 = _get(served + "/api/runs/rb/cases?sort=text_matching.model_passes&order=desc&model=m2")
     assert [r["key"] for r in m2["rows"]] == ["tc10::m2", "tc11::m2", f"{HOSTILE_CASE}::m2"] and m2["total"] == 12
+    _, beyond = _get(served + "/api/runs/rb/cases?sort=text_matching.model_passes&model=m2&page=5")
+    assert (beyond["total"], beyond["rows"]) == (12, [])  # the page past the end still counts the rows
     _, failing = _get(served + "/api/runs/rb/cases?evaluator=text_matching&failing=1&sort=text_matching.model_failures&order=desc")
     assert failing["total"] == 11 and [r["sort_value"] for r in failing["rows"]] == [1.0, 1.0, 1.0]
     _, old = _get(served + "/api/runs/rb/cases?sort=model_key&desc=1")  # the older spelling of the order
