@@ -166,6 +166,7 @@ async function openCompare(a, b) {
   for (const id of ["fevaluator", "fmetric", "fmodel"]) $(id).length = 1;
   $("fdirection").value = ""; document.querySelector("#flips tbody").replaceChildren(); $("fcount").textContent = "";
   remember(pair);
+  $("cmpsummary").textContent = "comparing (the first time reads both runs: seconds, or minutes for a million rows)";
   try {
     const c = await getJSON("/api/compare?" + new URLSearchParams(pair));
     $("cmpsummary").textContent = c.regressions + " significant regression(s) at confidence " + c.confidence_level +
