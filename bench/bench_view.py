@@ -4,7 +4,7 @@ cases, to a search result, to a filter result, to a sort by a metric and to a ca
 the flips filtered, a flipped case opened, a sort by a metric), on a pair of runs made in DIR.
 
 Usage: python bench/bench_view.py [RUN_FOLDER] [--evaluator text_matching] [--search TEXT] [--repeat 2]
-       [--pair DIR [--pair-cases 10000] [--pair-models 10]]
+       [--pair DIR [--pair-cases 10000] [--pair-models 10]] [--compare RUN_A RUN_B]
 
 RUN_FOLDER is a run folder with Parquet rows (``bench/bench_scale.py --keep DIR`` leaves the
 1,000,000-row one at ``DIR/out/scale``). The server is ``sonar view``'s (sonar_core/view/), started
@@ -22,6 +22,8 @@ The pair (``--pair DIR``, made once and kept there): bench_scale's dataset of ``
 reads a run through artifacts/run_reader.py, which reads the JSON or ``.jay`` rows only (a Parquet-only
 run, like bench_scale's 1,000,000-row one, cannot be compared until it reads Parquet too). The first
 comparison shown includes reading both runs and ``compare_runs``; the next ones are the kept comparison.
+``--compare RUN_A RUN_B`` times the same on two existing run folders (served over their parent folders;
+their folder names must differ).
 """
 
 from __future__ import annotations
@@ -113,16 +115,16 @@ def make_pair(folder: Path, cases: int, models: int) -> Path:
     return reports
 
 
-def compare_pass(browser: Browser, base: str) -> dict[str, float | str]:
+def compare_pass(browser: Browser, base: str, a: str = "pa", b: str = "pb") -> dict[str, float | str]:
     """One pass over the pair: comparison shown, flips filtered, a flipped case, a sort by a metric; seconds."""
     found: dict[str, float | str] = {}
     browser.load("about:blank")
     browser.load(base + "/")
     wait_for(browser, "document.getElementById('runs').dataset.ready === '1'", timeout_s=120.0)
     browser.evaluate("for (const box of document.querySelectorAll('#runs input.pick')) "
-                     "if (['pa', 'pb'].includes(box.value)) box.click()")
+                     f"if ([{json.dumps(a)}, {json.dumps(b)}].includes(box.value)) box.click()")
     found["comparison shown"] = act(browser, "document.getElementById('compare').click()",
-                                    "document.getElementById('cmp').dataset.ready === '1'", 600.0)
+                                    "document.getElementById('cmp').dataset.ready === '1'", 900.0)
     message = browser.evaluate("document.getElementById('cmpmsg').textContent")
     if message:
         raise SystemExit(f"the comparison failed: {message}")
@@ -137,7 +139,7 @@ def compare_pass(browser: Browser, base: str) -> dict[str, float | str]:
                                     "document.getElementById('case').dataset.ready === '1'", 120.0)
     found["next flips page"] = act(browser, "document.getElementById('fnext').click()",
                                    "document.getElementById('flips').dataset.ready === '1'", 120.0)
-    act(browser, "Array.from(document.querySelectorAll('#runs a.run')).find(a => a.textContent === 'pb').click()",
+    act(browser, f"Array.from(document.querySelectorAll('#runs a.run')).find(a => a.textContent === {json.dumps(b)}).click()",
         CASES, 120.0)
     found["sort by a metric (B)"] = _sort(browser, "text_matching.model_passes", "asc")
     errors = browser.errors()
@@ -159,28 +161,31 @@ def main() -> None:
     parser.add_argument("--pair", type=Path, help="make (once) and compare two runs in this folder")
     parser.add_argument("--pair-cases", type=int, default=10_000)
     parser.add_argument("--pair-models", type=int, default=10)
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("RUN_A", "RUN_B"), help="two existing run folders")
     args = parser.parse_args()
-    if args.run_folder is None and args.pair is None:
-        parser.error("give a RUN_FOLDER, --pair DIR, or both")
+    if args.run_folder is None and args.pair is None and args.compare is None:
+        parser.error("give a RUN_FOLDER, --pair DIR or --compare RUN_A RUN_B")
     if args.pair is not None:
-        reports = make_pair(args.pair.resolve(), args.pair_cases, args.pair_models)
-        compare(reports, args.repeat)
+        compare([make_pair(args.pair.resolve(), args.pair_cases, args.pair_models)], args.repeat)
+    if args.compare is not None:
+        a, b = (folder.resolve() for folder in args.compare)
+        compare(list(dict.fromkeys([a.parent, b.parent])), args.repeat, a.name, b.name)
     if args.run_folder is not None:
         view(args.run_folder.resolve(), args)
 
 
-def compare(reports: Path, repeat: int) -> None:
+def compare(roots: list[Path], repeat: int, a: str = "pa", b: str = "pb") -> None:
     from sonar_core.view.server import serve_in_thread
 
     print(f"load average before the pair: {tuple(round(x, 2) for x in os.getloadavg())}")
-    server = serve_in_thread([reports])
+    server = serve_in_thread(roots)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     with tempfile.TemporaryDirectory(prefix="sonar-bench-view-") as folder:
         browser = Browser(chromium_binary(), Path(folder) / "profile", Path(folder) / "chromium.log")
         try:
             for n in range(repeat):
                 print(f"pair pass {n + 1} ({'cold' if n == 0 else 'warm: the kept comparison'}): "
-                      + _line(compare_pass(browser, base)))
+                      + _line(compare_pass(browser, base, a, b)))
         finally:
             browser.close()
             server.shutdown()
