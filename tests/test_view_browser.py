@@ -1,7 +1,10 @@
 """``sonar view`` as a browser shows it (headless Chromium, tests/chromium.py; issue 41 item 2): the runs are
 listed, the first page of cases shows, a search and a filter return, a case found by search opens with
 its transcript and every evaluator's values, a conversation's turns are shown, a path outside the given
-folders is refused, and hostile strings stay text (no script of theirs runs).
+folders is refused, and hostile strings stay text (no script of theirs runs); two runs ticked in the list are
+compared (figures and verdicts per metric and model, the flipped rows filtered, a flipped case opened in each
+run, runs of different datasets refused in one line), and the cases are sorted by a metric, the sort kept in
+the address (tests/view_pair.py's runs, whose flips are known).
 
 A run of 300 rows (100 test cases x 3 models, text_matching) keeps it to seconds; the times to the
 first page, to a search result, to a filter result and to a case are printed (``-s`` shows them), not
@@ -24,6 +27,7 @@ pytest.importorskip("duckdb")
 import sonar_core
 from chromium import Browser, act, chromium_binary, wait_for
 from sonar_core.view.server import serve_in_thread
+from view_pair import HOSTILE_CASE, write_pair
 
 MODELS = ("m0", "m1", "m2")
 CATEGORIES = ("billing", "shipping", "returns")
@@ -194,3 +198,125 @@ def test_paths_outside_the_folders_are_refused(served, browser):
     assert _status(browser, "/../../etc/passwd") == [404, not_found]
     assert _status(browser, "/api/runs/big/case?key=..%2F..%2Fetc%2Fpasswd") == \
         [404, '{"error": "no row \'../../etc/passwd\' in run big"}']
+
+
+@pytest.fixture(scope="module")
+def pair_served(tmp_path_factory):
+    server = serve_in_thread([write_pair(tmp_path_factory.mktemp("pair"), hostile=True)])
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+CMP_READY = "document.getElementById('cmp').dataset.ready === '1'"
+FLIPS_READY = "document.getElementById('flips').dataset.ready === '1'"
+
+
+def _compare(browser: Browser, base: str, a: str, b: str) -> float:
+    """Open the page, tick runs ``a`` and ``b``, press Compare; seconds from the press to the comparison shown."""
+    assert browser.load("about:blank") == [] and browser.load(base + "/") == []
+    wait_for(browser, "document.getElementById('runs').dataset.ready === '1'")
+    browser.evaluate(f"for (const box of document.querySelectorAll('#runs input.pick')) "
+                     f"if ([{json.dumps(a)}, {json.dumps(b)}].includes(box.value)) box.click()")
+    return act(browser, "document.getElementById('compare').click()", CMP_READY)
+
+
+def _table(browser: Browser, selector: str) -> list[list[str]]:
+    return browser.evaluate(f"Array.from(document.querySelectorAll({json.dumps(selector + ' tbody tr')}))"
+                            ".map(tr => Array.from(tr.cells).map(td => td.textContent))")
+
+
+def test_two_runs_compared_flips_filtered_and_opened(pair_served, browser):
+    shown = _compare(browser, pair_served, "rb", "ra")  # ticked in either order: A is the older run
+    assert browser.evaluate("document.getElementById('cmptitle').textContent") == "ra (A) \u2192 rb (B)"
+    assert browser.evaluate("document.getElementById('cmpmsg').textContent") == ""
+    assert browser.evaluate("location.hash") == "#a=ra&b=rb"
+    rows = {(r[1], r[2]): r for r in _table(browser, "#metrics")}
+    # m2 passed 12/12 in A, 2/12 in B: exact McNemar p = 2 * 0.5^10 = 0.0020, Holm over six tests 0.0117.
+    assert rows[("Model passes", "m2")][3:] == ["1.0000 [0.7575, 1.0000] n=12", "0.1667 [0.0470, 0.4480] n=12",
+                                                 "-0.8333", "mcnemar-exact, n=12, p=0.0020 (0.0117 holm)", "worse", "10", "0"]
+    assert rows[("Model passes", "m1")][5:] == ["+0.0000", "mcnemar-exact, n=12, p=1.0000 (1.0000 holm)", "same", "1", "1"]
+    assert browser.evaluate("document.querySelector('#metrics tbody tr.worse').cells[2].textContent") == "m2"
+    assert browser.evaluate("document.getElementById('fcount').textContent") == "36 flipped rows"
+
+    browser.evaluate("document.getElementById('fmetric').value = 'model_passes';"
+                     "document.getElementById('fmodel').value = 'm2';"
+                     "document.getElementById('fdirection').value = 'pass_to_fail'")
+    filtered = act(browser, "document.getElementById('fgo').click()", FLIPS_READY)
+    assert browser.evaluate("document.getElementById('fcount').textContent") == "10 flipped rows"
+    flips = _table(browser, "#flips")
+    assert [f[4] for f in flips] == ["tc00", "tc01", "tc02", HOSTILE_CASE, "tc04", "tc05", "tc06", "tc07", "tc08", "tc09"]
+    assert flips[1] == ["text_matching", "model_passes", "m2", "pass \u2192 fail", "tc01", "tc01::m2", "tc01::m2"]
+    browser.evaluate("document.getElementById('fdirection').value = 'fail_to_pass';"
+                     "document.getElementById('fmodel').value = ''")
+    act(browser, "document.getElementById('fgo').click()", FLIPS_READY)
+    assert [f[2:5] for f in _table(browser, "#flips")] == [["m1", "fail \u2192 pass", "tc11"]]
+
+    # A flipped case opens in each run: passing in A, failing in B.
+    browser.evaluate("document.getElementById('fdirection').value = 'pass_to_fail';"
+                     "document.getElementById('fmodel').value = 'm2'")
+    act(browser, "document.getElementById('fgo').click()", FLIPS_READY)
+    opened = act(browser, "document.querySelectorAll('#flips a.case-b')[1].click()", CASE_READY)
+    assert browser.evaluate("document.getElementById('casekey').textContent") == "rb: tc01::m2"
+    assert browser.evaluate("document.querySelector('#fields dd[data-field=actual_output]').textContent") == "sorry, no 1"
+    act(browser, "document.querySelectorAll('#flips a.case-a')[1].click()", CASE_READY)
+    assert browser.evaluate("document.getElementById('casekey').textContent") == "ra: tc01::m2"
+    assert browser.evaluate("document.querySelector('#fields dd[data-field=actual_output]').textContent") == "a refund for 1"
+    scores = browser.evaluate("Array.from(document.querySelectorAll('#scores tbody td')).map(td => td.textContent)")
+    assert "model_passes = 1" in scores[1].split("\n")
+
+    # The hostile test case key stays text, in the flips and on its case page, and its script never runs.
+    assert browser.evaluate("document.querySelectorAll('#flips img, #cmp img, #case img').length") == 0
+    act(browser, "document.querySelectorAll('#flips a.case-a')[3].click()", CASE_READY)
+    assert browser.evaluate("document.querySelector('#fields dd[data-field=test_case_key]').textContent") == HOSTILE_CASE
+    assert browser.evaluate("document.querySelectorAll('#case img, #flips img').length") == 0
+    assert browser.evaluate("typeof window.pwned") == "undefined"
+    # The address keeps the comparison: a reload shows it again.
+    assert browser.load("about:blank") == [] and browser.load(pair_served + "/#a=ra&b=rb") == []
+    wait_for(browser, CMP_READY)
+    assert browser.evaluate("document.getElementById('fcount').textContent") == "36 flipped rows"
+    print(f"\nsonar view, 24-row pair: comparison shown {shown * 1000:.0f} ms, flips filtered {filtered * 1000:.0f} ms, "
+          f"case {opened * 1000:.0f} ms")
+    assert browser.errors() == []
+
+
+def test_runs_of_different_datasets_are_refused_in_one_line(pair_served, browser):
+    _compare(browser, pair_served, "ra", "rc")
+    assert browser.evaluate("document.getElementById('cmpmsg').textContent") == (
+        "ra and rc cannot be compared: the runs share no test case (A has 12, B 3): nothing to compare "
+        "(--allow-partial writes the comparison anyway, saying so)")
+    assert browser.evaluate("document.querySelectorAll('#metrics tbody tr, #flips tbody tr').length") == 0
+    browser.evaluate("for (const box of document.querySelectorAll('#runs input.pick:checked')) box.click();"
+                     "document.querySelector('#runs input.pick').click(); document.getElementById('compare').click()")
+    assert browser.evaluate("document.getElementById('pickmsg').textContent") == "tick two runs (1 ticked)"
+
+
+def test_cases_sorted_by_a_metric_and_the_sort_kept_in_the_address(pair_served, browser):
+    assert browser.load("about:blank") == [] and browser.load(pair_served + "/") == []
+    wait_for(browser, "document.getElementById('runs').dataset.ready === '1'")
+    act(browser, "Array.from(document.querySelectorAll('#runs a.run')).find(a => a.textContent === 'rb').click()",
+        CASES_READY)
+    assert json.loads(browser.evaluate(KEYS))[0] == f"{HOSTILE_CASE}::m1"  # by key: '<' sorts before 't'
+    wait_for(browser, "Array.from(document.getElementById('sort').options).some(o => o.value === 'text_matching.model_passes')")
+    first = "Array.from(document.querySelector('#cases tbody tr').cells).map(td => td.textContent)"
+
+    def sort(order: str, model: str = "") -> list[str]:
+        act(browser, "document.getElementById('sort').value = 'text_matching.model_passes';"
+                     f"document.getElementById('order').value = '{order}';"
+                     f"document.getElementById('model').value = '{model}'; document.getElementById('go').click()",
+            CASES_READY)
+        return browser.evaluate(first)
+
+    # In B, m1 fails tc00 only and m2 passes tc10 and tc11 only: failing rows first ascending, by key.
+    assert [sort("asc")[i] for i in (0, 5)] == [f"{HOSTILE_CASE}::m2", "0"]
+    assert [sort("desc")[i] for i in (0, 5)] == [f"{HOSTILE_CASE}::m1", "1"]
+    assert [sort("desc", "m2")[i] for i in (0, 5)] == ["tc10::m2", "1"]
+    assert json.loads(browser.evaluate(KEYS))[:3] == ["tc10::m2", "tc11::m2", f"{HOSTILE_CASE}::m2"]
+    address = browser.evaluate("location.hash")
+    assert "sort=text_matching.model_passes" in address and "order=desc" in address and "model=m2" in address
+    # A reload of that address shows the same sorted page.
+    assert browser.load("about:blank") == [] and browser.load(pair_served + "/" + address) == []
+    wait_for(browser, "document.getElementById('run').hidden === false && " + CASES_READY)
+    assert json.loads(browser.evaluate(KEYS))[:3] == ["tc10::m2", "tc11::m2", f"{HOSTILE_CASE}::m2"]
+    assert browser.evaluate("document.getElementById('sort').value") == "text_matching.model_passes"
+    assert browser.evaluate("document.querySelectorAll('#cases img').length") == 0
+    assert browser.errors() == []

@@ -19,7 +19,8 @@ __all__ = ["view_command"]
               help="Address to bind; anything but 127.0.0.1 lets other machines read the results.")
 def view_command(folders: tuple[Path, ...], port: int, host: str) -> None:
     """Browse the runs under FOLDER... (default: ./reports) in a local web page: every test case, paged,
-    searched and filtered in DuckDB over the Parquet row results. Read-only; Ctrl-C stops it."""
+    searched, filtered and sorted in DuckDB over the Parquet row results, and two runs compared (what
+    `sonar compare` concludes, the flipped rows filtered). Read-only; Ctrl-C stops it."""
     try:
         from ..view.server import make_server
         import duckdb  # noqa: F401  (the view extra)

@@ -1,7 +1,9 @@
 """``sonar view``'s server: a read-only JSON API and one page that reads it (docs/view.md).
 
 ``GET /api/runs``: the runs under the given folders. ``GET /api/runs/<id>/cases?q=&page=&model=&evaluator=
-&failing=1&metric=&min=&max=&category=&sort=&desc=1``: one page of a run's rows. ``GET /api/runs/<id>/case?key=K``:
+&failing=1&metric=&min=&max=&category=&sort=&order=asc|desc``: one page of a run's rows (``sort``: a column or
+``EVALUATOR.METRIC``). ``GET /api/compare?a=<id>&b=<id>``: two runs compared; ``GET /api/compare/flips?a=&b=
+&evaluator=&metric=&model=&direction=&page=``: a page of the rows that flipped. ``GET /api/runs/<id>/case?key=K``:
 one row with every evaluator's values. ``GET /api/runs/<id>/filters``: the metrics and categories to
 filter by. ``GET /``: the page. Anything else is 404; there is
 no way to name a file: runs are found under the given folders and known only by their ids. Bound to
@@ -20,6 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .page import PAGE
 from .case import case, filters
+from .comparison import comparison, flips
 from .queries import cases, connection, find_runs, run_summary
 
 __all__ = ["make_server", "serve_in_thread"]
@@ -37,6 +40,16 @@ def _number(query: dict[str, str], name: str) -> float | None:
     if value != value or value in (float("inf"), float("-inf")):
         raise ValueError(f"{name}: not a finite number: {text[:40]}")
     return value
+
+
+def _descending(query: dict[str, str]) -> bool:
+    """``order=asc|desc`` (``desc=1``, the older spelling, when there is no ``order``)."""
+    order = query.get("order")
+    if order is None:
+        return query.get("desc") == "1"
+    if order not in ("asc", "desc"):
+        raise ValueError(f"order: asc or desc; got '{order[:20]}'")
+    return order == "desc"
 
 
 def _handler(roots: list[Path]):
@@ -76,7 +89,7 @@ def _handler(roots: list[Path]):
                         self._json(200, cases(run, q=query.get("q", ""), page=int(query.get("page", "1")),
                                               model=query.get("model", ""), evaluator=query.get("evaluator", ""),
                                               failing=query.get("failing") == "1", sort=query.get("sort", "key"),
-                                              descending=query.get("desc") == "1", metric=query.get("metric", ""),
+                                              descending=_descending(query), metric=query.get("metric", ""),
                                               low=_number(query, "min"), high=_number(query, "max"),
                                               category=query.get("category", "")))
                     elif parts[3] == "case":
@@ -85,6 +98,15 @@ def _handler(roots: list[Path]):
                         self._json(200, filters(run))
                     else:
                         self._json(404, {"error": "not found"})
+                elif parts[:2] == ["api", "compare"] and len(parts) <= 3 and parts[2:] in ([], ["flips"]):
+                    if query.get("a") not in runs or query.get("b") not in runs:
+                        self._json(404, {"error": "compare: a and b must each be a listed run's id"})
+                    elif parts[2:] == ["flips"]:
+                        self._json(200, flips(runs[query["a"]], runs[query["b"]], evaluator=query.get("evaluator", ""),
+                                              metric=query.get("metric", ""), model=query.get("model", ""),
+                                              direction=query.get("direction", ""), page=int(query.get("page", "1"))))
+                    else:
+                        self._json(200, comparison(runs[query["a"]], runs[query["b"]]))
                 else:
                     self._json(404, {"error": "not found"})
             except KeyError as exc:  # an evaluator or a key the run does not have
