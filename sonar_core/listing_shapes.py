@@ -12,19 +12,19 @@ from typing import TypedDict
 
 from .jsontypes import JsonValue
 
-__all__ = ["PluginFailure", "EvaluatorSummary", "EvaluatorEntry", "EvaluatorsListing", "MetricEntry",
+__all__ = ["FailureEntry", "EvaluatorFields", "EvaluatorEntry", "EvaluatorsListing", "MetricEntry",
            "ParameterEntry", "EvaluatorDescription", "PluginEntry", "PluginsListing", "SettingEntry",
            "HostKindEntry", "HostsListing", "ModelEntry", "ModelsListing", "PerturbatorEntry",
            "PerturbatorsListing", "JudgesListing"]
 
 
-class PluginFailure(TypedDict):
+class FailureEntry(TypedDict):
     plugin: str
     stage: str
     error: str
 
 
-class EvaluatorSummary(TypedDict):
+class EvaluatorFields(TypedDict):
     """The fields an evaluator has in both the list and its description."""
     id: str
     qualified_name: str
@@ -45,7 +45,7 @@ class EvaluatorSummary(TypedDict):
     needs: str | None  #: that requirement again, when it is not installed
 
 
-class EvaluatorEntry(EvaluatorSummary):
+class EvaluatorEntry(EvaluatorFields):
     metric_keys: list[str]
 
 
@@ -53,7 +53,7 @@ class EvaluatorsListing(TypedDict):
     """``sonar evaluators --json``."""
     schema_version: str
     evaluators: list[EvaluatorEntry]
-    plugin_failures: list[PluginFailure]
+    plugin_failures: list[FailureEntry]
 
 
 class MetricEntry(TypedDict):
@@ -79,7 +79,7 @@ class ParameterEntry(TypedDict):
     choices: list[JsonValue]
 
 
-class EvaluatorDescription(EvaluatorSummary):
+class EvaluatorDescription(EvaluatorFields):
     """``sonar describe ID --json``."""
     schema_version: str
     description: str
@@ -103,7 +103,7 @@ class PluginsListing(TypedDict):
     """``sonar plugins --json``."""
     schema_version: str
     plugins: list[PluginEntry]
-    failures: list[PluginFailure]
+    failures: list[FailureEntry]
 
 
 class SettingEntry(TypedDict):
@@ -125,7 +125,7 @@ class HostsListing(TypedDict):
     schema_version: str
     common_settings: list[SettingEntry]
     host_kinds: list[HostKindEntry]
-    plugin_failures: list[PluginFailure]
+    plugin_failures: list[FailureEntry]
 
 
 class ModelEntry(TypedDict):
@@ -143,7 +143,7 @@ class ModelsListing(TypedDict):
     schema_version: str
     store: str
     models: list[ModelEntry]
-    plugin_failures: list[PluginFailure]
+    plugin_failures: list[FailureEntry]
 
 
 class PerturbatorEntry(TypedDict, total=False):
@@ -158,7 +158,7 @@ class PerturbatorsListing(TypedDict):
     """``sonar perturbators --json``."""
     schema_version: str
     perturbators: list[PerturbatorEntry]
-    plugin_failures: list[PluginFailure]
+    plugin_failures: list[FailureEntry]
 
 
 class JudgesListing(TypedDict):

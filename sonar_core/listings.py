@@ -19,9 +19,9 @@ import math
 from typing import Any, Mapping
 
 from .contract import Evaluator, Metric, Param
-from .listing_shapes import (EvaluatorDescription, EvaluatorSummary, EvaluatorsListing, HostKindEntry, HostsListing,
+from .listing_shapes import (EvaluatorDescription, EvaluatorFields, EvaluatorsListing, HostKindEntry, HostsListing,
                              JudgesListing, MetricEntry, ModelsListing, ParameterEntry, PerturbatorEntry,
-                             PerturbatorsListing, PluginFailure, PluginsListing, SettingEntry)
+                             PerturbatorsListing, FailureEntry, PluginsListing, SettingEntry)
 from .plugins import PluginManager
 
 __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_description", "plugins_listing",
@@ -32,7 +32,7 @@ __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_descriptio
 LISTING_SCHEMA_VERSION = "1.0"
 
 
-def _evaluator_summary(cls: type[Evaluator], plugins: PluginManager) -> EvaluatorSummary:
+def _evaluator_summary(cls: type[Evaluator], plugins: PluginManager) -> EvaluatorFields:
     """The fields an evaluator has in both the list and its description."""
     return {
         "id": cls.id,
@@ -88,7 +88,7 @@ def _parameter(param: Param) -> ParameterEntry:
     }
 
 
-def _failures(plugins: PluginManager) -> list[PluginFailure]:
+def _failures(plugins: PluginManager) -> list[FailureEntry]:
     return [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in plugins.failures]
 
 
