@@ -23,7 +23,6 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
 
 from . import names
 from .errors import ConfigError, SonarError

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, NotRequired, Sequence, TypedDict
+from typing import ClassVar, Iterable, NotRequired, Sequence, TypedDict
 
 from .contract import Input, Metric, MetricRole, Param, RowResult
 from .conversation import transcript_text

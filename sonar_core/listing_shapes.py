@@ -15,7 +15,8 @@ from .jsontypes import JsonValue
 __all__ = ["FailureEntry", "EvaluatorFields", "EvaluatorEntry", "EvaluatorsListing", "MetricEntry",
            "ParameterEntry", "EvaluatorDescription", "PluginEntry", "PluginsListing", "SettingEntry",
            "HostKindEntry", "HostsListing", "ModelEntry", "ModelsListing", "PerturbatorEntry",
-           "PerturbatorsListing", "JudgesListing"]
+           "PerturbatorsListing", "JudgesListing", "AttackSetEntry", "TechniqueEntry", "RedteamListing",
+           "DetectorFigure", "BenchmarkEntry", "BenchmarkTest", "BenchmarkHazard", "BenchmarkDescription"]
 
 
 class FailureEntry(TypedDict):
@@ -167,3 +168,84 @@ class JudgesListing(TypedDict):
     configs_file: str | None
     default_judge: str
     configs: list[dict[str, str]]
+
+
+class AttackSetEntry(TypedDict):
+    name: str
+    version: str
+    attacks: int
+    categories: dict[str, int]  #: attacks per category, in the set's order
+    plugin: str | None
+    path: str
+
+
+class TechniqueEntry(TypedDict):
+    name: str
+    kind: str  #: wrapper, encoding, multi_turn (``none`` for direct)
+    plugin: str | None
+    description: str
+
+
+class RedteamListing(TypedDict):
+    """``sonar redteam --list --json``."""
+    schema_version: str
+    attack_sets: list[AttackSetEntry]
+    techniques: list[TechniqueEntry]
+
+
+class DetectorFigure(TypedDict):
+    """``sonar redteam --detector-figures --json``: one detector measured on its labelled answers."""
+    detector: str
+    positive: str
+    items: int
+    set_path: str
+    set_sha256: str
+    true_positives: int
+    false_positives: int
+    false_negatives: int
+    true_negatives: int
+    not_assessed: int
+    precision: JsonValue  #: a rate with its interval (docs/redteam.md)
+    recall: JsonValue
+    text: str
+
+
+class BenchmarkEntry(TypedDict):
+    """One benchmark of ``sonar benchmarks --json``."""
+    uid: str
+    version: str
+    name: str
+    hazards: list[str]
+    tests: list[str]
+    plugin: str | None
+    standards: str | None  #: its default standards file
+
+
+class BenchmarkTest(TypedDict):
+    uid: str
+    evaluator: str
+    params: dict[str, JsonValue]
+    thresholds: dict[str, float]
+    categories: list[str]
+    safe: dict[str, JsonValue]  #: ``metric`` and ``threshold`` (None: the primary metric, the threshold in force)
+
+
+class BenchmarkHazard(TypedDict):
+    uid: str
+    hazard_key: str
+    name: str
+    description: str
+    reference: float | None  #: from its standards file, when there is one
+    tests: list[BenchmarkTest]
+
+
+class BenchmarkDescription(TypedDict):
+    """``sonar benchmarks describe UID --json`` (after ``schema_version``)."""
+    uid: str
+    version: str
+    name: str
+    description: str
+    plugin: str | None
+    source: str
+    standards: str | None
+    hazards: list[BenchmarkHazard]

@@ -28,7 +28,7 @@ import stat
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from . import names
 from .errors import SonarError

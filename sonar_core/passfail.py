@@ -17,7 +17,7 @@ Per-row values (each 0 or 1; a model's mean is then the share of its rows):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import ClassVar, Iterable, Sequence
 
 from .contract import Evaluator, MetricRole, ResultKind, RowResult
 from .jsontypes import JsonObject

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from .common import JSON_OPTION, fail, out, parse_hosts, plugin_manager
 from .settings import run_options, settings_from_flags
 from ..errors import EXIT_OK, EXIT_USAGE, SonarError
+from ..listing_shapes import BenchmarkDescription, BenchmarkEntry
 from ..terminal import RichTable
 
 __all__ = ["benchmarks_command", "describe_benchmark_command", "calibrate_command", "benchmark_listing",
@@ -20,7 +20,7 @@ __all__ = ["benchmarks_command", "describe_benchmark_command", "calibrate_comman
 CALIBRATE_SETTINGS = ("dataset", "test_suite", "output_dir", "run_id", "plugins")
 
 
-def benchmark_listing(manager) -> list[dict[str, Any]]:
+def benchmark_listing(manager) -> list[BenchmarkEntry]:
     """Every registered benchmark: uid, version, name, hazards, tests, plugin, default standards."""
     from ..benchmarks.registry import benchmarks
 
@@ -31,7 +31,7 @@ def benchmark_listing(manager) -> list[dict[str, Any]]:
             for uid, d in benchmarks(manager).items()]
 
 
-def benchmark_description(definition, plugin: str | None) -> dict[str, Any]:
+def benchmark_description(definition, plugin: str | None) -> BenchmarkDescription:
     """One benchmark as a tree: hazards, each with its tests (evaluator, routing, safe rule), and its references."""
     from ..benchmarks.standards import read_standards
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import click
 
 from .. import names
+from ..listing_shapes import DetectorFigure, RedteamListing
 from .common import fail, one_line, out, plugin_manager
 from .settings import run_options, settings_from_flags
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
@@ -29,7 +30,7 @@ RUN_SETTINGS = ("hosts", "epochs", "output_dir", "run_id", "llm_configs", "llm_c
                 "max_cost", "executor", "plugins", "fail_on_problems")
 
 
-def redteam_listing(manager) -> dict[str, Any]:
+def redteam_listing(manager) -> RedteamListing:
     """The registered attack sets (name, version, attacks per category, plugin) and techniques (name, kind)."""
     from ..listings import LISTING_SCHEMA_VERSION
     from ..redteam import attack_sets, techniques
@@ -46,13 +47,13 @@ def redteam_listing(manager) -> dict[str, Any]:
                              for name, cls in techniques(manager).items()]}
 
 
-def detector_figures(manager) -> list[dict[str, Any]]:
+def detector_figures(manager) -> list[DetectorFigure]:
     """Each installed evaluator with a labelled set (``labelled/<id>.jsonl``): its precision and recall."""
     from ..artifacts.redteam import quality_record
     from ..findings.redteam import detector_quality
     from ..redteam.labelled import label_detector, labelled_set_path, load_labelled_set
 
-    figures = []
+    figures: list[DetectorFigure] = []
     for evaluator_id, cls in manager.evaluators.items():
         path = labelled_set_path(cls)
         if path is None:
@@ -124,7 +125,7 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
     try:
         if listing or figures:
             manager = plugin_manager(plugins)
-            data: Any = redteam_listing(manager) if listing else {"detectors": detector_figures(manager)}
+            data = redteam_listing(manager) if listing else {"detectors": detector_figures(manager)}
             return _print_listing(data, listing, as_json)
         if resume_dir is not None:
             from ..api import resume
@@ -157,7 +158,7 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
         fail("interrupted", EXIT_INTERRUPTED)
 
 
-def _print_listing(data: dict[str, Any], listing: bool, as_json: bool) -> None:
+def _print_listing(data: RedteamListing | dict[str, list[DetectorFigure]], listing: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     elif listing:

@@ -16,7 +16,7 @@ is known, and an untrusted one's scoring calls are left out of the estimate.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from ..config import RunConfig
 from ..errors import ConfigError

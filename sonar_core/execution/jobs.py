@@ -8,7 +8,6 @@ judge) is given its reason, so the run skips it with that reason (or stops under
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from .. import names
 from ..config import ALL_OFFLINE, EvaluatorSpec, RunConfig

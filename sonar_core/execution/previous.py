@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from .. import names
 from ..errors import ConfigError

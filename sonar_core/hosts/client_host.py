@@ -8,7 +8,6 @@ sut response`` once the answer is in Sonar's form (text, contexts, tokens, cost,
 
 from __future__ import annotations
 
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-from typing import Any
 
 from ..jsontypes import JsonObject
 from ..llm.backends import Answer, PermanentError, TransientError

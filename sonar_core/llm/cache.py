@@ -26,7 +26,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal, TypedDict
+from typing import Iterator, Literal, TypedDict
 
 from ..errors import EXIT_DATA, SonarError
 from .configs import LLMIdentity

@@ -9,7 +9,7 @@ however the call ends), :func:`dry_call` (the call to make instead of the backen
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator, TypedDict
+from typing import Iterator, TypedDict
 
 from ..errors import BudgetExceeded
 from .backends import Answer, PermanentError

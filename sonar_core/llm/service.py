@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from ..errors import ConfigError
 from .backends import PermanentError, make_backend

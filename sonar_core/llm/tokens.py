@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence, TypedDict
+from typing import Sequence, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 

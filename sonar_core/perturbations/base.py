@@ -10,7 +10,7 @@ the same text whatever else the run does, and several perturbed copies can come 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..contract import Param, ParameterError
 from ..jsontypes import JsonObject
