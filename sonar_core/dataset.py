@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NotRequired, TypedDict
 
-from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
+from .dataset_files import DATASET_FIELDS, RowFields, check_utf8, read_csv, read_json, read_jsonl
 from .conversation import STRUCTURED_FIELDS, SimulatedUser, ToolCall, ToolDeclaration, ToolResult, Turn, conversation_defaults, parse_field
 from .errors import DatasetError
 from .inputs import Input
@@ -87,39 +87,6 @@ class Row:
         return asdict(self)  # type: ignore[return-value]  # asdict gives exactly the fields
 
 
-class RowFields(TypedDict, total=False):
-    """A row's fields by name: what :meth:`Row.to_dict` gives, and a row under construction (one key per
-    entry of :data:`DATASET_FIELDS`)."""
-    key: str
-    input: str
-    expected_output: str
-    context: list[str]
-    categories: list[str]
-    output_condition: str
-    output_constraints: list[str]
-    actual_output: str
-    actual_duration: float | None
-    cost: float | None
-    model_key: str
-    test_case_key: str
-    test_key: str
-    corpus: list[str]
-    relationships: list[JsonObject]
-    original_test_case_key: str
-    perturbation: str
-    conversation: list[Turn]
-    expected_tool_calls: list[ToolCall]
-    expected_outcome: str
-    tools: list[ToolDeclaration]
-    tool_results: list[ToolResult]
-    max_turns: int | None
-    simulated_user: SimulatedUser
-    epoch: int
-    trace_id: str
-    span_id: str
-    attack: JsonObject
-
-
 class DatasetSummary(TypedDict):
     """run.json's ``result.dataset``: the dataset's shape, columns and unique counts."""
     source: str
@@ -131,37 +98,6 @@ class DatasetSummary(TypedDict):
     text_cleaned: NotRequired[dict[str, int]]  #: values cleaned per field, only where any were
 
 
-#: Fields a dataset file may carry, with the Python type each must have.
-DATASET_FIELDS: dict[str, type] = {
-    "key": str,
-    "input": str,
-    "expected_output": str,
-    "context": list,
-    "categories": list,
-    "output_condition": str,
-    "output_constraints": list,
-    "actual_output": str,
-    "actual_duration": float,
-    "cost": float,
-    "model_key": str,
-    "test_case_key": str,
-    "test_key": str,
-    "corpus": list,
-    "relationships": list,
-    "original_test_case_key": str,
-    "perturbation": str,
-    "conversation": list,
-    "expected_tool_calls": list,
-    "expected_outcome": str,
-    "tools": list,
-    "tool_results": list,
-    "max_turns": int,
-    "simulated_user": dict,
-    "epoch": int,
-    "trace_id": str,
-    "span_id": str,
-    "attack": dict,
-}
 
 # Columns of the dataset file that carry each catalogue input.
 _INPUT_COLUMNS: dict[Input, tuple[str, ...]] = {
