@@ -24,7 +24,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 from .errors import DatasetError
 from .jsontypes import JsonObject
 
-__all__ = ["Role", "ToolCall", "Turn", "ToolDeclaration", "ToolResult", "SimulatedUser", "ConversationFields", "ROLES", "CONVERSATION_FIELDS", "STRUCTURED_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
+__all__ = ["Role", "ToolCall", "Turn", "ToolDeclaration", "ToolResult", "SimulatedUser", "ConversationFields", "ROLES",
+           "CONVERSATION_FIELDS", "STRUCTURED_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
            "first_user_content", "last_assistant_content", "conversation_defaults", "called_tools", "assistant_turns",
            "transcript_text"]
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NotRequired, TypedDict
 
 from .dataset_files import DATASET_FIELDS, RowFields, check_utf8, read_csv, read_json, read_jsonl
-from .conversation import STRUCTURED_FIELDS, SimulatedUser, ToolCall, ToolDeclaration, ToolResult, Turn, conversation_defaults, parse_field
+from .conversation import (STRUCTURED_FIELDS, SimulatedUser, ToolCall, ToolDeclaration, ToolResult, Turn,
+                           conversation_defaults, parse_field)
 from .errors import DatasetError
 from .inputs import Input
 from .jsontypes import JsonObject

@@ -25,8 +25,8 @@ __all__ = ["RowFields", "DATASET_FIELDS", "read_json", "read_jsonl", "read_csv",
 
 
 class RowFields(TypedDict, total=False):
-    """A row's fields by name: what :meth:`~sonar_core.dataset.Row.to_dict` gives, and a row under construction (one key per
-    entry of :data:`DATASET_FIELDS`)."""
+    """A row's fields by name: what :meth:`~sonar_core.dataset.Row.to_dict` gives, and a row under construction
+    (one key per entry of :data:`DATASET_FIELDS`)."""
     key: str
     input: str
     expected_output: str

@@ -34,7 +34,8 @@ from . import names
 from .errors import SonarError
 from .jsontypes import JsonObject
 
-__all__ = ["PackManifest", "PackInputs", "PackError", "safe_member", "read_pack", "sha256_of", "DEFAULT_MAX_BYTES", "MANIFEST_LIMIT", "RUN", "INPUTS"]
+__all__ = ["PackManifest", "PackInputs", "PackError", "safe_member", "read_pack", "sha256_of", "DEFAULT_MAX_BYTES",
+           "MANIFEST_LIMIT", "RUN", "INPUTS"]
 
 RUN, INPUTS = "run", "inputs"
 #: The most the members of a pack may hold together, unpacked, unless ``--max-size`` says otherwise: a

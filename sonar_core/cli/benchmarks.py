@@ -143,8 +143,8 @@ def calibrate_command(config: Path | None, benchmark: str, hosts, output: Path, 
         given = {"dataset": dataset, "test_suite": test_suite, "output_dir": output_dir, "run_id": run_id,
                  "plugins": plugins}
         overrides: dict[str, object] = {
-            **settings_from_flags(given, only=CALIBRATE_SETTINGS), "benchmark": benchmark, "standards_output": str(output.resolve()),
-            "reference_hosts": keys, "hosts": asked,
+            **settings_from_flags(given, only=CALIBRATE_SETTINGS), "benchmark": benchmark,
+            "standards_output": str(output.resolve()), "reference_hosts": keys, "hosts": asked,
         }
         cfg = load_config(config, overrides)
         if "name" not in cfg.model_fields_set:

@@ -126,9 +126,10 @@ def build_graph(corpus: Corpus, settings: GraphSettings, embed: Callable[[list[s
     started = time.perf_counter()
     edges = links(vectors, terms, settings.link_k, settings.link_similarity)
     seconds["links"] = time.perf_counter() - started
-    records: list[ChunkRecord] = [{"id": c.id, "source": c.source, "heading": c.heading, "position": c.position, "tokens": c.tokens,
-                "text": c.text, "language": languages[row], "topic": topic_of[row], "terms": terms[row]}
-               for row, c in enumerate(kept)]
+    records: list[ChunkRecord] = [
+        {"id": c.id, "source": c.source, "heading": c.heading, "position": c.position, "tokens": c.tokens,
+         "text": c.text, "language": languages[row], "topic": topic_of[row], "terms": terms[row]}
+        for row, c in enumerate(kept)]
     topic_list: list[TopicRecord] = []
     for number in sorted(set(topic_of)):
         members = [row for row, t in enumerate(topic_of) if t == number]

@@ -22,8 +22,9 @@ from .records import ItemOutcome, RuleScores, SuiteLine
 __all__ = ["item_outcomes", "suite_lines"]
 
 
-def item_outcomes(written: Sequence[Any], rules: Sequence[RuleScores], judged: dict[str, dict[str, tuple[int | None, str]]],
-                  trust: dict[str, JudgeTrust], spec) -> list[ItemOutcome]:
+def item_outcomes(written: Sequence[Any], rules: Sequence[RuleScores],
+                  judged: dict[str, dict[str, tuple[int | None, str]]], trust: dict[str, JudgeTrust],
+                  spec) -> list[ItemOutcome]:
     """Every planned item's outcome, in plan order (``rules``: one per written item with a reply, in order)."""
     outcomes: list[ItemOutcome] = []
     scored = iter(rules)

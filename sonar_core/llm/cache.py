@@ -32,8 +32,8 @@ from ..errors import EXIT_DATA, SonarError
 from .configs import LLMIdentity
 from .requests import CallParams, CallRecord
 
-__all__ = ["CacheInfo", "ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT", "CacheMissError", "copy_entries",
-           "CACHE_ONLY_ENV", "CacheUnreadable"]
+__all__ = ["CacheInfo", "ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT",
+           "CacheMissError", "copy_entries", "CACHE_ONLY_ENV", "CacheUnreadable"]
 
 CacheMode = Literal["use", "refresh", "off"]
 #: Part of every key: a change in how requests are keyed starts a fresh set of entries.

@@ -38,8 +38,8 @@ from ..params import ParamValues
 from .configs import LLMIdentity
 from .calibration_sets import CalibrationSet, CalibrationSetError, balanced_subset, load_calibration_set
 
-__all__ = ["CalibrationRecord", "CalibrationResult", "CalibrationCache", "agreement_figures", "calibrate", "calibration_set_path",
-           "load_evaluator_set", "cache_for", "UNREADABLE", "CACHE_FILE", "RESULT_VERSION"]
+__all__ = ["CalibrationRecord", "CalibrationResult", "CalibrationCache", "agreement_figures", "calibrate",
+           "calibration_set_path", "load_evaluator_set", "cache_for", "UNREADABLE", "CACHE_FILE", "RESULT_VERSION"]
 
 #: The predicted label of an item the judge gave no readable verdict on.
 UNREADABLE = "unreadable"

@@ -12,7 +12,8 @@ from typing import Any, NotRequired, TypedDict
 
 from ..jsontypes import JsonObject
 
-__all__ = ["ChatMessage", "CallTags", "CallParams", "CallRecord", "LabelFields", "ClientCounts", "LLMRequest", "Completion", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS", "SUT_EVENTS", "decode_entry",
+__all__ = ["ChatMessage", "CallTags", "CallParams", "CallRecord", "LabelFields", "ClientCounts", "LLMRequest",
+           "Completion", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS", "SUT_EVENTS", "decode_entry",
            "label_fields"]
 
 

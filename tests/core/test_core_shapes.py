@@ -14,7 +14,8 @@ from sonar_core.conversation import Turn, parse_conversation
 from sonar_core.dataset import DATASET_FIELDS
 from sonar_core.dataset_files import RowFields
 from sonar_core.evaluator_shapes import MetricMeta
-from sonar_core.listing_shapes import EvaluatorDescription, EvaluatorEntry, EvaluatorsListing, MetricEntry, ParameterEntry
+from sonar_core.listing_shapes import (EvaluatorDescription, EvaluatorEntry, EvaluatorsListing, MetricEntry,
+                                      ParameterEntry)
 from sonar_core.llm.ledger import CostLedger, CostsRecord
 from sonar_core.llm.requests import ClientCounts, ClientStats
 from sonar_core.llm.tokens import TallyRecord, TokenTally
