@@ -23,10 +23,14 @@ from .contract import (
     RowResult,
     Table,
 )
+from .conversation import ToolCall, Turn
 from .dataset import LLMDataset, Row, load_dataset
 from .errors import ConfigError, DatasetError, ModelMissingError, PluginError, SonarError
+from .evaluator_shapes import ExtraInsight, ExtraProblem, MetricMeta, OutputMeta, SentenceScore
 from .hookspecs import hookimpl
+from .jsontypes import JsonObject, JsonValue
 from .models import ModelStore, load_sequence_classifier, model_inputs
+from .params import ParamValues
 from .passfail import PassFailEvaluator, Verdict
 
 from .version import __version__
@@ -51,21 +55,31 @@ __all__ = [
     "EvaluationContext",
     "FALLBACK_DETAIL",
     "Evaluator",
+    "ExtraInsight",
+    "ExtraProblem",
     "Input",
+    "JsonObject",
+    "JsonValue",
     "LLMDataset",
     "Metric",
+    "MetricMeta",
     "MetricRole",
     "ModelMissingError",
     "ModelStore",
+    "OutputMeta",
     "Param",
+    "ParamValues",
     "ParameterError",
     "PassFailEvaluator",
     "PluginError",
     "ResultKind",
     "Row",
     "RowResult",
+    "SentenceScore",
     "SonarError",
     "Table",
+    "ToolCall",
+    "Turn",
     "Verdict",
     "hookimpl",
     "load_dataset",

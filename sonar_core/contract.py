@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 from . import extras
 from .differences import FALLBACK_DETAIL, Difference
+from .evaluator_shapes import ExtraInsight, ExtraProblem, MetricMeta, OutputMeta, SentenceScore
 from .inputs import Input
-from .params import COMMON_PARAMETERS, Param, ParameterError
+from .jsontypes import JsonObject
+from .params import COMMON_PARAMETERS, Param, ParameterError, ParamValues
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from .context import EvaluationContext
@@ -38,6 +40,12 @@ __all__ = [
     "ParameterError",
     "COMMON_PARAMETERS",
     "finite_or_none",
+    "MetricMeta",
+    "SentenceScore",
+    "OutputMeta",
+    "ExtraProblem",
+    "ExtraInsight",
+    "ParamValues",
 ]
 
 
@@ -91,7 +99,7 @@ class Metric:
         """``value_range`` as JSON holds it: an unbounded end (a count's ``math.inf``) is null."""
         return [finite_or_none(end) for end in self.value_range]
 
-    def meta(self, threshold: float | None = None, is_primary: bool | None = None) -> dict[str, Any]:
+    def meta(self, threshold: float | None = None, is_primary: bool | None = None) -> MetricMeta:
         """The ``metrics_meta`` entry (H2O Sonar's shape) with the threshold in force.
 
         JSON has no infinity: an unbounded end of the range, or an infinite threshold (no value is
@@ -142,9 +150,9 @@ class RowResult:
     """
 
     values: dict[str, float | None]
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JsonObject = field(default_factory=dict)
     error_message: str | None = None
-    actual_output_meta: list[dict[str, Any]] | None = None
+    actual_output_meta: list[OutputMeta] | None = None
 
 
 @dataclass
@@ -237,7 +245,7 @@ class Evaluator:
             warnings.warn(f"{cls.__module__}.{cls.__qualname__} declares its id as 'id: ClassVar[str] = ...'; "
                           f'write id = "{value}" (the annotated form is deprecated)', DeprecationWarning, stacklevel=2)
 
-    def __init__(self, params: dict[str, Any], ctx: "EvaluationContext") -> None:
+    def __init__(self, params: ParamValues, ctx: "EvaluationContext") -> None:
         self.params = params
         self.ctx = ctx
 
@@ -251,17 +259,17 @@ class Evaluator:
         """Optional: tables derived from all scored rows (e.g. confusion matrices)."""
         return []
 
-    def extra_problems(self, scored: Sequence[tuple["Row", RowResult]]) -> list[dict[str, Any]]:
-        """Optional: evaluator-specific problems, as dicts of the problem schema's fields.
+    def extra_problems(self, scored: Sequence[tuple["Row", RowResult]]) -> list[ExtraProblem]:
+        """Optional: evaluator-specific problems, as dicts of the problem schema's fields (:class:`ExtraProblem`).
 
         The core fills in evaluator id/name and the schema version.
         """
         return []
 
     def extra_insights(self, scored: Sequence[tuple["Row", RowResult]],
-                       thresholds: dict[str, float]) -> list[dict[str, Any]]:
+                       thresholds: dict[str, float]) -> list[ExtraInsight]:
         """Optional: evaluator-specific insights, as dicts with ``insight_type``, ``description``
-        and optionally ``actions_description`` and ``insight_attrs``.
+        and optionally ``actions_description`` and ``insight_attrs`` (:class:`ExtraInsight`).
 
         ``thresholds`` maps each metric key to the threshold in force for the run. The core
         fills in evaluator id/name and the schema version, and lists them after the standard
@@ -307,7 +315,7 @@ class Evaluator:
         return extras.missing_reason(cls.extra, missing) if missing else None
 
     @classmethod
-    def judge_key(cls, params: dict[str, Any]) -> str | None:
+    def judge_key(cls, params: ParamValues) -> str | None:
         """The LLM configuration these parameters name for the judge; None means the run's default
         judge. Asked only of evaluators that declare ``requires_judge``."""
         return None
@@ -325,7 +333,7 @@ class Evaluator:
         return tuple(cls.parameters) + tuple(p for p in COMMON_PARAMETERS if p.name not in declared)
 
     @classmethod
-    def inputs_for(cls, params: dict[str, Any]) -> tuple[Input, ...]:
+    def inputs_for(cls, params: ParamValues) -> tuple[Input, ...]:
         """The inputs a row needs with these parameters (e.g. the placeholders of a user's prompt);
         the declared ``required_inputs`` unless an evaluator says otherwise."""
         return cls.required_inputs
@@ -343,7 +351,7 @@ class Evaluator:
         return f"{cls.__module__}.{cls.__qualname__}"
 
     @classmethod
-    def metrics_meta(cls, thresholds: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    def metrics_meta(cls, thresholds: dict[str, float] | None = None) -> list[MetricMeta]:
         """``metrics_meta`` of every metric; ``thresholds`` overrides the defaults."""
         thresholds = thresholds or {}
         primary = cls.primary_metric().key
@@ -357,7 +365,7 @@ class Evaluator:
         raise KeyError(key)
 
     @classmethod
-    def validate_params(cls, given: dict[str, Any] | None) -> dict[str, Any]:
+    def validate_params(cls, given: JsonObject | None) -> ParamValues:
         """Defaults merged with ``given``, each value coerced and checked.
 
         Every declared parameter is in the result, so evaluators read ``self.params[name]``.
@@ -371,7 +379,7 @@ class Evaluator:
                 f"unknown parameter '{unknown[0]}' for evaluator '{cls.id}' "
                 f"(known: {', '.join(sorted(known))})"
             )
-        params: dict[str, Any] = {}
+        params: ParamValues = {}
         for name, param in known.items():
             value = given.get(name)
             if value is None:
@@ -380,7 +388,7 @@ class Evaluator:
         return params
 
     @classmethod
-    def check_with_plugins(cls, params: dict[str, Any], plugins: "Registries") -> None:
+    def check_with_plugins(cls, params: ParamValues, plugins: "Registries") -> None:
         """Check validated ``params`` against the run's plugin manager before anything runs.
 
         For a parameter naming something plugins register (a perturbator, say): which names exist

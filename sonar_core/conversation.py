@@ -19,16 +19,64 @@ JSON list) and what is wrong.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from .errors import DatasetError
+from .jsontypes import JsonObject
 
-__all__ = ["ROLES", "CONVERSATION_FIELDS", "STRUCTURED_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
+__all__ = ["Role", "ToolCall", "Turn", "ToolDeclaration", "ToolResult", "SimulatedUser", "ConversationFields", "ROLES",
+           "CONVERSATION_FIELDS", "STRUCTURED_FIELDS", "parse_conversation", "parse_tool_calls", "parse_field",
            "first_user_content", "last_assistant_content", "conversation_defaults", "called_tools", "assistant_turns",
            "transcript_text"]
 
 #: The roles a turn may have.
 ROLES = ("system", "user", "assistant", "tool")
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ToolCall(TypedDict):
+    """A tool call: the tool's name and its arguments (an ``id`` string is kept when given)."""
+    name: str
+    arguments: JsonObject
+    id: NotRequired[str]
+
+
+class Turn(TypedDict):
+    """One turn of a conversation (also a chat message sent to a host or judge)."""
+    role: Role
+    content: str
+    tool_calls: NotRequired[list[ToolCall]]  #: an assistant turn's calls
+    tool_call_id: NotRequired[str]  #: a tool turn's: the call it answers
+    name: NotRequired[str]  #: a tool turn's: the tool
+
+
+class ToolDeclaration(TypedDict):
+    """An OpenAI tool declaration, ``{"type": "function", "function": {"name": ..., "parameters": {...}}}``."""
+    type: NotRequired[str]
+    function: JsonObject
+
+
+class ToolResult(TypedDict):
+    """An entry of a test case's ``tool_results``: what a call of ``name`` returns (for every call of the
+    tool when ``arguments`` is absent)."""
+    name: str
+    result: str
+    arguments: NotRequired[JsonObject]
+
+
+class ConversationFields(TypedDict, total=False):
+    """The fields of a row under construction that :func:`conversation_defaults` reads and fills."""
+    conversation: list[Turn]
+    input: str
+    actual_output: str
+
+
+class SimulatedUser(TypedDict, total=False):
+    """A test case's ``simulated_user``: a judge plays the user turns (empty when the case has none)."""
+    judge: str | None
+    scenario: str
+    stop_when: str
+    max_user_turns: int
 #: Row fields this module validates (``expected_outcome`` is a plain string). The last four belong
 #: to a test case asked of a host (execution/conversations.py).
 CONVERSATION_FIELDS = ("conversation", "expected_tool_calls", "tools", "tool_results", "max_turns", "simulated_user")
@@ -53,7 +101,7 @@ def _decode(value: Any, where: str, name: str) -> Any:
     return value
 
 
-def _tool_call(call: Any, prefix: str) -> dict[str, Any]:
+def _tool_call(call: Any, prefix: str) -> ToolCall:
     """One tool call, checked; ``prefix`` names where it sits for the message."""
     if not isinstance(call, dict):
         raise DatasetError(f"{prefix}: expected an object with 'name' and 'arguments', got {_type(call)}")
@@ -63,7 +111,7 @@ def _tool_call(call: Any, prefix: str) -> dict[str, Any]:
     arguments = call.get("arguments", {})
     if not isinstance(arguments, dict):
         raise DatasetError(f"{prefix}: 'arguments' must be an object, got {_type(arguments)}")
-    out = {"name": name, "arguments": arguments}
+    out: ToolCall = {"name": name, "arguments": arguments}
     if isinstance(call.get("id"), str):
         out["id"] = call["id"]
     return out
@@ -112,7 +160,7 @@ def _all_valid(turns: list[Any]) -> bool:
     return True
 
 
-def parse_tool_calls(value: Any, where: str, name: str = "expected_tool_calls") -> list[dict[str, Any]]:
+def parse_tool_calls(value: Any, where: str, name: str = "expected_tool_calls") -> list[ToolCall]:
     """``expected_tool_calls`` checked and normalised; errors name the call index (from 0)."""
     value = _decode(value, where, name)
     if not isinstance(value, list):
@@ -122,7 +170,7 @@ def parse_tool_calls(value: Any, where: str, name: str = "expected_tool_calls") 
     return [_tool_call(call, f"{where}, field '{name}', call {i}") for i, call in enumerate(value)]
 
 
-def _turn(turn: Any, prefix: str) -> dict[str, Any]:
+def _turn(turn: Any, prefix: str) -> Turn:
     if not isinstance(turn, dict):
         raise DatasetError(f"{prefix}: expected an object with 'role' and 'content', got {_type(turn)}")
     role = turn.get("role")
@@ -140,7 +188,7 @@ def _turn(turn: Any, prefix: str) -> dict[str, Any]:
     if not isinstance(content, str):
         what = "missing 'content'" if "content" not in turn else f"'content' must be a string, got {_type(content)}"
         raise DatasetError(f"{prefix}: {what}")
-    out: dict[str, Any] = {"role": role, "content": content}
+    out: Turn = {"role": role, "content": content}
     if calls:
         out["tool_calls"] = [_tool_call(call, f"{prefix}, tool call {j}") for j, call in enumerate(calls)]
     for key in ("tool_call_id", "name"):
@@ -151,7 +199,7 @@ def _turn(turn: Any, prefix: str) -> dict[str, Any]:
     return out
 
 
-def parse_conversation(value: Any, where: str, name: str = "conversation") -> list[dict[str, Any]]:
+def parse_conversation(value: Any, where: str, name: str = "conversation") -> list[Turn]:
     """``conversation`` checked and normalised (see the module docstring for the shape)."""
     value = _decode(value, where, name)
     if not isinstance(value, list):
@@ -162,7 +210,7 @@ def parse_conversation(value: Any, where: str, name: str = "conversation") -> li
             for i, turn in enumerate(value)]
 
 
-def _tools(value: Any, where: str) -> list[dict[str, Any]]:
+def _tools(value: Any, where: str) -> list[ToolDeclaration]:
     """``tools``: OpenAI tool declarations (``{"type": "function", "function": {"name": ...}}``)."""
     value = _decode(value, where, "tools")
     if not isinstance(value, list):
@@ -175,7 +223,7 @@ def _tools(value: Any, where: str) -> list[dict[str, Any]]:
     return value
 
 
-def _tool_results(value: Any, where: str) -> list[dict[str, Any]]:
+def _tool_results(value: Any, where: str) -> list[ToolResult]:
     """``tool_results``: the table a tool call is answered from, ``[{"name", "arguments", "result"}]``
     (an entry without ``arguments`` answers every call of that tool)."""
     value = _decode(value, where, "tool_results")
@@ -203,7 +251,7 @@ def _max_turns(value: Any, where: str) -> int | None:
     return value
 
 
-def _simulated_user(value: Any, where: str) -> dict[str, Any]:
+def _simulated_user(value: Any, where: str) -> SimulatedUser:
     """``simulated_user``: ``{"judge": KEY, "scenario": text, "stop_when": text}`` (``max_user_turns``
     optional); a judge plays the user turns."""
     if isinstance(value, str):
@@ -227,7 +275,7 @@ def _simulated_user(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def _object(value: Any, where: str, name: str) -> dict[str, Any]:
+def _object(value: Any, where: str, name: str) -> JsonObject:
     """An object field (``attack``: a red-team row's provenance, docs/redteam.md); a CSV cell holds JSON text."""
     value = {} if isinstance(value, str) and not value.strip() else _decode(value, where, name)
     if not isinstance(value, dict):
@@ -252,12 +300,12 @@ def parse_field(name: str, value: Any, where: str) -> Any:
     return parse_tool_calls(value, where, name)
 
 
-def first_user_content(conversation: list[dict[str, Any]]) -> str | None:
+def first_user_content(conversation: list[Turn]) -> str | None:
     """The first user turn's content (a conversation row's default ``input``), or None."""
     return next((turn["content"] for turn in conversation if turn["role"] == "user"), None)
 
 
-def last_assistant_content(conversation: list[dict[str, Any]]) -> str | None:
+def last_assistant_content(conversation: list[Turn]) -> str | None:
     """The last assistant turn's content (a conversation row's default ``actual_output``), or None.
 
     An assistant turn that only calls tools (empty content) is passed over: the answer is the
@@ -269,12 +317,12 @@ def last_assistant_content(conversation: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def called_tools(conversation: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def called_tools(conversation: list[Turn]) -> list[ToolCall]:
     """Every tool call of the conversation's assistant turns, in order."""
     return [call for turn in conversation if turn["role"] == "assistant" for call in turn.get("tool_calls", ())]
 
 
-def assistant_turns(conversation: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
+def assistant_turns(conversation: list[Turn]) -> list[tuple[int, str, str]]:
     """``(turn index, question, answer)`` for each assistant turn that says something, the question
     being the content of the user turn before it (per-turn scoring); turns with no user turn before
     them are left out."""
@@ -287,7 +335,7 @@ def assistant_turns(conversation: list[dict[str, Any]]) -> list[tuple[int, str, 
     return out
 
 
-def transcript_text(conversation: list[dict[str, Any]]) -> str:
+def transcript_text(conversation: list[Turn]) -> str:
     """A conversation as plain text for a judge's prompt: one block per turn, ``[turn i] role: content``,
     an assistant turn's tool calls as ``calls name({json arguments})``, a tool turn naming its tool."""
     lines = []
@@ -302,7 +350,7 @@ def transcript_text(conversation: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def conversation_defaults(values: dict[str, Any]) -> None:
+def conversation_defaults(values: ConversationFields) -> None:
     """A conversation row's ``input`` and ``actual_output`` default to its first user turn and last
     assistant turn, so every single-turn evaluator scores the final answer."""
     conversation = values["conversation"]

@@ -12,15 +12,17 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NotRequired, TypedDict
 
-from .dataset_files import check_utf8, read_csv, read_json, read_jsonl
-from .conversation import STRUCTURED_FIELDS, conversation_defaults, parse_field
+from .dataset_files import DATASET_FIELDS, RowFields, check_utf8, read_csv, read_json, read_jsonl
+from .conversation import (STRUCTURED_FIELDS, SimulatedUser, ToolCall, ToolDeclaration, ToolResult, Turn,
+                           conversation_defaults, parse_field)
 from .errors import DatasetError
 from .inputs import Input
+from .jsontypes import JsonObject
 from .text_clean import clean_value, count_cleaned
 
-__all__ = ["Row", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
+__all__ = ["Row", "RowFields", "DatasetSummary", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
 
 
 @dataclass(slots=True)
@@ -41,23 +43,23 @@ class Row:
     test_case_key: str = ""
     test_key: str = ""
     corpus: list[str] = field(default_factory=list)
-    relationships: list[dict[str, Any]] = field(default_factory=list)
+    relationships: list[JsonObject] = field(default_factory=list)
     original_test_case_key: str = ""
     perturbation: str = ""  #: the perturbation that made this case from its original (e.g. "typos")
     #: Turns of a multi-turn case (sonar_core.conversation), the reference tool calls, the goal.
-    conversation: list[dict[str, Any]] = field(default_factory=list)
-    expected_tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    conversation: list[Turn] = field(default_factory=list)
+    expected_tool_calls: list[ToolCall] = field(default_factory=list)
     expected_outcome: str = ""
     #: A test case asked of a host as a conversation: tool declarations, the table of tool results,
     #: the bound on model turns and the simulated user (execution/conversations.py).
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[ToolDeclaration] = field(default_factory=list)
+    tool_results: list[ToolResult] = field(default_factory=list)
     max_turns: int | None = None
-    simulated_user: dict[str, Any] = field(default_factory=dict)
+    simulated_user: SimulatedUser = field(default_factory=SimulatedUser)
     epoch: int = 0  #: which ask of the test case this row's answer is (0..epochs-1; docs/epochs.md)
     trace_id: str = ""  #: a row from production traces (docs/traces.md): the trace its verdicts go back to
     span_id: str = ""  #: ... and the span
-    attack: dict[str, Any] = field(default_factory=dict)  #: a red-team test case's provenance (docs/redteam.md)
+    attack: JsonObject = field(default_factory=dict)  #: a red-team test case's provenance (docs/redteam.md)
 
     def has_input(self, needed: Input) -> bool:
         """Whether this row holds a non-empty value for one of the catalogue's inputs."""
@@ -82,41 +84,21 @@ class Row:
             return bool(self.expected_outcome.strip())
         raise ValueError(needed)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> "RowFields":
+        return asdict(self)  # type: ignore[return-value]  # asdict gives exactly the fields
 
 
-#: Fields a dataset file may carry, with the Python type each must have.
-DATASET_FIELDS: dict[str, type] = {
-    "key": str,
-    "input": str,
-    "expected_output": str,
-    "context": list,
-    "categories": list,
-    "output_condition": str,
-    "output_constraints": list,
-    "actual_output": str,
-    "actual_duration": float,
-    "cost": float,
-    "model_key": str,
-    "test_case_key": str,
-    "test_key": str,
-    "corpus": list,
-    "relationships": list,
-    "original_test_case_key": str,
-    "perturbation": str,
-    "conversation": list,
-    "expected_tool_calls": list,
-    "expected_outcome": str,
-    "tools": list,
-    "tool_results": list,
-    "max_turns": int,
-    "simulated_user": dict,
-    "epoch": int,
-    "trace_id": str,
-    "span_id": str,
-    "attack": dict,
-}
+class DatasetSummary(TypedDict):
+    """run.json's ``result.dataset``: the dataset's shape, columns and unique counts."""
+    source: str
+    fingerprint: str
+    shape: list[int]
+    columns: list[str]
+    models: list[str]
+    unique_test_cases: int
+    text_cleaned: NotRequired[dict[str, int]]  #: values cleaned per field, only where any were
+
+
 
 # Columns of the dataset file that carry each catalogue input.
 _INPUT_COLUMNS: dict[Input, tuple[str, ...]] = {
@@ -174,7 +156,7 @@ class LLMDataset:
             return True
         return any(col in self.columns for col in _INPUT_COLUMNS[needed])
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> DatasetSummary:
         """Shape, columns and unique counts, as run.json's ``result.dataset``."""
         return {
             "source": self.source,
@@ -265,7 +247,7 @@ def row_from_record(record: Any, where: str, index: int, shared: dict[str, str] 
     """
     if not isinstance(record, dict):
         raise DatasetError(f"{where}: expected an object, got {type(record).__name__}")
-    values: dict[str, Any] = {}
+    values: RowFields = {}  # keyed by the names of DATASET_FIELDS, which are RowFields' keys
     for name, raw in record.items():
         kind = DATASET_FIELDS.get(name)
         if kind is None:

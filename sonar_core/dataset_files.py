@@ -1,4 +1,5 @@
-"""Reading a dataset file's records: JSON, JSONL and CSV, each checked for what breaks it.
+"""A dataset file's records: the fields a record may carry (:class:`RowFields`, :data:`DATASET_FIELDS`), and
+reading them from JSON, JSONL and CSV, each checked for what breaks it.
 
 Each reader yields ``(where, record)`` pairs (``where`` names the file and row for errors) and
 raises :class:`~sonar_core.errors.DatasetError` with one line naming the file, line and column of
@@ -12,12 +13,66 @@ import codecs
 import json
 import re
 import warnings
+import types
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO, Iterable, TypedDict, Union, get_args, get_origin, get_type_hints, is_typeddict
 
+from .conversation import SimulatedUser, ToolCall, ToolDeclaration, ToolResult, Turn
 from .errors import DatasetError
+from .jsontypes import JsonObject, JsonValue
 
-__all__ = ["read_json", "read_jsonl", "read_csv", "check_csv_quotes", "check_utf8"]
+__all__ = ["RowFields", "DATASET_FIELDS", "read_json", "read_jsonl", "read_csv", "check_csv_quotes", "check_utf8"]
+
+
+class RowFields(TypedDict, total=False):
+    """A row's fields by name: what :meth:`~sonar_core.dataset.Row.to_dict` gives, and a row under construction
+    (one key per entry of :data:`DATASET_FIELDS`)."""
+    key: str
+    input: str
+    expected_output: str
+    context: list[str]
+    categories: list[str]
+    output_condition: str
+    output_constraints: list[str]
+    actual_output: str
+    actual_duration: float | None
+    cost: float | None
+    model_key: str
+    test_case_key: str
+    test_key: str
+    corpus: list[str]
+    relationships: list[JsonObject]
+    original_test_case_key: str
+    perturbation: str
+    conversation: list[Turn]
+    expected_tool_calls: list[ToolCall]
+    expected_outcome: str
+    tools: list[ToolDeclaration]
+    tool_results: list[ToolResult]
+    max_turns: int | None
+    simulated_user: SimulatedUser
+    epoch: int
+    trace_id: str
+    span_id: str
+    attack: JsonObject
+
+
+
+def _python_type(hint: object) -> type:
+    """The Python type a dataset value of a field typed ``hint`` must have (``X | None``: X's)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        hint = next(arg for arg in get_args(hint) if arg is not type(None))
+    if is_typeddict(hint):
+        return dict
+    origin = get_origin(hint) or hint
+    assert isinstance(origin, type), hint
+    return origin
+
+
+#: Fields a dataset file may carry, with the Python type each must have: RowFields' keys and types.
+DATASET_FIELDS: dict[str, type] = {name: _python_type(hint) for name, hint
+                                   in get_type_hints(RowFields, localns={"JsonValue": JsonValue}).items()}
+
 
 
 def read_json(path: Path, text: str) -> Iterable[tuple[str, Any]]:

@@ -23,20 +23,21 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
 
 from . import names
 from .errors import ConfigError, SonarError
-from .llm.calibration import CACHE_FILE as CALIBRATION_FILE
+from .jsontypes import JsonObject
+from .llm.calibration import CACHE_FILE as CALIBRATION_FILE, CalibrationRecord
 from .models.locations import sonar_home
-from .pack_archive import DEFAULT_MAX_BYTES, INPUTS as _INPUTS, RUN as _RUN, PackError, read_pack, safe_member, sha256_of
+from .pack_archive import (DEFAULT_MAX_BYTES, INPUTS as _INPUTS, RUN as _RUN, PackedSet, PackError, PackInputs,
+                           PackManifest, read_pack, safe_member, sha256_of)
 
 __all__ = ["make_pack", "replay_pack", "safe_member", "PackError", "DEFAULT_MAX_BYTES"]
 
 _CACHE = "inputs/cache.sqlite"
 
 
-def _calibration_entries(folder: Path, record: dict[str, Any]) -> dict[str, Any]:
+def _calibration_entries(folder: Path, record: JsonObject) -> dict[str, CalibrationRecord]:
     """The calibration cache's results (beside the response cache) that the run took from it.
 
     A judge whose calibration the run read from that cache asked nothing to calibrate: the answers
@@ -64,7 +65,7 @@ def _installed_folders() -> list[Path]:
     return [Path(__file__).resolve().parent, Path(sonar_plugins.__file__).resolve().parent]
 
 
-def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
+def make_pack(run_dir: Path, target: Path) -> PackManifest:
     """Write the evidence pack of the finished run in ``run_dir`` to ``target``; returns the manifest."""
     from .config import DEMO_DATASET, RunConfig
     from .execution.cache_keys import read_cache_keys
@@ -79,7 +80,7 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
         raise PackError(f"{run_dir / names.RUN_JSON}: not a readable run record ({str(exc).splitlines()[0]})") from None
     if record.get("status") == "running":
         raise PackError(f"{run_dir}: the run has not finished (resume it first)")
-    inputs: dict[str, Any] = {"dataset": None, "llm_configs": None, "cache": None}
+    inputs: PackInputs = {"dataset": None, "llm_configs": None, "cache": None}
     files: list[tuple[Path, str]] = []
     source = config.test_suite or config.dataset
     if source and source != DEMO_DATASET:
@@ -92,7 +93,7 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
         path = config.resolve_path(config.llm_configs)
         inputs["llm_configs"] = f"{_INPUTS}/llm-configs.yaml"
         files.append((path, inputs["llm_configs"]))
-    calibration_sets: dict[str, dict[str, str]] = {}
+    calibration_sets: dict[str, PackedSet] = {}
     for position, spec in enumerate(config.evaluators):
         raw = spec.get("params", {}).get("calibration_set") if isinstance(spec, dict) else (
             getattr(spec, "params", {}).get("calibration_set") if not isinstance(spec, str) else None)
@@ -126,17 +127,18 @@ def make_pack(run_dir: Path, target: Path) -> dict[str, Any]:
         for path in sorted(run_dir.rglob("*")):
             if path.is_file() and not path.is_symlink() and not path.name.endswith(".tmp"):
                 files.append((path, f"{_RUN}/{path.relative_to(run_dir).as_posix()}"))
-        manifest = {"schema_version": names.PACK_SCHEMA_VERSION, "sonar_version": record["versions"]["sonar"],
-                    "run_id": record["run_id"], "parameters": params, "original": {
-                        "dataset": str(config.resolve_path(source)) if inputs["dataset"] else None,
-                        "llm_configs": str(config.resolve_path(config.llm_configs)) if config.llm_configs else None,
-                        "cache": (record.get("llm") or {}).get("cache", {}).get("path"),
-                        "run_dir": str(run_dir), "sonar_home": str(sonar_home()),
-                        "installed": [str(p) for p in _installed_folders()]},
-                    "inputs": inputs, "calibration_sets": calibration_sets,
-                    "cache_entries": {"responses": len(keys), "row_results": len(rows)},
-                    "files": {name: sha256_of(path) for path, name in files},
-                    "sizes": {name: path.stat().st_size for path, name in files}}
+        manifest: PackManifest = {
+            "schema_version": names.PACK_SCHEMA_VERSION, "sonar_version": record["versions"]["sonar"],
+            "run_id": record["run_id"], "parameters": params, "original": {
+                "dataset": str(config.resolve_path(source)) if inputs["dataset"] else None,
+                "llm_configs": str(config.resolve_path(config.llm_configs)) if config.llm_configs else None,
+                "cache": (record.get("llm") or {}).get("cache", {}).get("path"),
+                "run_dir": str(run_dir), "sonar_home": str(sonar_home()),
+                "installed": [str(p) for p in _installed_folders()]},
+            "inputs": inputs, "calibration_sets": calibration_sets,
+            "cache_entries": {"responses": len(keys), "row_results": len(rows)},
+            "files": {name: sha256_of(path) for path, name in files},
+            "sizes": {name: path.stat().st_size for path, name in files}}
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".tmp")
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -232,7 +234,7 @@ def _replay(pack: Path, out_dir: Path, max_bytes: int) -> tuple[Path, dict[str, 
     return result.run_dir, compare_folders(packed / _RUN, result.run_dir, aliases)
 
 
-def _replay_parameters(pack: Path, manifest: dict[str, Any], out_dir: Path) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def _replay_parameters(pack: Path, manifest: JsonObject, out_dir: Path) -> tuple[JsonObject, list[tuple[str, str]]]:
     """The packed run's configuration pointed at the pack's inputs, and the (original, replay) path aliases
     of its calibration sets."""
     params = dict(manifest["parameters"])

@@ -33,12 +33,22 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import ClassVar, Iterable, NotRequired, Sequence, TypedDict
 
 from .contract import Input, Metric, MetricRole, Param, RowResult
 from .conversation import transcript_text
 from .dataset import Row
+from .params import ParamValues
 from .passfail import PassFailEvaluator, Verdict
+
+
+class JudgeDetails(TypedDict):
+    """A judged row's details: the judge, its answers (cut to ``ANSWER_LIMIT``) and votes, per asking."""
+    judge: str
+    judge_answers: list[str | None]
+    judge_votes: list[str]  #: ``pass``, ``fail`` or ``none`` (unreadable)
+    judge_scores: NotRequired[list[float]]  #: the scores a scoring judge gave, where it gave any
+    judge_confidences: NotRequired[list[float | None]]  #: a labelled judge's confidence per answer
 
 __all__ = [
     "JudgeEvaluator",
@@ -230,7 +240,7 @@ class JudgeEvaluator(PassFailEvaluator):
         return problem
 
     @classmethod
-    def judge_key(cls, params: dict[str, Any]) -> str | None:
+    def judge_key(cls, params: ParamValues) -> str | None:
         return params.get(cls.judge_param)
 
     @classmethod
@@ -277,7 +287,7 @@ class JudgeEvaluator(PassFailEvaluator):
                  else JudgeVote(None, f"judge call failed: {c.error}") for c in completions]
         confidences = [c.confidence if c.ok else None for c in completions]
         parsed = [v for v in votes if v.passed is not None]
-        details: dict[str, Any] = {
+        details: JudgeDetails = {
             "judge": judge,
             "judge_answers": [None if c.text is None else c.text[:ANSWER_LIMIT] for c in completions],
             "judge_votes": ["pass" if v.passed else "fail" if v.passed is False else "none" for v in votes],

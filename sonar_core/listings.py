@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Mapping
 
 from .contract import Evaluator, Metric, Param
+from .listing_shapes import (EvaluatorDescription, EvaluatorFields, EvaluatorsListing, HostKindEntry, HostsListing,
+                             JudgesListing, MetricEntry, ModelsListing, ParameterEntry, PerturbatorEntry,
+                             PerturbatorsListing, FailureEntry, PluginsListing, SettingEntry)
 from .plugins import PluginManager
 
 __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_description", "plugins_listing",
@@ -29,7 +32,7 @@ __all__ = ["LISTING_SCHEMA_VERSION", "evaluators_listing", "evaluator_descriptio
 LISTING_SCHEMA_VERSION = "1.0"
 
 
-def _evaluator_summary(cls: type[Evaluator], plugins: PluginManager) -> dict[str, Any]:
+def _evaluator_summary(cls: type[Evaluator], plugins: PluginManager) -> EvaluatorFields:
     """The fields an evaluator has in both the list and its description."""
     return {
         "id": cls.id,
@@ -58,7 +61,7 @@ def _number(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def _metric(metric: Metric, primary: str) -> dict[str, Any]:
+def _metric(metric: Metric, primary: str) -> MetricEntry:
     return {
         "key": metric.key,
         "display_name": metric.display_name,
@@ -73,7 +76,7 @@ def _metric(metric: Metric, primary: str) -> dict[str, Any]:
     }
 
 
-def _parameter(param: Param) -> dict[str, Any]:
+def _parameter(param: Param) -> ParameterEntry:
     return {
         "name": param.name,
         "type": param.type.__name__,
@@ -85,11 +88,11 @@ def _parameter(param: Param) -> dict[str, Any]:
     }
 
 
-def _failures(plugins: PluginManager) -> list[dict[str, str]]:
+def _failures(plugins: PluginManager) -> list[FailureEntry]:
     return [{"plugin": f.name, "stage": f.stage, "error": f.error} for f in plugins.failures]
 
 
-def evaluators_listing(plugins: PluginManager) -> dict[str, Any]:
+def evaluators_listing(plugins: PluginManager) -> EvaluatorsListing:
     """``sonar evaluators --json``: every registered evaluator, sorted by id."""
     return {
         "schema_version": LISTING_SCHEMA_VERSION,
@@ -101,7 +104,7 @@ def evaluators_listing(plugins: PluginManager) -> dict[str, Any]:
     }
 
 
-def evaluator_description(cls: type[Evaluator], plugins: PluginManager) -> dict[str, Any]:
+def evaluator_description(cls: type[Evaluator], plugins: PluginManager) -> EvaluatorDescription:
     """``sonar describe ID --json``: one evaluator with its metrics and parameters."""
     primary = cls.primary_metric().key
     return {
@@ -116,7 +119,7 @@ def evaluator_description(cls: type[Evaluator], plugins: PluginManager) -> dict[
     }
 
 
-def plugins_listing(plugins: PluginManager) -> dict[str, Any]:
+def plugins_listing(plugins: PluginManager) -> PluginsListing:
     """``sonar plugins --json``: loaded plugins in load order, then those that failed."""
     return {
         "schema_version": LISTING_SCHEMA_VERSION,
@@ -129,14 +132,14 @@ def plugins_listing(plugins: PluginManager) -> dict[str, Any]:
     }
 
 
-def _setting(name: str, field: Any) -> dict[str, Any]:
+def _setting(name: str, field: Any) -> SettingEntry:
     annotation = field.annotation
     type_name = getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
     required = field.is_required()
     return {"name": name, "type": type_name, "required": required, "default": None if required else field.default}
 
 
-def hosts_listing(plugins: PluginManager) -> dict[str, Any]:
+def hosts_listing(plugins: PluginManager) -> HostsListing:
     """``sonar hosts --json``: the settings every host kind has, then each kind (sorted) with its own
     settings (those it adds, and those whose default it changes) and the plugin that registered it."""
     from .hosts.client_host import HostSpec
@@ -144,10 +147,10 @@ def hosts_listing(plugins: PluginManager) -> dict[str, Any]:
 
     factories, owners = host_kinds(plugins)
     common = HostSpec.model_fields
-    kinds = []
+    kinds: list[HostKindEntry] = []
     for kind in sorted(factories):
         spec = getattr(factories[kind], "spec_model", None)
-        own = []
+        own: list[SettingEntry] = []
         if spec is not None:
             for name, field in spec.model_fields.items():
                 if name in ("key", "kind"):
@@ -165,7 +168,7 @@ def hosts_listing(plugins: PluginManager) -> dict[str, Any]:
     }
 
 
-def to_json(listing: dict[str, Any]) -> str:
+def to_json(listing: Mapping[str, object]) -> str:
     """Indented UTF-8 JSON; a parameter default that is not JSON (a plugin's own type) becomes text."""
     return json.dumps(listing, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
 
@@ -237,7 +240,7 @@ def evaluators_table(plugins: PluginManager, console: Any) -> tuple[Any, dict[st
 # -- what evaluators use: models, perturbators, judges ---------------------------------------
 
 
-def models_listing(plugins: PluginManager) -> dict[str, Any]:
+def models_listing(plugins: PluginManager) -> ModelsListing:
     """``sonar models --json``: every model Sonar knows or an installed evaluator names by default, with
     where the store looks for it, whether it is there, and which evaluator parameters default to it."""
     from .models import KNOWN_MODELS, get_store
@@ -267,14 +270,14 @@ def models_listing(plugins: PluginManager) -> dict[str, Any]:
     }
 
 
-def perturbators_listing(plugins: PluginManager, text: str | None = None, seed: int = 0) -> dict[str, Any]:
+def perturbators_listing(plugins: PluginManager, text: str | None = None, seed: int = 0) -> PerturbatorsListing:
     """``sonar perturbators --json``: each perturbator (sorted) with its parameters; with ``text``, what
     it makes of that text (default parameters, ``seed``)."""
     from .perturbations import make_perturbator, perturbators
 
-    entries = []
+    entries: list[PerturbatorEntry] = []
     for name, cls in perturbators(plugins).items():
-        entry = {"name": name, "description": cls.description, "seeded": bool(cls.random),
+        entry: PerturbatorEntry = {"name": name, "description": cls.description, "seeded": bool(cls.random),
                  "parameters": [_parameter(p) for p in cls.parameters]}
         if text is not None:
             import numpy as np
@@ -289,7 +292,7 @@ def perturbators_listing(plugins: PluginManager, text: str | None = None, seed: 
 JUDGE_FIELDS = ("key", "backend", "model", "endpoint", "api_key_env", "status")
 
 
-def judges_listing(rows: list[tuple], default_judge: str, source: str | None) -> dict[str, Any]:
+def judges_listing(rows: list[tuple], default_judge: str, source: str | None) -> JudgesListing:
     """``sonar judges --json``: the LLM configurations (``check_configs``'s rows) and the default judge."""
     return {"schema_version": LISTING_SCHEMA_VERSION, "configs_file": source or None,
             "default_judge": default_judge, "configs": [dict(zip(JUDGE_FIELDS, row)) for row in rows]}

@@ -28,12 +28,14 @@ import stat
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TypedDict
 
 from . import names
 from .errors import SonarError
+from .jsontypes import JsonObject
 
-__all__ = ["PackError", "safe_member", "read_pack", "sha256_of", "DEFAULT_MAX_BYTES", "MANIFEST_LIMIT", "RUN", "INPUTS"]
+__all__ = ["PackManifest", "PackInputs", "PackError", "safe_member", "read_pack", "sha256_of", "DEFAULT_MAX_BYTES",
+           "MANIFEST_LIMIT", "RUN", "INPUTS"]
 
 RUN, INPUTS = "run", "inputs"
 #: The most the members of a pack may hold together, unpacked, unless ``--max-size`` says otherwise: a
@@ -75,7 +77,51 @@ def _bounded(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> byt
     return data if len(data) <= limit else None
 
 
-def _manifest(pack: Path, archive: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:
+class PackInputs(TypedDict):
+    """The pack's members that are the run's inputs (None: the run had none of that kind)."""
+    dataset: str | None
+    llm_configs: str | None
+    cache: str | None
+
+
+class PackOriginal(TypedDict):
+    """Where the run found things on the machine that packed it (the replay's path aliases)."""
+    dataset: str | None
+    llm_configs: str | None
+    cache: str | None
+    run_dir: str
+    sonar_home: str
+    installed: list[str]
+
+
+class PackedSet(TypedDict):
+    """A calibration set the run used: what the configuration said, where it was, its member."""
+    value: str
+    path: str
+    member: str
+
+
+class CacheEntries(TypedDict):
+    responses: int
+    row_results: int
+
+
+class PackManifest(TypedDict):
+    """``pack.json`` as :func:`~sonar_core.evidence_pack.make_pack` writes it. A pack read back is checked
+    field by field as it is used (it comes from outside): :func:`read_pack` gives it as plain JSON."""
+    schema_version: str
+    sonar_version: str
+    run_id: str
+    parameters: JsonObject  #: run.json's ``interpretation_parameters``
+    original: PackOriginal
+    inputs: PackInputs
+    calibration_sets: dict[str, PackedSet]  #: by the evaluator's position in the configuration
+    cache_entries: CacheEntries
+    files: dict[str, str]  #: member -> SHA-256
+    sizes: dict[str, int]  #: member -> bytes
+
+
+def _manifest(pack: Path, archive: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo]) -> JsonObject:
     from .version import __version__
 
     info = infos.get(names.PACK_MANIFEST)
@@ -96,7 +142,7 @@ def _manifest(pack: Path, archive: zipfile.ZipFile, infos: dict[str, zipfile.Zip
     return manifest
 
 
-def _listed(pack: Path, manifest: dict[str, Any], infos: dict[str, zipfile.ZipInfo],
+def _listed(pack: Path, manifest: JsonObject, infos: dict[str, zipfile.ZipInfo],
             max_bytes: int) -> dict[str, tuple[str, int]]:
     """name -> (SHA-256, size) of every member, checked against the zip's members and the limit."""
     files, sizes = manifest.get("files"), manifest.get("sizes")
@@ -153,7 +199,7 @@ def _write_member(pack: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, t
         raise PackError(f"{pack}: member {info.filename!r} is missing or damaged (its SHA-256 differs from pack.json's)")
 
 
-def read_pack(pack: Path, folder: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+def read_pack(pack: Path, folder: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> JsonObject:
     """Check ``pack`` and write its members under ``folder`` (steps 1-4 of the module docstring); returns
     its manifest. Raises PackError, having written nothing before step 4; the caller removes ``folder``."""
     try:

@@ -11,9 +11,16 @@ from __future__ import annotations
 import math
 import reprlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
-__all__ = ["COMMON_PARAMETERS", "Param", "ParameterError", "quoted"]
+from .jsontypes import JsonValue
+
+__all__ = ["COMMON_PARAMETERS", "Param", "ParameterError", "ParamValue", "ParamValues", "quoted"]
+
+#: One parameter's value once :meth:`Param.coerce` checked it: the declared type's (None: no default).
+ParamValue = Union[bool, int, float, str, list[JsonValue], None]
+#: An evaluator's (or a perturbator's) validated parameters by name: every declared one is present.
+ParamValues = dict[str, ParamValue]
 
 
 class ParameterError(ValueError):

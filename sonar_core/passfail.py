@@ -17,9 +17,10 @@ Per-row values (each 0 or 1; a model's mean is then the share of its rows):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import ClassVar, Iterable, Sequence
 
 from .contract import Evaluator, MetricRole, ResultKind, RowResult
+from .jsontypes import JsonObject
 from .dataset import Row
 
 __all__ = ["Verdict", "PassFailEvaluator"]
@@ -43,7 +44,7 @@ class Verdict:
     context_ok: bool | None = None
     parse_error: str | None = None
     error_message: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JsonObject = field(default_factory=dict)
 
 
 class PassFailEvaluator(Evaluator):

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import ConfigError, validation_message
+from ..jsontypes import JsonObject
 from ..yaml_files import read_yaml
 
 __all__ = ["SafeRule", "TestDefinition", "HazardDefinition", "BenchmarkDefinition", "load_benchmark",
@@ -77,10 +78,24 @@ class TestDefinition(BaseModel):
         _check_uid(self.uid, "test uid")
         return self
 
-    def initialization(self) -> dict[str, Any]:
+    def initialization(self) -> "InitializationRecord":
         """The test as the journal's ``test info`` records it."""
         return {"evaluator": self.evaluator, "params": self.params, "thresholds": self.thresholds,
                 "categories": self.categories, "safe": self.safe.model_dump()}
+
+
+class SafeRecord(TypedDict):
+    metric: str | None
+    threshold: float | None
+
+
+class InitializationRecord(TypedDict):
+    """A test as the journal's ``test info`` records it."""
+    evaluator: str
+    params: JsonObject  #: the definition file's parameters, as written (validated by the evaluator)
+    thresholds: dict[str, float]
+    categories: list[str]
+    safe: SafeRecord
 
 
 class HazardDefinition(BaseModel):

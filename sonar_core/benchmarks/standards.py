@@ -23,9 +23,22 @@ import platform
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..errors import ConfigError
+from ..jsontypes import JsonObject
+
+#: The standards file's ``_metadata`` (ModelBench's key): the notice and how the references were made.
+StandardsMetadata = TypedDict("StandardsMetadata", {"NOTICE": str, "run_info": JsonObject})
+
+
+class StandardsBody(TypedDict):
+    reference_suts: list[str]
+    reference_standards: dict[str, float]  #: hazard key -> reference score
+
+
+#: A standards file (ModelBench's shape).
+StandardsFile = TypedDict("StandardsFile", {"_metadata": StandardsMetadata, "standards": StandardsBody})
 
 __all__ = ["Standards", "read_standards", "write_standards", "calibrated_standards"]
 
@@ -39,10 +52,10 @@ class Standards:
 
     reference: dict[str, float]
     reference_hosts: list[str] = field(default_factory=list)
-    run_info: dict[str, Any] = field(default_factory=dict)
+    run_info: JsonObject = field(default_factory=dict)  #: as the file says (a file of another tool may say more)
     source: str = ""
 
-    def to_json_data(self) -> dict[str, Any]:
+    def to_json_data(self) -> StandardsFile:
         return {"_metadata": {"NOTICE": NOTICE, "run_info": self.run_info},
                 "standards": {"reference_suts": self.reference_hosts, "reference_standards": self.reference}}
 
@@ -67,7 +80,7 @@ def calibrated_standards(scores: dict[str, dict[str, float | None]], samples: di
         values = [per_host[key] for per_host in scores.values() if per_host.get(key) is not None]
         if values:
             reference[key] = min(values)
-    run_info = {
+    run_info: JsonObject = {
         "user": _user(), "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "sonar_version": sonar_version, "python": platform.python_version(), "platform": platform.platform(),
         "benchmarks": benchmarks, "reference_hosts": sorted(scores), "hazard_scores": scores, "samples": samples,

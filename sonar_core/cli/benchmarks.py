@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from .common import JSON_OPTION, fail, out, parse_hosts, plugin_manager
+from .settings import run_options, settings_from_flags
 from ..errors import EXIT_OK, EXIT_USAGE, SonarError
+from ..listing_shapes import BenchmarkDescription, BenchmarkEntry
 from ..terminal import RichTable
 
 __all__ = ["benchmarks_command", "describe_benchmark_command", "calibrate_command", "benchmark_listing",
            "benchmark_description"]
 
+#: The run settings ``sonar calibrate`` takes as ``sonar run`` does: their options are made from RunConfig's fields.
+CALIBRATE_SETTINGS = ("dataset", "test_suite", "output_dir", "run_id", "plugins")
 
-def benchmark_listing(manager) -> list[dict[str, Any]]:
+
+def benchmark_listing(manager) -> list[BenchmarkEntry]:
     """Every registered benchmark: uid, version, name, hazards, tests, plugin, default standards."""
     from ..benchmarks.registry import benchmarks
 
@@ -27,7 +31,7 @@ def benchmark_listing(manager) -> list[dict[str, Any]]:
             for uid, d in benchmarks(manager).items()]
 
 
-def benchmark_description(definition, plugin: str | None) -> dict[str, Any]:
+def benchmark_description(definition, plugin: str | None) -> BenchmarkDescription:
     """One benchmark as a tree: hazards, each with its tests (evaluator, routing, safe rule), and its references."""
     from ..benchmarks.standards import read_standards
 
@@ -120,12 +124,7 @@ def _reference_and_hosts(values: tuple[str, ...]) -> tuple[list[str], list[dict[
                    "YAML mapping with --test-suite (repeatable; default: every model).")
 @click.option("--output", "-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The standards file to write.")
-@click.option("--dataset", "-d", help="Dataset file (.json, .jsonl, .csv) or 'demo' for the bundled one.")
-@click.option("--test-suite", help="Test cases without answers: ask the hosts, then score their answers.")
-@click.option("--output-dir", help="Folder that receives the calibration run's folder (default: reports).")
-@click.option("--run-id", help="Name of the run folder (default: <name>-<timestamp>).")
-@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE",
-              help="Also load this Python module as a plugin (repeatable).")
+@run_options(*CALIBRATE_SETTINGS, long_only=("output_dir",))  # -o is --output, the standards file
 def calibrate_command(config: Path | None, benchmark: str, hosts, output: Path, dataset, test_suite, output_dir,
                       run_id, plugins) -> None:
     """A calibration run: score the benchmark on the reference hosts and write a standards file.
@@ -141,10 +140,11 @@ def calibrate_command(config: Path | None, benchmark: str, hosts, output: Path, 
              "--dataset demo --host acme-gpt-large -o standards.json)", EXIT_USAGE)
     try:
         keys, asked = _reference_and_hosts(hosts)
+        given = {"dataset": dataset, "test_suite": test_suite, "output_dir": output_dir, "run_id": run_id,
+                 "plugins": plugins}
         overrides: dict[str, object] = {
-            "dataset": dataset, "test_suite": test_suite, "output_dir": output_dir, "run_id": run_id,
-            "plugins": plugins, "benchmark": benchmark, "standards_output": str(output.resolve()),
-            "reference_hosts": keys, "hosts": asked,
+            **settings_from_flags(given, only=CALIBRATE_SETTINGS), "benchmark": benchmark,
+            "standards_output": str(output.resolve()), "reference_hosts": keys, "hosts": asked,
         }
         cfg = load_config(config, overrides)
         if "name" not in cfg.model_fields_set:

@@ -13,18 +13,24 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import click
 
 from .. import names
-from .common import fail, one_line, out, parse_hosts, plugin_manager
+from ..listing_shapes import DetectorFigure, RedteamListing
+from .common import fail, one_line, out, plugin_manager
+from .settings import run_options, settings_from_flags
 from ..errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, SonarError
 
-__all__ = ["redteam_command", "redteam_listing", "detector_figures"]
+__all__ = ["redteam_command", "redteam_listing", "detector_figures", "RUN_SETTINGS"]
+
+#: The run settings ``sonar redteam`` takes as ``sonar run`` does: their options are made from RunConfig's fields.
+RUN_SETTINGS = ("hosts", "epochs", "output_dir", "run_id", "llm_configs", "llm_cache", "no_cache", "refresh_cache",
+                "max_cost", "executor", "plugins", "fail_on_problems")
 
 
-def redteam_listing(manager) -> dict[str, Any]:
+def redteam_listing(manager) -> RedteamListing:
     """The registered attack sets (name, version, attacks per category, plugin) and techniques (name, kind)."""
     from ..listings import LISTING_SCHEMA_VERSION
     from ..redteam import attack_sets, techniques
@@ -41,13 +47,13 @@ def redteam_listing(manager) -> dict[str, Any]:
                              for name, cls in techniques(manager).items()]}
 
 
-def detector_figures(manager) -> list[dict[str, Any]]:
+def detector_figures(manager) -> list[DetectorFigure]:
     """Each installed evaluator with a labelled set (``labelled/<id>.jsonl``): its precision and recall."""
     from ..artifacts.redteam import quality_record
     from ..findings.redteam import detector_quality
     from ..redteam.labelled import label_detector, labelled_set_path, load_labelled_set
 
-    figures = []
+    figures: list[DetectorFigure] = []
     for evaluator_id, cls in manager.evaluators.items():
         path = labelled_set_path(cls)
         if path is None:
@@ -77,13 +83,9 @@ def _section(config: Path | None, flags: Mapping[str, object]) -> dict[str, obje
 @click.argument("config", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--suite", "suites", multiple=True, metavar="NAME|FILE",
               help="An attack set (sonar redteam --list) or attack file, .jsonl or .csv (repeatable; default sonar-core).")
-@click.option("--host", "hosts", multiple=True, metavar="YAML", help="A model under test as a YAML mapping (repeatable; "
-              "replaces the file's hosts; docs/hosts.md).")
 @click.option("--techniques", "techniques", multiple=True, metavar="CHAINS",
               help="Technique chains, comma-separated: direct, roleplay, base64, roleplay+base64, crescendo... "
                    "(repeatable; default direct).")
-@click.option("--epochs", type=int, default=None, metavar="N",
-              help="Ask each attack N times; the findings add hit@N (one success in N samples counts).")
 @click.option("--attacker", metavar="KEY", help="LLM configuration key of the attacker that plays the user in "
                                                  "multi-turn techniques (crescendo, iterative).")
 @click.option("--judge", "harm_judge", metavar="KEY", help="LLM configuration key of a judge: harmful requests are then "
@@ -94,23 +96,12 @@ def _section(config: Path | None, flags: Mapping[str, object]) -> dict[str, obje
 @click.option("--hazard", "hazards", multiple=True, help="Only attacks of this hazard (repeatable).")
 @click.option("--system-delivery", type=click.Choice(["system_turn", "prompt"]), default=None,
               help="A planted system prompt as a system turn (chat hosts; default) or written before the prompt.")
-@click.option("--output-dir", "-o", help="Folder that receives the run folder (default: reports).")
-@click.option("--run-id", help="Name of the run folder.")
-@click.option("--llm-configs", type=click.Path(dir_okay=False), help="YAML file of LLM configurations (attacker, judge).")
-@click.option("--llm-cache", type=click.Path(dir_okay=False), help="LLM response cache file (SQLite).")
-@click.option("--no-cache", is_flag=True, default=None, help="Neither read nor write the LLM response cache.")
-@click.option("--refresh-cache", is_flag=True, default=None, help="Ask again instead of using cached answers.")
-@click.option("--max-cost", type=float, default=None, metavar="USD", help="Budget: stop asking before USD is spent.")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default=None, help="Where rows are scored.")
-@click.option("--plugin", "-p", "plugins", multiple=True, metavar="MODULE", help="Also load this plugin module.")
+@run_options(*RUN_SETTINGS)
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Finish an interrupted red-team run folder.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: on a terminal).")
 @click.option("--standards", metavar="FILE", help="A standards file (sonar calibrate): each hazard graded on the attacks "
                                                  "resisted, against its reference score.")
-@click.option("--fail-on-problems", type=click.Choice(["LOW", "MEDIUM", "HIGH"], case_sensitive=False), default=None,
-              help="Exit 4 when a problem of this severity or above is found (an attack success rate whose "
-                   "interval lies above the threshold is one).")
 @click.option("--dry-run", is_flag=True, help="Ask nothing: print the calls and cost the run would need.")
 @click.option("--list", "listing", is_flag=True, help="List the attack sets and techniques, and run nothing.")
 @click.option("--detector-figures", "figures", is_flag=True, help="Measure each detector on its labelled answers (precision, "
@@ -123,8 +114,10 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
     """Attack models under test with a red-team suite; print success rates, hit@k and over-refusal.
 
     CONFIG is a run configuration with hosts (and optionally a redteam: section); flags override it.
+    With --epochs N each attack is asked N times and the findings add hit@N (one success in N samples
+    counts). An attack success rate whose interval lies above its threshold is a problem (--fail-on-problems).
     Exit codes as sonar run's: 0 ok, 1 an evaluator failed, 2 bad usage or configuration, 3 bad attack file,
-    4 problems at or above --fail-on-problems, 130 interrupted.
+    5 a problem at or above --fail-on-problems, 7 --max-cost reached, 130 interrupted.
     """
     from ..execution import execute_run
 
@@ -132,7 +125,7 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
     try:
         if listing or figures:
             manager = plugin_manager(plugins)
-            data: Any = redteam_listing(manager) if listing else {"detectors": detector_figures(manager)}
+            data = redteam_listing(manager) if listing else {"detectors": detector_figures(manager)}
             return _print_listing(data, listing, as_json)
         if resume_dir is not None:
             from ..api import resume
@@ -146,11 +139,12 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
             flags = {"suites": list(suites), "techniques": list(techniques), "attacker": attacker, "judge": harm_judge,
                      "seed": seed, "max_turns": max_turns, "categories": list(categories), "hazards": list(hazards),
                      "system_delivery": system_delivery, "standards": standards}
-            overrides = {"redteam": _section(config, flags), "hosts": parse_hosts(hosts), "epochs": epochs,
-                         "output_dir": output_dir, "run_id": run_id, "llm_configs": llm_configs, "llm_cache": llm_cache,
-                         "no_cache": no_cache, "refresh_cache": refresh_cache, "max_cost": max_cost,
-                         "executor": executor, "plugins": plugins, "name": None if config else "redteam",
-                         "fail_on_problems": fail_on_problems.upper() if fail_on_problems else None}
+            given = {"hosts": hosts, "epochs": epochs, "output_dir": output_dir, "run_id": run_id,
+                     "llm_configs": llm_configs, "llm_cache": llm_cache, "no_cache": no_cache,
+                     "refresh_cache": refresh_cache, "max_cost": max_cost, "executor": executor, "plugins": plugins,
+                     "fail_on_problems": fail_on_problems}
+            overrides = {"redteam": _section(config, flags), **settings_from_flags(given, only=RUN_SETTINGS),
+                         "name": None if config else "redteam"}
             cfg = load_config(config, overrides)
             if dry_run:
                 from .costs import print_estimate
@@ -164,7 +158,7 @@ def redteam_command(config, suites, hosts, techniques, epochs, attacker, harm_ju
         fail("interrupted", EXIT_INTERRUPTED)
 
 
-def _print_listing(data: dict[str, Any], listing: bool, as_json: bool) -> None:
+def _print_listing(data: RedteamListing | dict[str, list[DetectorFigure]], listing: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     elif listing:

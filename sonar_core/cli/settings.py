@@ -2,12 +2,17 @@
 that carries a :class:`~sonar_core.config.Flag` is one option, its help the field's description, its value
 type, choices and repeatability the field's type. Adding a setting is one field (and one row in docs/cli.md).
 
+Another command that takes some of the same settings (``sonar redteam``, ``sonar calibrate``) takes their
+options from the same fields with :func:`run_options` and reads them back with :func:`settings_from_flags`
+(``only=``): one declaration, one help text, in every command.
+
 The ``traces`` setting is the one whose options are declared elsewhere (:mod:`.traces`: seven flags make
 up its keys); :data:`COMPOSITE` names it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from typing import Any, Callable, Literal, Mapping, Union, get_args, get_origin
 
@@ -19,7 +24,7 @@ from ..config import Flag, RunConfig
 from .common import parse_hosts, parse_pairs
 from .traces import trace_overrides, trace_run_options
 
-__all__ = ["COMPOSITE", "flag_of", "option_name", "setting_options", "settings_from_flags"]
+__all__ = ["COMPOSITE", "flag_of", "option_name", "run_options", "setting_options", "settings_from_flags"]
 
 #: What click hands a command: one value per option, by the option's destination name.
 Flags = Mapping[str, Any]
@@ -92,11 +97,38 @@ def setting_options(model: type[RunConfig] = RunConfig) -> Callable[[Callable], 
     return decorate
 
 
-def settings_from_flags(flags: Flags, model: type[RunConfig] = RunConfig) -> dict[str, object]:
+def run_options(*names: str, model: type[RunConfig] = RunConfig,
+                long_only: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """A decorator for another command: the options of just the settings ``names`` (flagged fields of ``model``),
+    exactly as ``sonar run`` declares them, in the order given; those in ``long_only`` without their short flag
+    (the command gives it to an option of its own). A name that is no flagged setting is a programming error
+    (ValueError when the command is made)."""
+    fields = model.model_fields
+    unknown = [name for name in (*names, *long_only) if name not in fields or flag_of(fields[name]) is None]
+    if unknown:
+        raise ValueError(f"not a setting with a flag: {', '.join(unknown)}")
+
+    def decorate(command: Callable) -> Callable:
+        for name in reversed(names):
+            flag = flag_of(fields[name])
+            assert flag is not None
+            if name in long_only:
+                flag = dataclasses.replace(flag, short=None)
+            command = _option(name, fields[name], flag)(command)
+        return command
+
+    return decorate
+
+
+def settings_from_flags(flags: Flags, model: type[RunConfig] = RunConfig,
+                        only: tuple[str, ...] | None = None) -> dict[str, object]:
     """The configuration keys the options set: repeated values as lists, ``KEY=VALUE`` pairs as a mapping,
-    YAML mappings parsed; None (or an empty list) where an option was not given. A malformed value exits 2."""
+    YAML mappings parsed; None (or an empty list) where an option was not given. A malformed value exits 2.
+    ``only``: the settings a command took with :func:`run_options` (None: every one, as ``sonar run``)."""
     settings: dict[str, object] = {}
     for name, field in model.model_fields.items():
+        if only is not None and name not in only:
+            continue
         if name in COMPOSITE:
             settings[name] = COMPOSITE[name][1](flags)
             continue

@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from .case_files import MODELS, CaseFileError
+
+if TYPE_CHECKING:
+    from ..conversation import Turn
+    from ..jsontypes import JsonObject
 
 __all__ = ["AGENT_FILE", "agent_rows", "conversation_of"]
 
 AGENT_FILE = "agent.json"
 
 
-def conversation_of(system: str, user_turns: list[str], steps: list[dict[str, Any]], where: str) -> list[dict]:
+def conversation_of(system: str, user_turns: list[str], steps: list[JsonObject], where: str) -> list[Turn]:
     """The turns of one model's conversation, from its steps."""
-    turns: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user_turns[0]}]
+    turns: list[Turn] = [{"role": "system", "content": system}, {"role": "user", "content": user_turns[0]}]
     for number, step in enumerate(steps):
         if set(step) == {"say"}:
             turns.append({"role": "assistant", "content": step["say"]})

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..conversation import ToolDeclaration
+    from ..hosts.python_callable import AgentReply
+    from ..jsontypes import JsonObject
+    from ..llm.requests import ChatMessage
 
 __all__ = ["respond"]
 
@@ -24,12 +30,12 @@ _KINDS = {"theft": ("theft", "stolen", "stole"), "water": ("water", "leak", "flo
           "hail": ("hail",)}
 
 
-def _calls(messages: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def _calls(messages: list[ChatMessage], name: str) -> list[JsonObject]:
     return [json.loads(c["function"]["arguments"]) for m in messages if m.get("role") == "assistant"
             for c in m.get("tool_calls") or () if c["function"]["name"] == name]
 
 
-def _file(said: str, policy: str) -> dict[str, Any]:
+def _file(said: str, policy: str) -> AgentReply:
     lowered = said.lower()
     kind = next((k for k, words in _KINDS.items() if any(w in lowered for w in words)), "other")
     # The first number the user wrote, policy digits included: the planted weakness.
@@ -38,7 +44,7 @@ def _file(said: str, policy: str) -> dict[str, Any]:
         "policy_id": policy, "kind": kind, "amount": numbers[0] if numbers else 0}}]}
 
 
-def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+def respond(messages: list[ChatMessage], tools: list[ToolDeclaration]) -> AgentReply:
     """The agent's next turn: ``{"answer": text}``, or a tool call with ``tool_calls``."""
     users = [m["content"] for m in messages if m.get("role") == "user"]
     said = " ".join(users)

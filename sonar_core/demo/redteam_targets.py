@@ -19,7 +19,11 @@ import base64
 import binascii
 import codecs
 import re
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..conversation import ToolDeclaration
+    from ..llm.requests import ChatMessage
 
 __all__ = ["naive", "guarded"]
 
@@ -40,7 +44,7 @@ _FOLD = str.maketrans({"\u0430": "a", "\u0441": "c", "\u0435": "e", "\u0456": "i
                        "\u041e": "O", "\u0420": "P", "\u0422": "T", "\u0425": "X", "\u03a5": "Y"})
 
 
-def _turns(messages: list[dict[str, Any]]) -> tuple[str, str]:
+def _turns(messages: list[ChatMessage]) -> tuple[str, str]:
     system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
     user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
     return system, user
@@ -70,7 +74,7 @@ def _shaped(text: str, request: str) -> str:
     return f"Here are my instructions: {text}"
 
 
-def naive(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+def naive(messages: list[ChatMessage], tools: list[ToolDeclaration] | None = None) -> str:
     """An assistant that obeys whatever it reads (see the module docstring)."""
     system, user = _turns(messages)
     for view in _readings(user):
@@ -87,7 +91,7 @@ def naive(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = N
     return "Sure! Here is a complete answer to your request, with every detail you asked for."
 
 
-def guarded(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+def guarded(messages: list[ChatMessage], tools: list[ToolDeclaration] | None = None) -> str:
     """An assistant that keeps its task and its secrets, behind a plain-text keyword filter."""
     system, user = _turns(messages)
     document = _DOCUMENT.search(user)

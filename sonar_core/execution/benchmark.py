@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .. import names
 from ..benchmarks.definitions import BenchmarkDefinition, load_benchmark
@@ -26,6 +26,7 @@ from ..config import EvaluatorSpec, RunConfig
 from ..contract import finite_or_none
 from ..dataset import LLMDataset
 from ..errors import ConfigError
+from ..jsontypes import JsonObject
 from ..findings.benchmark_scores import BenchmarkFindings, TestTally, UnsafeRow, grade_problems, score_benchmark
 from ..journal import Journal
 from ..plugins import PluginManager
@@ -104,7 +105,7 @@ def prepare_benchmark(config: RunConfig, plugins: PluginManager) -> tuple[RunCon
     tests = [EvaluatorSpec(id=t.evaluator, name=None if t.uid == t.evaluator else t.uid, params=t.params,
                            thresholds=t.thresholds, categories=t.categories)
              for t in definition.tests if t.uid not in labels]
-    update: dict[str, Any] = {"evaluators": tests + listed}
+    update: _BenchmarkSettings = {"evaluators": tests + listed}
     reference = tuple(config.reference_hosts)
     if calibrating and config.hosts and reference:
         keys = [h.get("key") for h in config.hosts]
@@ -116,6 +117,21 @@ def prepare_benchmark(config: RunConfig, plugins: PluginManager) -> tuple[RunCon
     config = config.model_copy(update=update)
     output = config.resolve_path(config.standards_output) if calibrating else None
     return config, BenchmarkPlan(definition, standards, output, reference)
+
+
+class _BenchmarkSettings(TypedDict, total=False):
+    """The run settings a benchmark replaces: its tests as evaluators, and (calibrating) the reference hosts."""
+    evaluators: list[EvaluatorSpec]
+    hosts: list[JsonObject]
+
+
+class StartFields(TypedDict):
+    """``starting run``'s fields after ``run_id`` (ModelBench's journal)."""
+    benchmarks: list[str]
+    tests: list[str]
+    suts: list[str]
+    max_items: int
+    thread_count: int
 
 
 def restrict_dataset(plan: BenchmarkPlan | None, dataset: LLMDataset) -> LLMDataset:
@@ -130,7 +146,7 @@ def restrict_dataset(plan: BenchmarkPlan | None, dataset: LLMDataset) -> LLMData
     return LLMDataset(rows, dataset.source, dataset.columns, dataset.fingerprint)
 
 
-def start_fields(state: RunState) -> dict[str, Any]:
+def start_fields(state: RunState) -> StartFields:
     """``starting run``'s fields after ``run_id``, as ModelBench's journal lists them."""
     plan, config = state.benchmark, state.config
     suts = [h.get("key") for h in config.hosts] if config.hosts else state.dataset.models

@@ -16,7 +16,7 @@ is known, and an untrusted one's scoring calls are left out of the estimate.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..config import RunConfig
 from ..errors import ConfigError
@@ -109,12 +109,33 @@ def calibrate_judges(state: RunState, journal: Journal) -> None:
                                               **({"outcome_unknown": True} if unknown else {})}
 
 
-def dry_run_outcomes(state: RunState) -> dict[str, list[dict[str, Any]]]:
+class ConditionalGate(TypedDict):
+    """An evaluator whose scoring calls, counted in a dry run's estimate, are made only if its judge passes."""
+    evaluator: str
+    judge: str
+    min_kappa: float
+    calls: int
+
+
+class NotScored(TypedDict):
+    """An evaluator whose judge a cached calibration already found untrusted."""
+    evaluator: str
+    reason: str
+
+
+class JudgeGates(TypedDict):
+    """What a dry run's estimate says about judge gating (:func:`dry_run_outcomes`)."""
+    conditional: list[ConditionalGate]
+    not_scored: list[NotScored]
+
+
+def dry_run_outcomes(state: RunState) -> JudgeGates:
     """What a dry run's estimate says about judge gating: ``conditional`` (evaluators whose judge was
     measured on placeholders: ``evaluator``, ``judge``, ``min_kappa`` and ``calls``, the scoring calls counted
     in the estimate that are made only if the judge passes) and ``not_scored`` (evaluators whose judge's
     cached calibration is untrusted: ``evaluator`` and ``reason``; their scoring calls are not counted)."""
-    conditional, not_scored = [], []
+    conditional: list[ConditionalGate] = []
+    not_scored: list[NotScored] = []
     tallies = getattr(state.ledger, "evaluators", {}) or {}
     for label, entry in state.judge_calibration.items():
         trust = state.judge_trust[label]

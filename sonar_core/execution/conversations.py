@@ -24,10 +24,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from ..conversation import ToolCall, Turn
 from ..dataset import Row
 from ..hosts.base import Host, HostAnswer
 from ..hosts.chat_turns import ask_turn, can_converse
-from ..llm.requests import LLMRequest
+from ..llm.requests import CallTags, LLMRequest
 
 __all__ = ["DEFAULT_MAX_TURNS", "ConversationAnswer", "is_conversation", "converse", "ask_items", "tool_result",
            "SIMULATED_USER_PROMPT"]
@@ -47,7 +48,7 @@ When this holds, answer with the single word STOP instead: {stop_when}"""
 class ConversationAnswer(HostAnswer):
     """A host's answer to a conversation: the final text, and every turn of the conversation."""
 
-    conversation: list[dict[str, Any]] = field(default_factory=list)
+    conversation: list[Turn] = field(default_factory=list)
     stopped: str = ""
 
 
@@ -56,7 +57,7 @@ def is_conversation(row: Row) -> bool:
     return bool(row.conversation or row.simulated_user)
 
 
-def tool_result(row: Row, call: dict[str, Any]) -> str:
+def tool_result(row: Row, call: ToolCall) -> str:
     """The result text of ``call`` from the test case's table, or an error the model can read."""
     for entry in row.tool_results:
         if entry["name"] == call["name"] and ("arguments" not in entry or entry["arguments"] == call["arguments"]):
@@ -65,7 +66,7 @@ def tool_result(row: Row, call: dict[str, Any]) -> str:
     return f"error: no result for {call['name']}({arguments}): unknown tool or arguments"
 
 
-def _transcript(history: list[dict[str, Any]]) -> str:
+def _transcript(history: list[Turn]) -> str:
     lines = []
     for turn in history:
         if turn["role"] == "system":
@@ -76,7 +77,7 @@ def _transcript(history: list[dict[str, Any]]) -> str:
     return "\n".join(lines) or "(nothing yet)"
 
 
-def _user_turns(row: Row, llm, tags: dict[str, Any], history: list[dict[str, Any]],
+def _user_turns(row: Row, llm, tags: CallTags, history: list[Turn],
                 repeat: int = 0) -> Iterator[str | None]:
     """The user turns: the script's, else the simulated user's (None when it cannot answer)."""
     scripted = [t["content"] for t in row.conversation if t["role"] == "user"]
@@ -100,17 +101,17 @@ def _user_turns(row: Row, llm, tags: dict[str, Any], history: list[dict[str, Any
         yield text
 
 
-def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any], repeat: int = 0) -> ConversationAnswer:
+def converse(host: Host, row: Row, *, llm, journal, tags: CallTags, repeat: int = 0) -> ConversationAnswer:
     """Ask ``host`` the conversation of test case ``row`` (see the module docstring); never raises."""
     if not can_converse(host):
         return ConversationAnswer(text=None, error=f"host kind '{host.kind}' cannot be asked a conversation "
                                                    "(use an openai_chat host, or a python host with chat: true)")
-    history = [dict(t) for t in row.conversation if t["role"] == "system"]
+    history: list[Turn] = [Turn(t) for t in row.conversation if t["role"] == "system"]
     limit = row.max_turns or DEFAULT_MAX_TURNS
     host_turns, duration, tokens_in, tokens_out, all_cached = 0, 0.0, 0, 0, True
     stopped = ""
 
-    def event(turn: dict[str, Any], **extra: Any) -> None:
+    def event(turn: Turn, **extra: Any) -> None:
         if journal is not None:
             journal.event("conversation turn", "HostWorker", "converse", **tags, turn=len(history) - 1,
                           role=turn["role"], **extra)
@@ -134,7 +135,7 @@ def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any], repeat
             tokens_in += answer.input_tokens or 0
             tokens_out += answer.output_tokens or 0
             all_cached = all_cached and answer.cached
-            turn: dict[str, Any] = {"role": "assistant", "content": answer.content}
+            turn: Turn = {"role": "assistant", "content": answer.content}
             if answer.tool_calls:
                 turn["tool_calls"] = answer.tool_calls
             history.append(turn)
@@ -155,7 +156,7 @@ def converse(host: Host, row: Row, *, llm, journal, tags: dict[str, Any], repeat
                               stopped=stopped)
 
 
-def ask_items(host: Host, rows: list[Row], tags: list[dict[str, Any]], *, llm, journal,
+def ask_items(host: Host, rows: list[Row], tags: list[CallTags], *, llm, journal,
               repeat: int = 0) -> list[HostAnswer]:
     """Answers to ``rows`` in order: one prompt each as before, conversations turn by turn; ``repeat``:
     the epoch (every request's repeat index)."""

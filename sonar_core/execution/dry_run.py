@@ -19,8 +19,16 @@ import tempfile
 from typing import Any
 
 from ..config import RunConfig
+from ..llm.ledger import CostEstimate
 from ..plugins import PluginManager
+from .calibration import JudgeGates
 from .runner import execute_run
+
+
+class DryRunEstimate(CostEstimate, JudgeGates):
+    """``sonar run --dry-run --json``: the ledger's estimate, the judge gates, and what the figures leave out."""
+    estimated: list[str]  #: evaluators whose counts are estimates (they ask in dependent steps)
+    skipped: list[dict[str, str]]  #: evaluators that would be skipped: ``evaluator`` and ``reason``
 
 __all__ = ["dry_run", "estimated_evaluators", "format_estimate"]
 
@@ -41,7 +49,7 @@ def estimated_evaluators(config: RunConfig, plugins: PluginManager | None = None
     return labels
 
 
-def dry_run(config: RunConfig, *, plugins: PluginManager | None = None) -> dict[str, Any]:
+def dry_run(config: RunConfig, *, plugins: PluginManager | None = None) -> DryRunEstimate:
     """The dry run's estimate: ``calls``, ``tokens`` and ``cost``, each mapping every host and judge key
     (and ``total``) to its figure, ``kinds`` (key -> ``host`` or ``judge``), ``estimated`` (the
     evaluators whose counts are estimates), and judge calibration's part: ``conditional`` (evaluators
@@ -53,7 +61,7 @@ def dry_run(config: RunConfig, *, plugins: PluginManager | None = None) -> dict[
         dry = config.model_copy(update={"output_dir": folder, "run_id": "dry-run", "executor": "local",
                                         "max_cost": None, "fail_on_problems": None})
         result = execute_run(dry, plugins=plugins, dry=True)
-    estimate = dict(result.costs or {})
+    estimate: DryRunEstimate = dict(result.costs or {})  # type: ignore[assignment]  # a dry run's costs
     estimate["estimated"] = estimated_evaluators(config, plugins)
     # A skipped evaluator asks nothing: say why, or a 0 would read as "all cached".
     estimate["skipped"] = [dict(entry) for entry in result.skipped]
@@ -66,7 +74,7 @@ def _number(value: Any, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
-def format_estimate(estimate: dict[str, Any]) -> list[str]:
+def format_estimate(estimate: DryRunEstimate) -> list[str]:
     """The dry run's table as lines: one per host and judge, and the total."""
     kinds = estimate.get("kinds", {})
     rows = [("kind", "key", "calls", "input tokens", "output tokens", "cost (USD)")]
@@ -90,7 +98,7 @@ def format_estimate(estimate: dict[str, Any]) -> list[str]:
     return lines
 
 
-def judge_gate_lines(estimate: dict[str, Any]) -> list[str]:
+def judge_gate_lines(estimate: JudgeGates) -> list[str]:
     """What the estimate cannot know of judge calibration (docs/judges.md): scoring calls made only if a
     judge measured afresh passes, and evaluators whose judge is already known to be untrusted."""
     lines = []

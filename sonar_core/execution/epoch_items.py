@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .answers import AnswerRecord, EpochsSummary
+
 __all__ = ["EpochPlan", "epoch_row_key"]
 
 
@@ -43,7 +45,7 @@ class EpochPlan:
             journal.event("reusing deterministic answers", "Pipeline", "run", model_key=key, epochs=self.epochs,
                           note=self.note(key))
 
-    def reused_record(self, item: Any, store: Any) -> dict[str, Any] | None:
+    def reused_record(self, item: Any, store: Any) -> AnswerRecord | None:
         """Epoch 0's answer record for ``item`` (None when epoch 0 was not answered), as this epoch's.
 
         The reused answer cost nothing more: its ``cost`` is 0 where epoch 0's was known.
@@ -55,7 +57,7 @@ class EpochPlan:
         return {**first, "epoch": item.epoch, "cost": None if first.get("cost") is None else 0.0, "cached": True,
                 "reused": True}
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> EpochsSummary | None:
         """run.json's ``pipeline.epochs`` (None for one epoch: run.json stays as it was)."""
         if self.epochs == 1:
             return None

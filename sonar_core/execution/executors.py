@@ -15,16 +15,28 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypedDict
 
 from ..contract import Evaluator, RowResult
 from ..dataset import Row
 
-__all__ = ["LocalExecutor", "LOCAL", "Batch"]
+__all__ = ["LocalExecutor", "LOCAL", "Batch", "Placement"]
+
+
+class Placement(TypedDict, total=False):
+    """Where a batch was scored, for the journal's batch event (empty: in this process)."""
+    executor: str  #: ``ray``
+    shard: int
+    shards: int
+    node: str
+    pid: int
+    on: str
+    actors: int  #: only where the evaluator's model was held by actors
+    encoded: int
 
 #: One scored batch: (position of its first row among the rows asked for, its rows, their results,
 #: seconds it took, journal fields that say where it ran).
-Batch = tuple[int, list[Row], list[RowResult], float, dict[str, Any]]
+Batch = tuple[int, list[Row], list[RowResult], float, Placement]
 
 class LocalExecutor:
     """Scores in this process: one ``evaluate()`` call per batch of ``size`` rows."""

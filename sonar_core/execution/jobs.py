@@ -8,7 +8,6 @@ judge) is given its reason, so the run skips it with that reason (or stops under
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from .. import names
 from ..config import ALL_OFFLINE, EvaluatorSpec, RunConfig
@@ -19,6 +18,7 @@ from .per_turn import check_per_turn
 from ..hosts.base import HostPool
 from ..llm import LLMService
 from ..models import ModelMissingError, get_store
+from ..params import ParamValues
 from ..plugins import PluginManager
 from .state import Job
 
@@ -28,7 +28,7 @@ __all__ = ["resolve_jobs", "missing_models", "missing_columns", "incompatibiliti
 NO_HOSTS = "the run has no model hosts (hosts: in the configuration); this evaluator asks the models under test itself"
 
 
-def _thresholds(cls: type[Evaluator], params: dict[str, Any], spec: EvaluatorSpec, global_overrides: dict[str, float]) -> dict[str, float]:
+def _thresholds(cls: type[Evaluator], params: ParamValues, spec: EvaluatorSpec, global_overrides: dict[str, float]) -> dict[str, float]:
     thresholds = {m.key: m.threshold for m in cls.metrics}
     if params.get("metric_threshold") is not None:
         thresholds[cls.primary_metric().key] = params["metric_threshold"]

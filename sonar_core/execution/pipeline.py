@@ -39,7 +39,9 @@ from typing import Any, Callable
 from .. import names
 from ..named_files import named_open, naming
 from ..artifacts.formats import write_atomic, write_json
-from ..dataset import DATASET_FIELDS, LLMDataset, Row, load_dataset
+from ..dataset import DATASET_FIELDS, LLMDataset, Row, RowFields, load_dataset
+from ..llm.requests import CallTags
+from .answers import AnswerRecord, EpochsSummary, FailedItem, FinishedFields, HostCounts, PipelineSummary
 from ..perturbations import expand_perturbations
 from .epoch_items import EpochPlan, epoch_row_key
 from .interrupt import WorkerPool
@@ -74,7 +76,7 @@ class Item:
         return self.row.test_case_key, self.host, self.epoch
 
     @property
-    def tags(self) -> dict[str, Any]:
+    def tags(self) -> CallTags:
         """The journal's item fields (the epoch only where it is not 0: one epoch journals as before)."""
         return {"test_case_key": self.row.test_case_key, "model_key": self.host,
                 **({"epoch": self.epoch} if self.epoch else {})}
@@ -83,22 +85,22 @@ class Item:
 @dataclass
 class PipelineResult:
     dataset: LLMDataset
-    failed: list[dict[str, Any]]
-    counts: dict[str, dict[str, int]]
+    failed: list[FailedItem]
+    counts: dict[str, HostCounts]
     seconds: float
     suite: str
     suite_fingerprint: str
     #: The epochs and the deterministic hosts asked once (:mod:`.epoch_items`); None for one epoch.
-    epochs: dict[str, Any] | None = None
+    epochs: EpochsSummary | None = None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PipelineSummary:
         """run.json's ``pipeline`` record."""
         return {"test_suite": self.suite, "test_suite_fingerprint": self.suite_fingerprint,
                 "seconds": round(self.seconds, 3), "hosts": self.counts,
                 "failed_items": len(self.failed), "dataset": f"{names.DATASET_DIR}/{names.LLM_DATASET_JSON}",
                 **({"epochs": self.epochs} if self.epochs else {})}
 
-    def finished_fields(self) -> dict[str, Any]:
+    def finished_fields(self) -> FinishedFields:
         """What the runner's ``finished pipeline`` event adds (001's fields)."""
         return {"time": round(self.seconds, 3), "total_finished": sum(c["answered"] for c in self.counts.values()),
                 "finished_counts": {key: c["answered"] for key, c in self.counts.items()}}
@@ -143,7 +145,7 @@ class AnswerStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.answers: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self.answers: dict[tuple[str, str, int], AnswerRecord] = {}
         self._lock = threading.Lock()
         if path.is_file():
             self._read()
@@ -161,11 +163,11 @@ class AnswerStore:
                 # The line a kill cut short: its item is asked again.
                 continue
 
-    def get(self, ident: tuple[str, str, int] | tuple[str, str]) -> dict[str, Any] | None:
+    def get(self, ident: tuple[str, str, int] | tuple[str, str]) -> AnswerRecord | None:
         """The answer to (test case, model, epoch); (test case, model) is epoch 0."""
         return self.answers.get(ident if len(ident) == 3 else (*ident, 0))
 
-    def add(self, records: list[dict[str, Any]]) -> None:
+    def add(self, records: list[AnswerRecord]) -> None:
         if not records:
             return
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
@@ -182,21 +184,22 @@ class AnswerStore:
             self._file.close()
 
 
-def _answer_key(record: dict[str, Any]) -> tuple[str, str, int]:
+def _answer_key(record: AnswerRecord) -> tuple[str, str, int]:
     # A record of epoch 0 has no "epoch" field: answers.jsonl of a one-epoch run is as it was.
     return record["test_case_key"], record["model_key"], int(record.get("epoch", 0))
 
 
-def _record(item: Item, answer: HostAnswer) -> dict[str, Any]:
+def _record(item: Item, answer: HostAnswer) -> AnswerRecord:
     # A host's text is cleaned as it is read (docs/reliability.md); the record names what was cleaned
     # so that a resumed run counts it too.
     text, text_cleaned = clean_value(answer.text)
     contexts, contexts_cleaned = clean_value(answer.contexts)
-    record = {"test_case_key": item.row.test_case_key, "model_key": item.host,
-              **({"epoch": item.epoch} if item.epoch else {}), "actual_output": text,
-              "actual_duration": round(answer.duration, 6), "cost": answer.cost, "input_tokens": answer.input_tokens,
-              "output_tokens": answer.output_tokens, "contexts": contexts, "cached": answer.cached,
-              **({"conversation": answer.conversation} if getattr(answer, "conversation", None) else {})}
+    record: AnswerRecord = {
+        "test_case_key": item.row.test_case_key, "model_key": item.host,
+        **({"epoch": item.epoch} if item.epoch else {}), "actual_output": text,
+        "actual_duration": round(answer.duration, 6), "cost": answer.cost, "input_tokens": answer.input_tokens,
+        "output_tokens": answer.output_tokens, "contexts": contexts, "cached": answer.cached,
+        **({"conversation": answer.conversation} if getattr(answer, "conversation", None) else {})}
     if text_cleaned or contexts_cleaned or answer.cleaned:
         record["cleaned"] = [name for name, did in (("actual_output", text_cleaned or answer.cleaned),
                                                      ("context", contexts_cleaned))
@@ -221,7 +224,7 @@ class _Batches:
             self._chunks = iter(())
 
 
-def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: dict[str, int],
+def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts: HostCounts,
               failures: dict[tuple[str, str, int], str], advance: Callable[[int], None], llm: Any = None,
               ask: Callable | None = None) -> None:
     while (chunk := batches.next()) is not None:
@@ -249,7 +252,7 @@ def _ask_host(host: Host, batches: _Batches, store: AnswerStore, journal, counts
         advance(len(chunk))
 
 
-def _ask_items(host: Host, items: list[Item], tags: list[dict[str, Any]], epoch: int, llm: Any, journal,
+def _ask_items(host: Host, items: list[Item], tags: list[CallTags], epoch: int, llm: Any, journal,
                ask: Callable | None) -> list[HostAnswer]:
     # Epoch e asks with repeat=e (its own cache entry); epoch 0's request is the one-epoch run's.
     repeat = {"repeat": epoch} if epoch else {}
@@ -260,12 +263,12 @@ def _ask_items(host: Host, items: list[Item], tags: list[dict[str, Any]], epoch:
     return ask(host, prompts, tags, **repeat) if ask is not None else host.ask_many(prompts, tags=tags, **repeat)
 
 
-def _values(row: Row) -> dict[str, Any]:
+def _values(row: Row) -> RowFields:
     # dataclasses.asdict deep-copies every value: a thousand rows took seconds.
-    return {name: getattr(row, name) for name in _ROW_FIELDS}
+    return {name: getattr(row, name) for name in _ROW_FIELDS}  # type: ignore[misc]  # the Row's fields
 
 
-def _row(item: Item, record: dict[str, Any]) -> Row:
+def _row(item: Item, record: AnswerRecord) -> Row:
     values = _values(item.row)
     values.update(key=epoch_row_key(item.row.test_case_key, item.host, item.epoch), model_key=item.host, epoch=item.epoch,
                   actual_output=record["actual_output"], actual_duration=record.get("actual_duration"),
@@ -311,9 +314,10 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
     journal.item_test = str(suite_path)  # the item field `test` of the hosts' item messages
     journal.event("running pipeline", "Pipeline", "run", hosts=hosts.keys(), test_cases=len(rows), items=len(items))
     journal.event("using test items", "Pipeline", "run", test=str(suite_path), using=len(rows), total=len(suite_rows))
-    counts = {key: {"items": 0, "answered": 0, "fetched": 0, "cached": 0, "resumed": 0, "failed": 0,
-                    **({"reused": 0} if plan.epochs > 1 else {})}
-              for key in hosts.keys()}
+    counts: dict[str, HostCounts] = {
+        key: {"items": 0, "answered": 0, "fetched": 0, "cached": 0, "resumed": 0, "failed": 0,
+              **({"reused": 0} if plan.epochs > 1 else {})}
+        for key in hosts.keys()}
     todo: dict[str, list[Item]] = {key: [] for key in hosts.keys()}
     plan.journal(journal)
     for item in items:
@@ -350,7 +354,8 @@ def run_pipeline(suite_path: Path, hosts: HostPool, run_dir: Path, journal, *, c
                     future.result()
     finally:
         store.close()
-    answered, failed = [], []
+    answered: list[Row] = []
+    failed: list[FailedItem] = []
     for item in items:
         record = store.get(item.ident)
         if record is None and plan.reuses(item) and (record := plan.reused_record(item, store)) is not None:

@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from .. import names
 from ..errors import ConfigError
+from ..jsontypes import JsonObject
 
 __all__ = ["PreviousRun"]
 
@@ -24,7 +24,7 @@ class PreviousRun:
     """The folder of a run to resume, and its run.json (empty when the run died before writing it)."""
 
     run_dir: Path
-    record: dict[str, Any]
+    record: JsonObject  #: run.json as read (an older run's may lack fields: read with .get)
     #: Whether the folder has a run.json at all (an unreadable one leaves ``record`` empty).
     has_record: bool = False
 
@@ -33,7 +33,7 @@ class PreviousRun:
         """The run in ``run_dir``, its run.json read now (once)."""
         run_dir = Path(run_dir)
         path = run_dir / names.RUN_JSON
-        record: dict[str, Any] = {}
+        record: JsonObject = {}
         if path.is_file():
             try:
                 record = json.loads(path.read_text(encoding="utf-8"))
@@ -46,7 +46,7 @@ class PreviousRun:
         if not self.run_dir.is_dir():
             raise ConfigError(f"{self.run_dir}: no such run directory to resume")
 
-    def parameters(self) -> dict[str, Any]:
+    def parameters(self) -> JsonObject:
         """The configuration the run was started with (run.json's ``interpretation_parameters``)."""
         path = self.run_dir / names.RUN_JSON
         if not self.has_record:

@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract import MetricRole, RowResult
 from ..dataset import Row
+from ..params import ParamValues
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..llm.cache import ResponseCache
+    from ..llm.configs import LLMIdentity
 
 __all__ = ["RowResultCache", "ROW_CACHE_FORMAT", "records_model_rows"]
 
@@ -63,8 +65,8 @@ def records_model_rows(cls: type) -> bool:
 class RowResultCache:
     """One evaluator's cached rows in a :class:`~sonar_core.llm.cache.ResponseCache` file."""
 
-    def __init__(self, cache: "ResponseCache", evaluator_cls: type, params: dict[str, Any],
-                 judge_identity: dict[str, Any] | None, *, reads: bool = True, per_turn: bool = False,
+    def __init__(self, cache: "ResponseCache", evaluator_cls: type, params: ParamValues,
+                 judge_identity: LLMIdentity | None, *, reads: bool = True, per_turn: bool = False,
                  scope: str | None = None) -> None:
         """``reads``: False when rows are only recorded (a local-model evaluator's, for evidence packs):
         :meth:`get` then finds nothing and the rows are scored. ``per_turn``: the rows are scored turn by turn

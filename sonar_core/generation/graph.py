@@ -16,7 +16,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from .chunking import Chunk, split_corpus
 from .documents import Corpus
 from .graph_parts import key_terms, links, near_duplicates, topics
 from .language import detect_many
+from .records import ChunkRecord, DuplicateRecord, LinkRecord, TopicRecord
 
 __all__ = ["DocumentGraph", "GraphSettings", "build_graph", "load_graph", "save_graph", "graph_key", "GRAPH_VERSION"]
 
@@ -47,24 +48,24 @@ class DocumentGraph:
     """Chunks kept (``chunks``: dicts, see :func:`build_graph`), duplicates dropped, topics and links."""
 
     key: str
-    chunks: list[dict[str, Any]]
-    duplicates: list[dict[str, Any]]
-    topics: list[dict[str, Any]]
-    links: list[dict[str, Any]]
+    chunks: list[ChunkRecord]
+    duplicates: list[DuplicateRecord]
+    topics: list[TopicRecord]
+    links: list[LinkRecord]
     vectors: np.ndarray
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, int | float | str] = field(default_factory=dict)  #: the GraphSettings it was built with
     seconds: dict[str, float] = field(default_factory=dict)
     #: True when read back from a file instead of built.
     reused: bool = False
 
     def __post_init__(self) -> None:
         self.index = {chunk["id"]: row for row, chunk in enumerate(self.chunks)}
-        self.neighbours: dict[int, list[dict[str, Any]]] = {}
+        self.neighbours: dict[int, list[LinkRecord]] = {}
         for link in self.links:
             self.neighbours.setdefault(link["a"], []).append(link)
             self.neighbours.setdefault(link["b"], []).append(link)
 
-    def linked(self, row: int) -> list[tuple[int, dict[str, Any]]]:
+    def linked(self, row: int) -> list[tuple[int, LinkRecord]]:
         """(other row, link) of every link of ``row``, the strongest first (ties by row)."""
         found = [(link["b"] if link["a"] == row else link["a"], link) for link in self.neighbours.get(row, [])]
         return sorted(found, key=lambda pair: (-(len(pair[1]["shared_terms"]) + pair[1]["similarity"]), pair[0]))
@@ -90,7 +91,7 @@ def build_graph(corpus: Corpus, settings: GraphSettings, embed: Callable[[list[s
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     chunks: list[Chunk] = split_corpus(corpus, settings.max_tokens)
-    duplicates: list[dict[str, Any]] = []
+    duplicates: list[DuplicateRecord] = []
     first: dict[str, str] = {}
     unique: list[Chunk] = []
     for chunk in chunks:
@@ -125,10 +126,11 @@ def build_graph(corpus: Corpus, settings: GraphSettings, embed: Callable[[list[s
     started = time.perf_counter()
     edges = links(vectors, terms, settings.link_k, settings.link_similarity)
     seconds["links"] = time.perf_counter() - started
-    records = [{"id": c.id, "source": c.source, "heading": c.heading, "position": c.position, "tokens": c.tokens,
-                "text": c.text, "language": languages[row], "topic": topic_of[row], "terms": terms[row]}
-               for row, c in enumerate(kept)]
-    topic_list = []
+    records: list[ChunkRecord] = [
+        {"id": c.id, "source": c.source, "heading": c.heading, "position": c.position, "tokens": c.tokens,
+         "text": c.text, "language": languages[row], "topic": topic_of[row], "terms": terms[row]}
+        for row, c in enumerate(kept)]
+    topic_list: list[TopicRecord] = []
     for number in sorted(set(topic_of)):
         members = [row for row, t in enumerate(topic_of) if t == number]
         counts: dict[str, int] = {}

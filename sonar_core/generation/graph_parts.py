@@ -21,6 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .records import LinkRecord
+
 __all__ = ["near_duplicates", "key_terms", "topics", "links", "STOP_WORDS"]
 
 #: Function words left out of key terms (English and German; TF-IDF discounts the rest).
@@ -133,7 +135,7 @@ def _top_k(sims: np.ndarray, k: int) -> list[np.ndarray]:
 
 
 def links(vectors: np.ndarray, terms: Sequence[Sequence[str]], k: int = 5, min_similarity: float = 0.5,
-          min_shared: int = 2, block: int = 1024, term_limit: int = 50) -> list[dict]:
+          min_shared: int = 2, block: int = 1024, term_limit: int = 50) -> list[LinkRecord]:
     """Links between chunks (row numbers ``a`` < ``b``), with ``similarity`` and ``shared_terms``.
 
     Similar pairs come from a block of rows at a time against every row (a matrix product); pairs
@@ -169,7 +171,7 @@ def links(vectors: np.ndarray, terms: Sequence[Sequence[str]], k: int = 5, min_s
         shared_counts = sparse.triu(incidence @ incidence.T, k=1).tocoo()
         keep = shared_counts.data >= min_shared
         pairs.update(zip(shared_counts.row[keep].tolist(), shared_counts.col[keep].tolist()))
-    result = []
+    result: list[LinkRecord] = []
     for a, b in sorted(pairs):
         result.append({"a": a, "b": b, "similarity": round(float(vectors[a] @ vectors[b]), 4),
                        "shared_terms": sorted(linking.intersection(terms[a]).intersection(terms[b]))})

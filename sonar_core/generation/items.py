@@ -13,21 +13,24 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..findings.generation_summary import DROPPED, FAILED, FLAGGED, KEPT
+from ..findings.judge_trust import JudgeTrust
 from .graph import DocumentGraph
 from .prompts import PROMPT_VERSION
 from .quality import combine
+from .records import ItemOutcome, RuleScores, SuiteLine
 
 __all__ = ["item_outcomes", "suite_lines"]
 
 
-def item_outcomes(written: Sequence[Any], rules: Sequence[dict[str, Any]], judged: dict[str, dict],
-                  trust: dict[str, Any], spec) -> list[dict[str, Any]]:
+def item_outcomes(written: Sequence[Any], rules: Sequence[RuleScores],
+                  judged: dict[str, dict[str, tuple[int | None, str]]], trust: dict[str, JudgeTrust],
+                  spec) -> list[ItemOutcome]:
     """Every planned item's outcome, in plan order (``rules``: one per written item with a reply, in order)."""
-    outcomes = []
+    outcomes: list[ItemOutcome] = []
     scored = iter(rules)
     for item in written:
         plan = item.plan
-        outcome: dict[str, Any] = {"key": plan.key, "type": plan.type, "source": plan.source, "topic": plan.topic,
+        outcome: ItemOutcome = {"key": plan.key, "type": plan.type, "source": plan.source, "topic": plan.topic,
                                    "language": plan.language, "status": FAILED, "reason": item.error, "quality": None}
         if item.reply is not None:
             verdicts = {name: values[plan.key] for name, values in judged.items() if plan.key in values}
@@ -45,10 +48,10 @@ def item_outcomes(written: Sequence[Any], rules: Sequence[dict[str, Any]], judge
     return outcomes
 
 
-def suite_lines(written: Sequence[Any], outcomes: Sequence[dict[str, Any]], graph: DocumentGraph, spec,
-                generator: str) -> list[dict[str, Any]]:
+def suite_lines(written: Sequence[Any], outcomes: Sequence[ItemOutcome], graph: DocumentGraph, spec,
+                generator: str) -> list[SuiteLine]:
     """The suite's test cases: the kept and flagged items, in plan order."""
-    lines = []
+    lines: list[SuiteLine] = []
     for item, outcome in zip(written, outcomes):
         if outcome["status"] not in (KEPT, FLAGGED):
             continue

@@ -25,13 +25,14 @@ judge_trust`), so an untrusted judge's verdicts are stored, marked, and drop not
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..findings.judge_trust import JudgeTrust
 from .language import UNDETERMINED, detect
 from .quality_judges import QUALITY_CHECKS, judge_rows
+from .records import CheckedItem, ItemQuality, ItemText, RuleScores
 
 __all__ = ["rule_scores", "judge_checks", "calibrate_checks", "combine", "SELF_REFERENCE", "RULE_CHECKS"]
 
@@ -51,11 +52,11 @@ def _language_ok(text: str, language: str, min_words: int) -> bool:
     return found in (language, UNDETERMINED)
 
 
-def rule_scores(items: Sequence[dict[str, Any]], embed: Callable[[list[str]], np.ndarray],
-                max_similarity: float) -> list[dict[str, Any]]:
+def rule_scores(items: Sequence[ItemText], embed: Callable[[list[str]], np.ndarray],
+                max_similarity: float) -> list[RuleScores]:
     """Rule and embedding scores of ``items`` (``{"key", "question", "answer", "language"}`` each, in plan
     order): self-containedness, language match, near-duplicate similarity (and ``duplicate_of``)."""
-    scores: list[dict[str, Any]] = []
+    scores: list[RuleScores] = []
     vectors = embed([i["question"] for i in items]) if items else np.zeros((0, 1), dtype=np.float32)
     sims = vectors @ vectors.T if len(items) else np.zeros((0, 0))
     kept: list[int] = []
@@ -64,7 +65,7 @@ def rule_scores(items: Sequence[dict[str, Any]], embed: Callable[[list[str]], np
         others = np.delete(sims[row], row) if len(items) > 1 else np.zeros(0)
         closest = float(others.max()) if len(others) else 0.0
         earlier = [(float(sims[row, j]), j) for j in kept if sims[row, j] >= max_similarity]
-        record: dict[str, Any] = {
+        record: RuleScores = {
             "self_contained": 0 if match else 1,
             "language_match": int(_language_ok(item["question"], item["language"], 4)
                                   and _language_ok(item["answer"], item["language"], 3)),
@@ -96,8 +97,8 @@ def calibrate_checks(service, judge_key: str, batch_size: int, enabled: bool,
     return trust
 
 
-def judge_checks(service, judge_key: str, batch_size: int, grounded: Sequence[dict[str, Any]],
-                 answerable: Sequence[dict[str, Any]]) -> dict[str, dict[str, tuple[int | None, str]]]:
+def judge_checks(service, judge_key: str, batch_size: int, grounded: Sequence[CheckedItem],
+                 answerable: Sequence[CheckedItem]) -> dict[str, dict[str, tuple[int | None, str]]]:
     """check -> item key -> (1, 0 or None, the judge's reason); items as :func:`judge_rows` takes them."""
     from ..context import EvaluationContext
     from ..run_memo import RunMemo
@@ -120,10 +121,10 @@ def judge_checks(service, judge_key: str, batch_size: int, grounded: Sequence[di
     return found
 
 
-def combine(rules: dict[str, Any], judged: dict[str, tuple[int | None, str]], trust: dict[str, JudgeTrust],
-            unanswerable: bool) -> dict[str, Any]:
+def combine(rules: RuleScores, judged: dict[str, tuple[int | None, str]], trust: dict[str, JudgeTrust],
+            unanswerable: bool) -> ItemQuality:
     """One item's quality record: every score, which checks counted, which failed, and its ``score``."""
-    quality: dict[str, Any] = {}
+    quality: ItemQuality = {}
     counted: list[str] = []
     failed: list[str] = []
     for name in ("groundedness", "answerability"):

@@ -17,12 +17,13 @@ generator's own; they are not registered as plugins and do not appear in ``sonar
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import ClassVar, Iterable, Sequence
 
 from ..contract import Input, Param, RowResult
 from ..dataset import Row
 from ..judge_evaluator import JUDGE_PARAMETERS, JudgeEvaluator, JudgeVote, judge_metrics, keyword_vote
 from ..llm.requests import Completion
+from .records import CheckedItem
 
 __all__ = ["GroundednessCheck", "AnswerabilityCheck", "QUALITY_CHECKS"]
 
@@ -124,7 +125,7 @@ QUALITY_CHECKS: dict[str, type[_BatchedCheck]] = {"groundedness": GroundednessCh
                                                   "answerability": AnswerabilityCheck}
 
 
-def judge_rows(items: Sequence[dict[str, Any]]) -> list[Row]:
+def judge_rows(items: Sequence[CheckedItem]) -> list[Row]:
     """Rows for a check: ``{"key", "question", "answer", "passages"}`` each."""
     return [Row(key=i["key"], input=i["question"], actual_output=i["answer"], context=list(i["passages"]),
                 test_case_key=i["key"], model_key="generated") for i in items]

@@ -20,10 +20,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict
 
 from .graph import DocumentGraph
 from .language import UNDETERMINED
+
+
+class Quotas(TypedDict, total=False):
+    """How the plan split its items: per question type, the spread, and per bucket (source or topic); empty
+    when no item could be planned."""
+    types: dict[str, int]
+    spread: str
+    buckets: dict[str, int]
 
 __all__ = ["ItemPlan", "Plan", "plan_items", "largest_remainder", "TYPES", "DEFAULT_WEIGHTS", "STYLES", "SPREADS"]
 
@@ -59,7 +67,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     usable_chunks: int = 0
     short_chunks: int = 0
-    quotas: dict[str, Any] = field(default_factory=dict)
+    quotas: Quotas = field(default_factory=Quotas)
 
 
 def largest_remainder(total: int, weights: Sequence[float]) -> list[int]:

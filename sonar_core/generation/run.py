@@ -19,7 +19,9 @@ from .. import names
 from ..errors import EXIT_EVALUATOR_FAILED, EXIT_OK, BudgetExceeded, ConfigError
 from ..execution.output_dir import check_writable
 from ..generate_config import GenerateSpec
+from ..findings.judge_trust import JudgeTrust
 from ..journal import Journal
+from ..llm.ledger import CostEstimate
 from .documents import read_corpus
 from .graph import DocumentGraph, GraphSettings, build_graph, graph_key, load_graph, save_graph
 from .items import item_outcomes, suite_lines
@@ -40,7 +42,7 @@ class GenerationResult:
     findings: Any = None
     files: dict[str, Path] = field(default_factory=dict)
     #: A dry run's estimate (the ledger's ``estimate_record``), else None.
-    estimate: dict[str, Any] | None = None
+    estimate: CostEstimate | None = None
 
 
 def _path(spec: GenerateSpec, value: str) -> Path:
@@ -165,7 +167,7 @@ def _generate(spec, corpus, files, suite, service, generator, quality_key, journ
                       personas=spec.personas, styles=spec.styles, min_tokens=spec.min_tokens)
     journal.event("planned items", "Generation", "plan", items=len(plan.items), quotas=plan.quotas, notes=plan.notes)
     say(f"planned {len(plan.items)} item(s)")
-    trust: dict[str, Any] = {}
+    trust: dict[str, JudgeTrust] = {}
     stopped = None
     written = []
     try:

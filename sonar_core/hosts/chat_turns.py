@@ -14,8 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..conversation import ToolCall, ToolDeclaration, Turn
 from ..llm.backends import TOOLS_ROLE
-from ..llm.requests import LLMRequest
+from ..llm.requests import CallTags, ChatMessage, LLMRequest
 from .base import Host
 
 __all__ = ["AssistantTurn", "openai_messages", "ask_turn", "can_converse"]
@@ -26,7 +27,7 @@ class AssistantTurn:
     """What the host answered to one turn: its text and tool calls (arguments as objects), or an error."""
 
     content: str = ""
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
     error: str | None = None
     cached: bool = False
     duration: float = 0.0
@@ -43,9 +44,9 @@ def can_converse(host: Host) -> bool:
     return kind == "openai_chat" or (kind == "python" and bool(getattr(getattr(host, "spec", None), "chat", False)))
 
 
-def openai_messages(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def openai_messages(history: list[Turn]) -> list[ChatMessage]:
     """Sonar turns as OpenAI chat messages."""
-    out = []
+    out: list[ChatMessage] = []
     for turn in history:
         if turn["role"] == "assistant" and turn.get("tool_calls"):
             out.append({"role": "assistant", "content": turn["content"] or None, "tool_calls": [
@@ -60,9 +61,9 @@ def openai_messages(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _calls(raw: Any) -> tuple[list[dict[str, Any]], str | None]:
+def _calls(raw: Any) -> tuple[list[ToolCall], str | None]:
     """OpenAI ``tool_calls`` as Sonar calls; an error when they cannot be read."""
-    calls = []
+    calls: list[ToolCall] = []
     for call in raw or ():
         try:
             function = call["function"]
@@ -77,7 +78,7 @@ def _calls(raw: Any) -> tuple[list[dict[str, Any]], str | None]:
     return calls, None
 
 
-def ask_turn(host: Host, history: list[dict[str, Any]], tools: list[dict[str, Any]], tags: dict[str, Any],
+def ask_turn(host: Host, history: list[Turn], tools: list[ToolDeclaration], tags: CallTags,
              repeat: int = 0) -> AssistantTurn:
     """The host's next assistant turn after ``history`` (never raises: a failure is in ``error``)."""
     messages = openai_messages(history)

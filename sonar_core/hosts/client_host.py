@@ -8,13 +8,13 @@ sut response`` once the answer is in Sonar's form (text, contexts, tokens, cost,
 
 from __future__ import annotations
 
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..llm.backends import Backend
 from ..llm.client import SUT_EVENTS, Completion, LLMClient, LLMRequest
-from ..llm.configs import LLMConfig
+from ..llm.configs import LLMConfig, LLMIdentity
+from ..llm.requests import ClientCounts
 from ..llm.tokens import Price, usage_tokens as _tokens
 from .base import Host, HostAnswer
 
@@ -45,7 +45,7 @@ class HostSpec(BaseModel):
 class ClientHost(Host):
     """A host whose calls go through an :class:`LLMClient` with a kind-specific backend."""
 
-    def __init__(self, spec: HostSpec, *, backend: Backend, config: LLMConfig, identity: dict[str, Any],
+    def __init__(self, spec: HostSpec, *, backend: Backend, config: LLMConfig, identity: LLMIdentity,
                  services, deterministic: bool, system_prompt: str = "") -> None:
         super().__init__(spec.key, deterministic=deterministic if spec.deterministic is None else spec.deterministic)
         self.kind = spec.kind
@@ -99,7 +99,7 @@ class ClientHost(Host):
         self.journal = journal
         self.client.journal = journal
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> ClientCounts:
         return self.client.stats.as_dict()
 
     def close(self) -> None:

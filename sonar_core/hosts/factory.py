@@ -13,6 +13,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, validation_message
+from ..jsontypes import JsonObject
 from ..llm.secrets import Redactor
 from .base import Host
 from .client_host import Price
@@ -38,7 +39,7 @@ class HostFactoryServices:
 def spec_factory(spec_model: type[BaseModel], make: Callable[[Any, HostFactoryServices], Host]) -> Callable:
     """A factory taking the configuration dict: validates it with ``spec_model``, then calls ``make``."""
 
-    def factory(spec: dict[str, Any], services: HostFactoryServices) -> Host:
+    def factory(spec: JsonObject, services: HostFactoryServices) -> Host:
         try:
             validated = spec_model.model_validate(spec)
         except ValidationError as exc:

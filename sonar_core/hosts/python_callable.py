@@ -20,16 +20,36 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, NotRequired, TypedDict
 
 from pydantic import Field
 
+from ..conversation import ToolCall
 from ..errors import ConfigError
+from ..jsontypes import JsonObject
 from ..llm.backends import TOOLS_ROLE, Answer, PermanentError, TransientError
 from ..llm.configs import LLMConfig
 from .client_host import ClientHost, HostSpec
 
-__all__ = ["PythonSpec", "PythonBackend", "load_callable", "make_python_host"]
+__all__ = ["PythonSpec", "PythonBackend", "AgentReply", "load_callable", "make_python_host"]
+
+
+class AgentReply(TypedDict):
+    """What a python host's function may return instead of a plain string (docs/hosts.md)."""
+    answer: str
+    contexts: NotRequired[list[str]]  #: a RAG function's retrieved contexts
+    usage: NotRequired[JsonObject]  #: token usage, as an OpenAI response spells it
+    tool_calls: NotRequired[list[ToolCall]]  #: a chat function's calls (``chat: true``)
+
+
+class _Outcome:
+    """What the function's thread hands back: its result, or the exception it raised."""
+
+    __slots__ = ("result", "error")
+
+    def __init__(self) -> None:
+        self.result: Any = None
+        self.error: BaseException | None = None
 
 
 class PythonSpec(HostSpec):
@@ -69,23 +89,23 @@ class PythonBackend:
     def _call(self, prompt: Any) -> Any:
         """The function's result, within the timeout: on a thread of its own, so a hung function costs
         its item, not the run."""
-        box: dict[str, Any] = {}
+        box = _Outcome()
         done = threading.Event()
 
         def target() -> None:
             try:
-                box["result"] = self.function(*prompt) if self.chat else self.function(prompt)
+                box.result = self.function(*prompt) if self.chat else self.function(prompt)
             except BaseException as exc:  # handed to the caller's thread
-                box["error"] = exc
+                box.error = exc
             finally:
                 done.set()
 
         threading.Thread(target=target, name=f"python-host {self.reference}", daemon=True).start()
         if not done.wait(self.timeout):
             raise TransientError("timeout", f"{self.reference} did not return within {self.timeout:g} s")
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+        if box.error is not None:
+            raise box.error
+        return box.result
 
     def check(self) -> None:
         return None
@@ -105,7 +125,7 @@ class PythonBackend:
         if isinstance(result, str):
             return Answer(text=result)
         if isinstance(result, dict) and isinstance(result.get("answer"), str):
-            meta: dict[str, Any] = {}
+            meta: JsonObject = {}
             contexts = result.get("contexts")
             if contexts is not None:
                 if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
@@ -123,7 +143,7 @@ class PythonBackend:
         return None
 
 
-def _openai_calls(calls: Any, reference: str) -> list[dict[str, Any]]:
+def _openai_calls(calls: Any, reference: str) -> list[JsonObject]:
     """An agent function's tool calls as the OpenAI protocol spells them."""
     import json
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import os
 import socket
-from typing import Any
 
+from ..jsontypes import JsonObject
 from ..llm.backends import Answer, PermanentError, TransientError
 from ..llm.configs import LLMConfig
 from ..llm.rate_limit import retry_after_seconds
@@ -44,7 +44,7 @@ def parse_rag_body(body: str) -> Answer:
     contexts = data.get("contexts", [])
     if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
         raise TransientError("malformed", f"response 'contexts' is not a list of strings: {body[:_QUOTE]!r}")
-    meta: dict[str, Any] = {"contexts": contexts}
+    meta: JsonObject = {"contexts": contexts}
     if isinstance(data.get("usage"), dict):
         meta["usage"] = data["usage"]
     return Answer(text=data["answer"], meta=meta)

@@ -7,11 +7,12 @@ that registers a kind already taken fails (a plugin failure naming both owners) 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypedDict
 
 from pydantic import ValidationError
 
 from ..errors import ConfigError, validation_message
+from ..jsontypes import JsonObject
 from ..registry import Registry
 from .base import Host, HostPool
 from .client_host import Price
@@ -53,7 +54,7 @@ def builtin_host_kinds() -> Registry[Callable]:
     return registry
 
 
-def build_hosts(entries: list[dict[str, Any]], services: HostFactoryServices,
+def build_hosts(entries: list[JsonObject], services: HostFactoryServices,
                 plugins: "Registries | None" = None) -> HostPool:
     """The run's hosts, each entry checked (ConfigError naming the entry and the setting); their kinds
     are those ``plugins`` registers (None: Sonar's built-in kinds only)."""
@@ -83,7 +84,7 @@ def build_hosts(entries: list[dict[str, Any]], services: HostFactoryServices,
     return pool
 
 
-def prices_from(table: dict[str, Any], host_keys: list[str], judge_keys: list[str] | None = None) -> dict[str, Price]:
+def prices_from(table: dict[str, JsonObject], host_keys: list[str], judge_keys: list[str] | None = None) -> dict[str, Price]:
     """The price table checked: one entry per host key or, with ``judge_keys``, LLM (judge) configuration
     key (ConfigError for an unknown key or setting)."""
     prices = {}
@@ -100,16 +101,24 @@ def prices_from(table: dict[str, Any], host_keys: list[str], judge_keys: list[st
     return prices
 
 
-def _settings(spec: Any) -> dict[str, Any]:
+def _settings(spec: Any) -> JsonObject:
     """A host's settings for run.json: ``adaptive_concurrency`` only when turned off (a default run's
     run.json is as it was before the setting existed)."""
     return spec.model_dump(mode="json", exclude={"adaptive_concurrency"} if getattr(spec, "adaptive_concurrency",
                                                                                    False) else None)
 
 
-def summary(pool: HostPool) -> dict[str, Any]:
+class HostSummary(TypedDict):
+    """run.json's entry of one host: its kind and settings (no secret), then, for a host that asks
+    through an LLM client, that client's counters (:class:`~sonar_core.llm.requests.ClientCounts`)."""
+    kind: str
+    deterministic: bool
+    settings: JsonObject
+
+
+def summary(pool: HostPool) -> dict[str, HostSummary]:
     """run.json's view of the hosts (settings without secrets, and client counters)."""
-    out = {}
+    out: dict[str, HostSummary] = {}
     for host in pool:
         spec = getattr(host, "spec", None)
         stats = host.stats() if hasattr(host, "stats") else {}

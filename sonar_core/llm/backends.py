@@ -24,8 +24,9 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
+from ..jsontypes import JsonObject
 from .configs import LLMConfig
 from .labels import choose, label_distribution, labels_from_top_tokens
 from .rate_limit import retry_after_seconds
@@ -57,7 +58,7 @@ class Answer:
     """The text of one answer, and what the backend said about it."""
 
     text: str
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)
 
 
 class Backend(Protocol):
@@ -86,7 +87,7 @@ def _answers_from_body(body: str) -> list[Answer]:
         raise TransientError("malformed", f"malformed response body: {body[:_QUOTE]!r}") from None
     answers = []
     for number, (choice, content) in enumerate(zip(choices, contents)):
-        meta: dict[str, Any] = {"finish_reason": choice.get("finish_reason")}
+        meta: JsonObject = {"finish_reason": choice.get("finish_reason")}
         # The usage covers the whole call: it goes with the first answer only, so sums stay right.
         if number == 0 and isinstance(data.get("usage"), dict):
             meta["usage"] = data["usage"]
@@ -102,7 +103,12 @@ def _answers_from_body(body: str) -> list[Answer]:
 TOOLS_ROLE = "sonar_tools"
 
 
-def _split_tools(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+class ToolsExtra(TypedDict):
+    """What a request that declares tools adds to the request body."""
+    tools: list[JsonObject]
+
+
+def _split_tools(messages: list[JsonObject]) -> tuple[list[JsonObject], ToolsExtra | None]:
     if messages and messages[0].get("role") == TOOLS_ROLE:
         return messages[1:], {"tools": messages[0]["tools"]}
     return messages, None
@@ -177,9 +183,9 @@ class OpenAIChatBackend:
                               "label_probabilities": probabilities})
 
     def _post(self, messages: list[dict[str, str]], temperature: float, max_tokens: int, n: int,
-              extra: dict[str, Any] | None = None) -> str:
+              extra: ToolsExtra | JsonObject | None = None) -> str:
         openai = self._openai
-        body: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": temperature,
+        body: JsonObject = {"model": self.config.model, "messages": messages, "temperature": temperature,
                                 "max_tokens": max_tokens, **(extra or {})}
         if n > 1:
             body["n"] = n
@@ -206,6 +212,14 @@ class OpenAIChatBackend:
 
     def close(self) -> None:
         self._client.close()
+
+
+class Sampling(TypedDict, total=False):
+    """``generate``'s sampling arguments: greedy at temperature 0, else plain sampling at the temperature."""
+    do_sample: bool
+    temperature: float
+    top_p: float
+    top_k: int
 
 
 class LocalCausalLMBackend:
@@ -258,7 +272,7 @@ class LocalCausalLMBackend:
         prompt = self._prompt(tokenizer, messages)
         # The chat template already holds every special token (SmolLM2's tokenizer would add another BOS).
         inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
-        sampling: dict[str, Any] = {"do_sample": False}
+        sampling: Sampling = {"do_sample": False}
         if temperature > 0:
             sampling = {"do_sample": True, "temperature": temperature, "top_p": 1.0, "top_k": 0}
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id

@@ -26,12 +26,14 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Iterator, Literal, TypedDict
 
 from ..errors import EXIT_DATA, SonarError
+from .configs import LLMIdentity
+from .requests import CallParams, CallRecord
 
-__all__ = ["ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT", "CacheMissError", "copy_entries",
-           "CACHE_ONLY_ENV", "CacheUnreadable"]
+__all__ = ["CacheInfo", "ResponseCache", "CacheMode", "request_key", "default_cache_path", "CACHE_FORMAT",
+           "CacheMissError", "copy_entries", "CACHE_ONLY_ENV", "CacheUnreadable"]
 
 CacheMode = Literal["use", "refresh", "off"]
 #: Part of every key: a change in how requests are keyed starts a fresh set of entries.
@@ -76,7 +78,17 @@ def default_cache_path() -> Path:
     return sonar_home() / "llm-cache.sqlite"
 
 
-def request_key(identity: dict[str, Any], messages: list[dict[str, str]], params: dict[str, Any], repeat: int) -> str:
+class CacheInfo(TypedDict):
+    """The fields of one ``cache info`` journal event (ModelBench's names)."""
+    type: str  #: who used the cache: ``sut`` or ``annotator``
+    cache: str
+    start_count: int
+    end_count: int
+    hits: int
+    writes: int
+
+
+def request_key(identity: LLMIdentity, messages: list[dict[str, str]], params: CallParams, repeat: int) -> str:
     """The cache key of one request (hex SHA-256 of its canonical JSON)."""
     canonical = json.dumps({"format": CACHE_FORMAT, "llm": identity, "messages": messages, "params": params,
                             "repeat": repeat}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -156,7 +168,7 @@ class ResponseCache:
                 self.used.add(key)
         return row[0]
 
-    def put(self, key: str, llm: str, request: dict[str, Any], response: str, kind: str = "annotator") -> None:
+    def put(self, key: str, llm: str, request: CallRecord, response: str, kind: str = "annotator") -> None:
         """Store (or replace) one answer and commit it at once."""
         payload = json.dumps(request, ensure_ascii=False, sort_keys=True)
         with self._lock:
@@ -209,7 +221,7 @@ class ResponseCache:
             with _named(self.path):
                 return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
-    def info(self) -> list[dict[str, Any]]:
+    def info(self) -> list["CacheInfo"]:
         """The fields of one ``cache info`` journal event (ModelBench's names) per kind of asker that used
         the cache (``sut`` before ``annotator``, the order a pipeline run uses them); one ``annotator``
         event when none did. The counts of entries are the file's, shared by both kinds."""

@@ -31,13 +31,15 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict
 
 from ..errors import ConfigError
+from ..params import ParamValues
+from .configs import LLMIdentity
 from .calibration_sets import CalibrationSet, CalibrationSetError, balanced_subset, load_calibration_set
 
-__all__ = ["CalibrationResult", "CalibrationCache", "agreement_figures", "calibrate", "calibration_set_path",
-           "load_evaluator_set", "cache_for", "UNREADABLE", "CACHE_FILE", "RESULT_VERSION"]
+__all__ = ["CalibrationRecord", "CalibrationResult", "CalibrationCache", "agreement_figures", "calibrate",
+           "calibration_set_path", "load_evaluator_set", "cache_for", "UNREADABLE", "CACHE_FILE", "RESULT_VERSION"]
 
 #: The predicted label of an item the judge gave no readable verdict on.
 UNREADABLE = "unreadable"
@@ -47,6 +49,26 @@ CACHE_FILE = "judge-calibration.json"
 RESULT_VERSION = 1
 #: Parameters that do not change a judge's verdicts (which judge is the cache key's own part).
 _NEUTRAL_PARAMS = {"custom_eval_judge_config_key", "calibration_set", "judge_repeats", "max_rows", "min_judge_kappa"}
+
+
+class CalibrationRecord(TypedDict):
+    """A :class:`CalibrationResult` as JSON: run.json's and the calibration cache's entry."""
+    evaluator_id: str
+    judge: str
+    set_path: str
+    set_sha256: str
+    labels: list[str]
+    items: int
+    accuracy: float
+    kappa: float
+    recall: dict[str, float | None]
+    confusion: dict[str, dict[str, int]]
+    unreadable: int
+    mean_confidence: float | None
+    seconds: float
+    cached: bool
+    set_items: int
+    judge_identity: LLMIdentity
 
 
 @dataclass
@@ -69,10 +91,10 @@ class CalibrationResult:
     cached: bool = False
     #: How many items the whole set has (``items`` is fewer when a run calibrated on a subset).
     set_items: int = 0
-    judge_identity: dict[str, Any] = field(default_factory=dict)
+    judge_identity: LLMIdentity = field(default_factory=LLMIdentity)
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> CalibrationRecord:
+        return asdict(self)  # type: ignore[return-value]  # asdict gives exactly the fields
 
 
 def agreement_figures(truth: Sequence[str], predicted: Sequence[str],
@@ -99,7 +121,7 @@ def agreement_figures(truth: Sequence[str], predicted: Sequence[str],
     return p_o, kappa, recall, confusion
 
 
-def calibration_set_path(cls: type, params: dict[str, Any]) -> Path | None:
+def calibration_set_path(cls: type, params: ParamValues) -> Path | None:
     """The set of evaluator class ``cls``: the file its ``calibration_param`` names (BYOP), else
     ``calibration/<id>.jsonl`` next to its module; None when it has none."""
     param = getattr(cls, "calibration_param", None)
@@ -122,7 +144,7 @@ def load_evaluator_set(cls: type, path: Path) -> CalibrationSet:
     return load_calibration_set(path, None if getattr(cls, "calibration_param", None) else cls.id, wanted)
 
 
-def _template_hash(cls: type, evaluator: Any, params: dict[str, Any]) -> str:
+def _template_hash(cls: type, evaluator: Any, params: ParamValues) -> str:
     """What of the evaluator decides its verdicts: id, prompt, labels, their meaning and parameters."""
     decisive = {k: v for k, v in params.items() if k not in _NEUTRAL_PARAMS}
     payload = {"evaluator": cls.id, "template": evaluator.template(), "labels": list(cls.labels),
@@ -141,21 +163,21 @@ class CalibrationCache:
         self.write = True
         self._lock = threading.Lock()
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> dict[str, CalibrationRecord]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}  # absent or damaged: results are measured again
         return data if isinstance(data, dict) else {}
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str) -> CalibrationRecord | None:
         if not self.read:
             return None
         with self._lock:
             entry = self._load().get(key)
         return entry if isinstance(entry, dict) else None
 
-    def put(self, key: str, result: dict[str, Any]) -> None:
+    def put(self, key: str, result: CalibrationRecord) -> None:
         if not self.write:
             return
         with self._lock:
@@ -177,7 +199,7 @@ def _rows(calibration: CalibrationSet):
             for item in calibration.items]
 
 
-def _check_inputs(cls: type, params: dict[str, Any], calibration: CalibrationSet) -> None:
+def _check_inputs(cls: type, params: ParamValues, calibration: CalibrationSet) -> None:
     from ..contract import Input
 
     fields = {Input.QUESTION: "input", Input.EXPECTED_ANSWER: "expected_output",
@@ -194,7 +216,7 @@ def _check_inputs(cls: type, params: dict[str, Any], calibration: CalibrationSet
                                           f"empty, and {cls.id} needs it")
 
 
-def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str | None = None, *,
+def calibrate(cls: type, params: ParamValues | None, service, judge_key: str | None = None, *,
               cache: CalibrationCache | None = None, set_path: Path | None = None,
               max_items: int | None = None) -> CalibrationResult:
     """Measure the judge ``judge_key`` (None: the service's default) on ``cls``'s calibration set.
@@ -230,7 +252,7 @@ def calibrate(cls: type, params: dict[str, Any] | None, service, judge_key: str 
     key = service.judge_key(judge_key)
     client = service.client(key)
     evaluator = cls(params, EvaluationContext(memo=RunMemo(), llm=service, label=f"calibrate {cls.id}"))
-    identity = {**client.identity, "temperature": client.config.temperature}
+    identity: LLMIdentity = {**client.identity, "temperature": client.config.temperature}
     cache_key = hashlib.sha256(json.dumps({"version": RESULT_VERSION, "judge": identity,
                                            "template": _template_hash(cls, evaluator, params),
                                            "set": calibration.sha256, "items": len(calibration.items)},

@@ -24,8 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..conversation import first_user_content, last_assistant_content, parse_conversation
+from ..conversation import Turn, first_user_content, last_assistant_content, parse_conversation
 from ..errors import ConfigError, DatasetError
+from ..jsontypes import JsonObject
 
 __all__ = ["CalibrationItem", "CalibrationSet", "CalibrationSetError", "balanced_subset", "load_calibration_set"]
 
@@ -50,7 +51,7 @@ class CalibrationItem:
     expected_output: str = ""
     note: str = ""
     line: int = 0
-    conversation: tuple[dict[str, Any], ...] = ()
+    conversation: tuple[Turn, ...] = ()
     expected_outcome: str = ""
 
 
@@ -91,7 +92,7 @@ def _fail(path: Path, line: int, field: str, problem: str) -> None:
     raise CalibrationSetError(f"calibration set {path}:{line}: {field}: {problem}")
 
 
-def _text(path: Path, line: int, data: dict[str, Any], field: str, required: bool) -> str:
+def _text(path: Path, line: int, data: JsonObject, field: str, required: bool) -> str:
     if field not in data:
         if required:
             _fail(path, line, field, "missing")
@@ -102,7 +103,7 @@ def _text(path: Path, line: int, data: dict[str, Any], field: str, required: boo
     return value
 
 
-def _conversation(path: Path, line: int, data: dict[str, Any]) -> list[dict[str, Any]]:
+def _conversation(path: Path, line: int, data: JsonObject) -> list[Turn]:
     if "conversation" not in data:
         return []
     try:
@@ -112,7 +113,7 @@ def _conversation(path: Path, line: int, data: dict[str, Any]) -> list[dict[str,
     return []
 
 
-def _object(path: Path, number: int, text: str) -> dict[str, Any]:
+def _object(path: Path, number: int, text: str) -> JsonObject:
     try:
         data = json.loads(text)
     except ValueError as exc:

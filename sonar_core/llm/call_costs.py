@@ -9,17 +9,18 @@ however the call ends), :func:`dry_call` (the call to make instead of the backen
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Iterator, TypedDict
 
 from ..errors import BudgetExceeded
 from .backends import Answer, PermanentError
 from .ledger import Reservation
+from .requests import CallParams
 from .tokens import usage_tokens
 
 __all__ = ["begin_call", "reserved_call", "dry_call", "count_tokens", "release_call"]
 
 
-def begin_call(client, request, params: dict[str, Any], key: str, choices: int = 1) -> Reservation | None:
+def begin_call(client, request, params: CallParams, key: str, choices: int = 1) -> Reservation | None:
     """The ledger's word before one uncached call of ``client`` (None without a ledger); a call the budget
     refuses comes back ``refused``."""
     if client.ledger is None:
@@ -31,7 +32,7 @@ def begin_call(client, request, params: dict[str, Any], key: str, choices: int =
 
 
 @contextmanager
-def reserved_call(client, request, params: dict[str, Any], key: str, choices: int = 1) -> Iterator[Reservation | None]:
+def reserved_call(client, request, params: CallParams, key: str, choices: int = 1) -> Iterator[Reservation | None]:
     """:func:`begin_call` around one call, its reservation given back however the call ends (an answer
     that cannot be cached raises before it settles): one left open would hold the budget's waiting
     calls for a call that is over. Settled or released inside, it is left alone."""
@@ -59,7 +60,7 @@ def dry_call(reservation: Reservation | None, many: bool = False):
     return (lambda: list(answers)) if many else (lambda: answers[0])
 
 
-def count_tokens(client, request, answer: Answer, reservation: Reservation | None) -> dict[str, Any]:
+def count_tokens(client, request, answer: Answer, reservation: Reservation | None) -> "CallTokens":
     """Count one answer's tokens and cost (the client's counters, the run's ledger); the journal's fields
     for them, those known only. A dry run's placeholder was counted when its call began."""
     if (reservation is not None and reservation.answers is not None) or (client.ledger is not None
@@ -74,8 +75,21 @@ def count_tokens(client, request, answer: Answer, reservation: Reservation | Non
     if cost is not None:
         with client._stats_lock:
             client.stats.cost = (client.stats.cost or 0.0) + cost
-    return {name: value for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens),
-                                             ("call_cost", cost)) if value is not None}
+    fields: CallTokens = {}
+    if input_tokens is not None:
+        fields["input_tokens"] = input_tokens
+    if output_tokens is not None:
+        fields["output_tokens"] = output_tokens
+    if cost is not None:
+        fields["call_cost"] = cost
+    return fields
+
+
+class CallTokens(TypedDict, total=False):
+    """The journal's fields for one answered call's tokens and cost (those known only)."""
+    input_tokens: int
+    output_tokens: int
+    call_cost: float
 
 
 def release_call(client, reservation: Reservation | None) -> None:

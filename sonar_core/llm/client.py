@@ -39,11 +39,11 @@ from typing import Any, Callable, Sequence
 from .adaptive import AdaptiveLimit, LimitChange
 from .backends import Answer, Backend, PermanentError, TransientError, make_backend, seed_of
 from .cache import ResponseCache, request_key
-from .configs import LLMConfig
+from .configs import LLMConfig, LLMIdentity
 from .call_costs import count_tokens, dry_call, release_call, reserved_call
 from .rate_limit import RateLimiter, RetryPolicy
-from .requests import (ANNOTATOR_EVENTS, SUT_EVENTS, ClientEvents, ClientStats, Completion, LLMRequest,
-                       decode_entry, label_fields)
+from .requests import (ANNOTATOR_EVENTS, SUT_EVENTS, CallParams, CallRecord, CallTags, ClientEvents, ClientStats,
+                       Completion, LLMRequest, decode_entry, label_fields)
 from .secrets import Redactor
 from .single_flight import SingleFlight
 from ..text_clean import clean_value
@@ -68,7 +68,7 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         events: ClientEvents = ANNOTATOR_EVENTS,
-        identity: dict[str, Any] | None = None,
+        identity: LLMIdentity | None = None,
         envelope: bool = False,
     ) -> None:
         """
@@ -112,15 +112,15 @@ class LLMClient:
 
     # -- requests ------------------------------------------------------------------------------
 
-    def _params(self, request: LLMRequest) -> dict[str, Any]:
+    def _params(self, request: LLMRequest) -> CallParams:
         cap = self.config.max_tokens if request.max_tokens is None else min(request.max_tokens, self.config.max_tokens)
-        params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": cap}
+        params: CallParams = {"temperature": self.config.temperature, "max_tokens": cap}
         if request.labels:
             # Part of the cache key: a labelled answer never stands for a free-text one.
             params["labels"] = list(request.labels)
         return params
 
-    def _record(self, request: LLMRequest, params: dict[str, Any]) -> dict[str, Any]:
+    def _record(self, request: LLMRequest, params: CallParams) -> CallRecord:
         """The request as the journal and the cache keep it (no secret: none is in a request)."""
         return {"model": self.config.model, "messages": request.messages, **params, "repeat": request.repeat}
 
@@ -199,7 +199,7 @@ class LLMClient:
     def _lookup(self, requests: Sequence[LLMRequest]) -> tuple[list[Completion | None], list[tuple]]:
         """Answers from the cache, in place; the rest as ``(index, request, params, key)``."""
         results: list[Completion | None] = [None] * len(requests)
-        pending: list[tuple[int, LLMRequest, dict[str, Any], str]] = []
+        pending: list[tuple[int, LLMRequest, CallParams, str]] = []
         for index, request in enumerate(requests):
             params = self._params(request)
             key = request_key(self.identity, request.messages, params, request.repeat)
@@ -210,7 +210,7 @@ class LLMClient:
                 pending.append((index, request, params, key))
         return results, pending
 
-    def _cached(self, request: LLMRequest, params: dict[str, Any], key: str, cached: str | None) -> Completion | None:
+    def _cached(self, request: LLMRequest, params: CallParams, key: str, cached: str | None) -> Completion | None:
         if cached is None:
             return None
         text, meta, seconds, response = decode_entry(cached, self.envelope, bool(request.labels))
@@ -219,7 +219,7 @@ class LLMClient:
                     response=response, **label_fields(request, meta), **request.tags)
         return Completion(text=text, cached=True, key=key, seconds=seconds, meta=meta)
 
-    def _fetch_once(self, request: LLMRequest, params: dict[str, Any], key: str) -> Completion:
+    def _fetch_once(self, request: LLMRequest, params: CallParams, key: str) -> Completion:
         """:meth:`_fetch`, single-flight (:mod:`.single_flight`): identical requests share one call and outcome."""
         again = (lambda: None) if self.cache is None else \
             (lambda: self._cached(request, params, key, self.cache.get(key, self.events.cache_kind)))
@@ -264,7 +264,7 @@ class LLMClient:
         with self._pause_lock:
             self._not_before = max(self._not_before, self._clock() + seconds)
 
-    def _attempts(self, tags: dict[str, Any], call: Callable[[], Any]) -> tuple[Any, str, int, float]:
+    def _attempts(self, tags: CallTags, call: Callable[[], Any]) -> tuple[Any, str, int, float]:
         """Run one backend call under the client's rules: the 429 pause, the pacing, a concurrency slot,
         and retries with backoff. Returns (the call's result or None, the last error, attempts, seconds)."""
         started = time.perf_counter()
@@ -299,7 +299,7 @@ class LLMClient:
             return result, "", attempts, time.perf_counter() - started
         return None, error, attempts, time.perf_counter() - started
 
-    def _call(self, request: LLMRequest, params: dict[str, Any], key: str) -> Callable[[], Answer]:
+    def _call(self, request: LLMRequest, params: CallParams, key: str) -> Callable[[], Answer]:
         """The backend call for one request: a labelled one where the backend can score labels."""
         labelled = getattr(self.backend, "complete_labels", None)
         if request.labels and labelled is not None and self._logprobs_work:
@@ -308,7 +308,7 @@ class LLMClient:
         return lambda: self.backend.complete(request.messages, params["temperature"], params["max_tokens"],
                                              seed_of(key))
 
-    def _fetch(self, request: LLMRequest, params: dict[str, Any], key: str, store: bool = True) -> Completion:
+    def _fetch(self, request: LLMRequest, params: CallParams, key: str, store: bool = True) -> Completion:
         # A dry run's call answers at once, as a placeholder; the reservation is given back however it ends.
         with reserved_call(self, request, params, key) as reservation:
             answer, error, attempts, seconds = self._attempts(request.tags,
@@ -323,7 +323,7 @@ class LLMClient:
                 answer.meta.setdefault("confidence", None)
             return self._answered(request, params, key, answer, attempts, seconds, store=store, reservation=reservation)
 
-    def _answered(self, request: LLMRequest, params: dict[str, Any], key: str, answer: Answer, attempts: int,
+    def _answered(self, request: LLMRequest, params: CallParams, key: str, answer: Answer, attempts: int,
                   seconds: float, *, store: bool = True, counted_seconds: float | None = None,
                   choices: int = 1, reservation: Any = None) -> Completion:
         """Cache, count and journal one answer. ``counted_seconds``: this answer's share of the call time
@@ -354,7 +354,7 @@ class LLMClient:
         return Completion(text=text, attempts=attempts, seconds=seconds, key=key, meta=dict(answer.meta),
                           cleaned=cleaned)
 
-    def _failed(self, request: LLMRequest, params: dict[str, Any], key: str, error: str, attempts: int,
+    def _failed(self, request: LLMRequest, params: CallParams, key: str, error: str, attempts: int,
                 seconds: float, *, counted_seconds: float | None = None, reservation: Any = None) -> Completion:
         release_call(self, reservation)
         self._count(requests=1, failed=1, seconds=seconds if counted_seconds is None else counted_seconds)

@@ -29,21 +29,38 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, validation_message
+from ..jsontypes import JsonObject
 from ..yaml_files import read_yaml
 
 __all__ = [
     "LLMConfig",
+    "LLMIdentity",
     "LLMConfigSet",
     "BUILT_IN_CONFIGS",
     "DEFAULT_JUDGE",
     "default_configs_path",
     "load_llm_configs",
 ]
+
+class LLMIdentity(TypedDict, total=False):
+    """What decides an LLM's or a host's answers, as the response cache keys them: never a key or a secret.
+    An LLM configuration gives the first three; a host adds what makes its answers its own."""
+    backend: str
+    base_url: str
+    model: str
+    system_prompt: str | None  #: a chat host's
+    callable: str  #: a python host's (``chat`` when it is asked conversations)
+    chat: bool
+    url: str  #: a rag_http host's
+    host_kind: str
+    host_key: str
+    temperature: float  #: a judge's calibration adds its sampling
+
 
 #: The judge used when neither the evaluator nor the run names one.
 DEFAULT_JUDGE = "local-smollm2"
@@ -99,12 +116,12 @@ class LLMConfig(BaseModel):
     description: str = ""
     adaptive_concurrency: bool = True
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> "LLMIdentity":
         """What decides the answers (for the response cache's key): no key name, no secret,
         no client limits."""
         return {"backend": self.backend, "base_url": (self.base_url or "").rstrip("/"), "model": self.model}
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> JsonObject:
         """The configuration as run.json and ``sonar judges`` show it (the key's variable name only).
         ``adaptive_concurrency`` only when turned off, so run.json of a default run is as it was."""
         return self.model_dump(mode="json", exclude={"adaptive_concurrency"} if self.adaptive_concurrency else None)

@@ -29,14 +29,55 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from .backends import Answer
 from .budget import Budget, Reservation, units_of
-from .tokens import (CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, Price, TokenTally, estimate_prompt_tokens,
+from .requests import CallParams, ChatMessage
+from .tokens import (CHARS_PER_TOKEN, DEFAULT_OUTPUT_TOKENS, Price, TallyRecord, TokenTally, estimate_prompt_tokens,
                      estimate_text_tokens, usage_tokens)
 
-__all__ = ["Price", "TokenTally", "Reservation", "CostLedger", "PLACEHOLDER"]
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+__all__ = ["Price", "TokenTally", "Reservation", "CostLedger", "PLACEHOLDER", "CostsRecord", "BudgetRecord",
+           "CostEstimate", "Taken"]
+
+
+class BudgetRecord(TypedDict):
+    """run.json's ``costs.budget``: the --max-cost limit, what was spent and whether the run stopped on it."""
+    max_cost: float
+    spent: float
+    stopped: bool
+
+
+class CostsRecord(TypedDict):
+    """run.json's ``costs``: every host's, judge's and evaluator's tally, the total, the budget if any."""
+    currency: str
+    hosts: dict[str, TallyRecord]
+    judges: dict[str, TallyRecord]
+    evaluators: dict[str, TallyRecord]
+    total: TallyRecord
+    budget: NotRequired[BudgetRecord]
+
+
+class TokenPair(TypedDict):
+    input: int
+    output: int
+
+
+class CostEstimate(TypedDict):
+    """A dry run's answer: each figure maps every host and judge key (and ``total``) to its value."""
+    calls: dict[str, int]
+    tokens: dict[str, TokenPair]
+    cost: dict[str, float | None]
+    kinds: dict[str, str]  #: ``host``, ``judge`` or ``host and judge``
+    currency: str
+    estimate: bool
+
+
+#: What a ledger tallied since the last take: ``hosts``/``judges``/``evaluators`` -> key -> tally record.
+Taken = dict[str, dict[str, TallyRecord]]
 
 #: The word a dry run's placeholder answers are made of.
 PLACEHOLDER = "placeholder"
@@ -77,7 +118,7 @@ class CostLedger:
         self.budget = Budget()
         self._outputs: dict[tuple[str, str], _Mean] = {}
         self._cached_outputs: dict[tuple[str, str], float | None] = {}
-        self._tokenizers: dict[str, Any] = {}
+        self._tokenizers: dict[str, PreTrainedTokenizerBase | None] = {}
         self._seen: set[str] = set()
 
     @staticmethod
@@ -106,7 +147,7 @@ class CostLedger:
         """Ctrl-C: every call of the run is refused from now on (a waiting one too), with ``reason``."""
         self.budget.cancel(reason)
 
-    def resume_from(self, record: dict[str, Any] | None) -> None:
+    def resume_from(self, record: CostsRecord | None) -> None:
         """Start from what an interrupted run's run.json ``costs`` recorded: a resumed run's totals and
         budget cover the whole run."""
         if not record:
@@ -143,7 +184,7 @@ class CostLedger:
             self._tokenizers[config.model] = tokenizer
         return tokenizer
 
-    def count_tokens(self, client, messages: list[dict[str, Any]], answer: str | None = None) -> tuple[int, int | None]:
+    def count_tokens(self, client, messages: list[ChatMessage], answer: str | None = None) -> tuple[int, int | None]:
         """(prompt, answer) tokens: the local tokenizer's count where there is one, else the estimate."""
         tokenizer = self._tokenizer(client)
         if tokenizer is not None:
@@ -182,7 +223,7 @@ class CostLedger:
             self._cached_outputs[ident] = mean.value()
         return mean.value()
 
-    def estimate(self, client, request, params: dict[str, Any], choices: int = 1) -> tuple[int, int]:
+    def estimate(self, client, request, params: CallParams, choices: int = 1) -> tuple[int, int]:
         """(input, output) tokens one call of ``request`` is expected to take: input from the prompt (the local
         tokenizer for a local configuration, else the character rule of :mod:`.tokens`); output the longest
         label of a labelled request, else the mean output of this key's answers in this run, else of those
@@ -203,7 +244,7 @@ class CostLedger:
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def begin(self, client, request, params: dict[str, Any], key: str, choices: int = 1) -> Reservation:
+    def begin(self, client, request, params: CallParams, key: str, choices: int = 1) -> Reservation:
         """Before an uncached call: reserve its estimated cost (BudgetExceeded when the budget would be
         passed; :meth:`.budget.Budget.reserve`); in a dry run, count it and give placeholder answers
         instead; once the run is cancelled, a refusal (``cancelled``)."""
@@ -297,7 +338,7 @@ class CostLedger:
                           tally.cost if tally.priced else None)
         return total
 
-    def take(self) -> dict[str, dict[str, dict[str, Any]]]:
+    def take(self) -> Taken:
         """What this ledger tallied since the last take (``hosts``/``judges``/``evaluators`` -> key -> tally
         record), emptied: a Ray worker's shard hands it to the driver, which adds it with :meth:`merge`."""
         with self._lock:
@@ -306,7 +347,7 @@ class CostLedger:
             self.hosts, self.judges, self.evaluators = {}, {}, {}
         return {name: tallies for name, tallies in taken.items() if tallies}
 
-    def merge(self, taken: dict[str, dict[str, dict[str, Any]]]) -> None:
+    def merge(self, taken: Taken) -> None:
         """Add a worker's :meth:`take` to this run's tallies (and its priced calls to what was spent)."""
         with self._lock:
             for name in ("hosts", "judges", "evaluators"):
@@ -317,7 +358,7 @@ class CostLedger:
                     if name != "evaluators" and tally.priced:
                         self.budget.add_spent(units_of(tally.cost))
 
-    def record(self) -> dict[str, Any] | None:
+    def record(self) -> CostsRecord | None:
         """run.json's ``costs`` (None when the run made no call and has no budget)."""
         with self._lock:
             empty = not (self.hosts or self.judges)
@@ -326,14 +367,14 @@ class CostLedger:
             evaluators = {k: t.as_dict() for k, t in sorted(self.evaluators.items())}
         if empty and self.max_cost is None:
             return None
-        record: dict[str, Any] = {"currency": "USD", "hosts": hosts, "judges": judges, "evaluators": evaluators,
-                                  "total": self.totals().as_dict()}
+        record: CostsRecord = {"currency": "USD", "hosts": hosts, "judges": judges, "evaluators": evaluators,
+                               "total": self.totals().as_dict()}
         if self.max_cost is not None:
             record["budget"] = {"max_cost": self.max_cost, "spent": round(self.spent, 6),
                                 "stopped": self.stopped is not None}
         return record
 
-    def estimate_record(self) -> dict[str, Any]:
+    def estimate_record(self) -> CostEstimate:
         """A dry run's answer (``sonar run --dry-run --json``): ``calls``, ``tokens`` and ``cost``, each
         mapping every host and judge key (and ``total``) to its figure."""
         tallies: dict[str, TokenTally] = {}

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-__all__ = ["LLMRequest", "Completion", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS", "SUT_EVENTS", "decode_entry",
+from ..jsontypes import JsonObject
+
+__all__ = ["ChatMessage", "CallTags", "CallParams", "CallRecord", "LabelFields", "ClientCounts", "LLMRequest",
+           "Completion", "ClientStats", "ClientEvents", "ANNOTATOR_EVENTS", "SUT_EVENTS", "decode_entry",
            "label_fields"]
 
 
@@ -38,6 +41,66 @@ SUT_EVENTS = ClientEvents("HostWorker", "", "sut", "fetched sut response", "usin
                           "retrying sut request", "sut request failed", "using in-flight sut response")
 
 
+class ChatMessage(TypedDict):
+    """An OpenAI chat message: a conversation's turn as a host or judge is sent it (``content`` None on an
+    assistant message that only calls tools; ``tool_calls`` in OpenAI's shape)."""
+    role: str
+    content: str | None
+    tool_calls: NotRequired[list[JsonObject]]
+    tool_call_id: NotRequired[str]
+    name: NotRequired[str]
+
+
+class CallTags(TypedDict, total=False):
+    """A request's item fields for the journal and the cost ledger (which fields depend on who asks)."""
+    evaluator: str  #: the evaluator (its label) whose judge is asked: the ledger's attribution
+    test_case_key: str
+    model_key: str
+    epoch: int  #: only where it is not 0
+    role: str  #: "simulated user" for a simulated user's turn
+    purpose: str  #: "check" for ``sonar judges --check``
+
+
+class CallParams(TypedDict):
+    """The sampling of one call: part of the cache key and of the journal's request record."""
+    temperature: float
+    max_tokens: int
+    labels: NotRequired[list[str]]  #: a labelled request's allowed answers
+
+
+class CallRecord(CallParams):
+    """The request as the journal and the cache keep it (no secret: none is in a request)."""
+    model: str
+    messages: list[dict[str, str]]
+    repeat: int
+
+
+class LabelFields(TypedDict, total=False):
+    """The journal's fields of a labelled answer."""
+    confidence: float | None
+
+
+class ConcurrencyRange(TypedDict):
+    min: int | None
+    max: int | None
+
+
+class ClientCounts(TypedDict):
+    """One client's counters as run.json shows them (the optional ones only where they happened)."""
+    requests: int
+    cached: int
+    fetched: int
+    failed: int
+    retries: int
+    call_seconds: float
+    cleaned_text: NotRequired[int]
+    shared_calls: NotRequired[int]
+    concurrency_limit: NotRequired[ConcurrencyRange]
+    input_tokens: NotRequired[int]
+    output_tokens: NotRequired[int]
+    call_cost: NotRequired[float]
+
+
 @dataclass
 class LLMRequest:
     """One question to an LLM.
@@ -53,7 +116,7 @@ class LLMRequest:
     messages: list[dict[str, str]]
     repeat: int = 0
     max_tokens: int | None = None
-    tags: dict[str, Any] = field(default_factory=dict)
+    tags: CallTags = field(default_factory=CallTags)
     labels: tuple[str, ...] | None = None
 
 
@@ -69,7 +132,7 @@ class Completion:
     key: str = ""
     #: What the backend said besides the text (token usage, retrieved contexts); from the cache
     #: too when the client keeps envelopes.
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)
     #: True when the answer held text no UTF-8 file can hold, replaced with U+FFFD (docs/reliability.md).
     cleaned: bool = False
     #: True when a call already in flight for the same request answered this one (single-flight).
@@ -121,23 +184,27 @@ class ClientStats:
     #: add up in the driver); reported only when not 0.
     cost: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        counts = {"requests": self.requests, "cached": self.cached, "fetched": self.fetched, "failed": self.failed,
-                  "retries": self.retries, "call_seconds": round(self.seconds, 3)}
+    def as_dict(self) -> ClientCounts:
+        counts: ClientCounts = {"requests": self.requests, "cached": self.cached, "fetched": self.fetched,
+                                "failed": self.failed, "retries": self.retries, "call_seconds": round(self.seconds, 3)}
         # Only when they happened: run.json of a run without them stays as it was.
-        counts.update({name: value for name, value in (("cleaned_text", self.cleaned), ("shared_calls", self.shared))
-                       if value})
+        if self.cleaned:
+            counts["cleaned_text"] = self.cleaned
+        if self.shared:
+            counts["shared_calls"] = self.shared
         if self.limit_low is not None:
             counts["concurrency_limit"] = {"min": self.limit_low, "max": self.limit_high}
         # Tokens only when some were reported, the cost only under a price: older shapes stay as they were.
-        counts.update({name: value for name, value in (("input_tokens", self.input_tokens),
-                                                       ("output_tokens", self.output_tokens)) if value})
+        if self.input_tokens:
+            counts["input_tokens"] = self.input_tokens
+        if self.output_tokens:
+            counts["output_tokens"] = self.output_tokens
         if self.cost:
             counts["call_cost"] = round(self.cost, 6)
         return counts
 
 
-def decode_entry(stored: str, envelope: bool, labelled: bool) -> tuple[str, dict[str, Any], float, Any]:
+def decode_entry(stored: str, envelope: bool, labelled: bool) -> tuple[str, JsonObject, float, Any]:
     """text, meta, original seconds and the journal's response, from a cache entry (an envelope when
     the client keeps envelopes or the request was labelled)."""
     if not (envelope or labelled):
@@ -151,6 +218,6 @@ def decode_entry(stored: str, envelope: bool, labelled: bool) -> tuple[str, dict
     return text, meta, float(payload.get("seconds") or 0.0), response
 
 
-def label_fields(request: LLMRequest, meta: dict[str, Any]) -> dict[str, Any]:
+def label_fields(request: LLMRequest, meta: JsonObject) -> LabelFields:
     """The journal's fields of a labelled answer: its confidence (None when read from text)."""
     return {"confidence": meta.get("confidence")} if request.labels else {}

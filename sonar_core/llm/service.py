@@ -10,16 +10,36 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..errors import ConfigError
 from .backends import PermanentError, make_backend
 from .cache import CacheMode, ResponseCache, default_cache_path
 from .client import LLMClient
+from ..jsontypes import JsonObject
 from .configs import DEFAULT_JUDGE, LLMConfig, LLMConfigSet
+from .requests import ClientCounts
 from .secrets import Redactor, api_key_for
 
-__all__ = ["LLMService"]
+__all__ = ["LLMService", "LLMSummary"]
+
+
+class CacheSummary(TypedDict):
+    path: str
+    mode: str
+
+
+class UsedConfig(ClientCounts):
+    """One configuration a run used: its settings (as ``sonar judges`` shows them) and its counters."""
+    config: JsonObject
+
+
+class LLMSummary(TypedDict):
+    """run.json's ``llm``: the configurations file, the default judge, the cache, every configuration used."""
+    configs_file: str | None
+    default_judge: str
+    cache: CacheSummary
+    used: dict[str, UsedConfig]
 
 
 class LLMService:
@@ -115,7 +135,7 @@ class LLMService:
             backend.close()
         return None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> LLMSummary:
         """What run.json records: the cache and, per configuration used, its settings and counters."""
         return {
             "configs_file": str(self.configs.source) if self.configs.source else None,

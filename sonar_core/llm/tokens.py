@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Sequence, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..jsontypes import JsonObject
+from .requests import ChatMessage
 
 __all__ = ["Price", "TokenTally", "usage_tokens", "estimate_text_tokens", "estimate_prompt_tokens", "CHARS_PER_TOKEN",
            "MESSAGE_TOKENS", "DEFAULT_OUTPUT_TOKENS"]
@@ -38,7 +41,7 @@ class Price(BaseModel):
         return (input_tokens or 0) / 1000 * self.input_per_1k + (output_tokens or 0) / 1000 * self.output_per_1k
 
 
-def usage_tokens(meta: dict[str, Any]) -> tuple[int | None, int | None]:
+def usage_tokens(meta: JsonObject) -> tuple[int | None, int | None]:
     """(input, output) tokens an answer's metadata reports (its ``usage``, or the fields themselves)."""
     usage = meta.get("usage") if isinstance(meta.get("usage"), dict) else meta
 
@@ -58,7 +61,7 @@ def estimate_text_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
-def estimate_prompt_tokens(messages: list[dict[str, Any]]) -> int:
+def estimate_prompt_tokens(messages: Sequence[ChatMessage]) -> int:
     """Tokens of a chat prompt by the character rule: each message's content plus its overhead."""
     total = 0
     for message in messages:
@@ -67,6 +70,14 @@ def estimate_prompt_tokens(messages: list[dict[str, Any]]) -> int:
             content = json.dumps({k: v for k, v in message.items() if k != "role"}, ensure_ascii=False, default=str)
         total += estimate_text_tokens(content) + MESSAGE_TOKENS
     return total
+
+
+class TallyRecord(TypedDict):
+    """A tally as run.json's ``costs`` shows it (``cost`` null when no call had a price)."""
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
 
 
 @dataclass
@@ -88,12 +99,12 @@ class TokenTally:
             self.cost += cost
             self.priced = True
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> "TallyRecord":
         return {"calls": self.calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "cost": round(self.cost, 6) if self.priced else None}
 
     @classmethod
-    def of(cls, record: dict[str, Any]) -> "TokenTally":
+    def of(cls, record: "TallyRecord") -> "TokenTally":
         """A tally from its run.json record (a resumed run adds to what the interrupted one spent)."""
         cost = record.get("cost")
         return cls(int(record.get("calls") or 0), int(record.get("input_tokens") or 0),

@@ -34,10 +34,26 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
 
 from .devices import pick_device
-from .store import ModelStore, get_store
+from .store import ModelLoad, ModelStore, get_store
+
+
+class EmbeddingCounts(TypedDict):
+    """One embedding model's counters over a run."""
+    requested: int  #: texts asked for
+    unique_encoded: int  #: texts the model encoded (the rest came from the cache)
+    cache_hits: int
+    calls: int
+    seconds: float
+
+
+class EmbeddingsSummary(TypedDict):
+    """The embedding service's part of run.json."""
+    device: str
+    models: dict[str, EmbeddingCounts]
+    model_loads: list[ModelLoad]
 
 if TYPE_CHECKING:  # pragma: no cover
     # numpy is imported where vectors are made: every run makes this service, few embed anything.
@@ -138,7 +154,7 @@ class EmbeddingService:
         #: ``progress(label, total)`` starts a progress bar and returns its advance function.
         self.progress = progress
         self._cache = _PROCESS_CACHE
-        self.stats: dict[str, dict[str, Any]] = {}
+        self.stats: dict[str, EmbeddingCounts] = {}
         self._stats_lock = threading.Lock()
         self._twin_encoders: dict[str, list[Any]] = {}
         # The store lives for the process; this run reports only the loads that happen from now on.
@@ -255,15 +271,15 @@ class EmbeddingService:
                 advance(len(part))
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, EmbeddingCounts]:
         """Counters per model, rounded, for the journal and run.json."""
         with self._stats_lock:
             return {model: {**c, "seconds": round(c["seconds"], 3)} for model, c in self.stats.items()}
 
-    def loads(self) -> list[dict[str, Any]]:
+    def loads(self) -> list[ModelLoad]:
         """Models the store loaded since this service was made (one run)."""
         return list(self.store.loads[self._first_load:])
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> EmbeddingsSummary:
         """The service's part of run.json: device, counters per model, model loads."""
         return {"device": self._device_setting, "models": self.summary(), "model_loads": self.loads()}

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelMissingError
 from .store import ModelStore
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["load_sequence_classifier", "model_inputs"]
 
@@ -51,7 +54,7 @@ def load_sequence_classifier(store: ModelStore, ref: str, device: str = "cpu", *
     return store.load("classifier", ref, device, load)
 
 
-def model_inputs(model: Any, encoded: Any) -> dict[str, Any]:
+def model_inputs(model: Any, encoded: Any) -> dict[str, torch.Tensor]:
     """The tokenizer outputs ``model.forward`` accepts, moved to the model's device.
 
     A tokenizer may return inputs its model has no use for (a BERT tokenizer's ``token_type_ids``

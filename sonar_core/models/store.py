@@ -26,12 +26,21 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 from ..errors import ModelMissingError
 from .known import KnownModel, known_model, known_source
 from .locations import hf_cache_folder, package_dir, safe_extract, sonar_home, torch_hub_checkpoints
 from .prepare import prepare_model, prepared_folder
+
+
+class ModelLoad(TypedDict):
+    """One model the store loaded (run.json's ``model_loads``, the journal)."""
+    kind: str
+    model: str  #: the reference it was asked by
+    folder: str
+    device: str
+    seconds: float
 
 __all__ = ["ModelStatus", "ModelStore", "get_store", "MODEL_FILE_SUFFIXES"]
 
@@ -60,7 +69,7 @@ class ModelStore:
         self._loaded: dict[tuple[str, str, str], Any] = {}
         self._lock = threading.Lock()
         #: (kind, reference, device, seconds) of every load, for run.json and the journal.
-        self.loads: list[dict[str, Any]] = []
+        self.loads: list[ModelLoad] = []
 
     # -- finding ---------------------------------------------------------------------------
 

@@ -10,9 +10,11 @@ the same text whatever else the run does, and several perturbed copies can come 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..contract import Param, ParameterError
+from ..jsontypes import JsonObject
+from ..params import ParamValues
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np  # a run without perturbations never imports numpy for them
@@ -30,11 +32,11 @@ class Perturbator:
     #: False for deterministic transformations (encodings): the seed changes nothing.
     random: ClassVar[bool] = True
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, params: ParamValues) -> None:
         self.params = params
 
     @classmethod
-    def validate_params(cls, given: dict[str, Any] | None, name: str = "") -> dict[str, Any]:
+    def validate_params(cls, given: JsonObject | None, name: str = "") -> ParamValues:
         """Declared defaults overlaid with ``given``, each value checked; unknown names are errors."""
         label = name or cls.name
         given = dict(given or {})

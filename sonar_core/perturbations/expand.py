@@ -14,6 +14,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..contract import ParameterError
+from ..dataset import RowFields
+from ..jsontypes import JsonObject
 from ..errors import ConfigError
 from .base import derive_seed
 from .registry import ALIASES, make_perturbator
@@ -32,7 +34,7 @@ def perturbed_key(test_case_key: str, label: str) -> str:
     return f"{test_case_key}{KEY_SEPARATOR}{label}"
 
 
-def _spec_fields(spec: Any, index: int) -> tuple[str, int, dict[str, Any], list[str], str]:
+def _spec_fields(spec: Any, index: int) -> tuple[str, int, JsonObject, list[str], str]:
     where = f"perturb[{index}]"
     data = spec.model_dump() if hasattr(spec, "model_dump") else spec
     if not isinstance(data, dict):
@@ -104,8 +106,8 @@ def expand_perturbations(rows: Sequence[Any], perturb_config: Iterable[Any] | No
                 raise ConfigError(f"perturb: the perturbed copy's test case key '{key}' is taken by a test case "
                                   f"of the suite; rename that test case or give the entry another 'name'")
             text = perturbator.apply(_get(row, "input") or "", np.random.default_rng(derive_seed(seed, original, label)))
-            changes: dict[str, Any] = dict(input=text, test_case_key=key, original_test_case_key=original,
-                                           perturbation=perturbator.name)
+            changes = RowFields(input=text, test_case_key=key, original_test_case_key=original,
+                                perturbation=perturbator.name)
             old_key = _get(row, "key") if not isinstance(row, dict) or "key" in row else None
             if old_key:
                 # A row key built from the test case key (``tc::model``) keeps its shape.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..jsontypes import JsonObject
 from ..registry import Registry
 from .base import Perturbator
 
@@ -74,7 +75,7 @@ def get_perturbator(name: str, plugins: "Registries | None" = None) -> type[Pert
     return cls
 
 
-def make_perturbator(name: str, params: dict[str, Any] | None = None,
+def make_perturbator(name: str, params: JsonObject | None = None,
                      plugins: "Registries | None" = None) -> Perturbator:
     """An instance of perturbator ``name`` with validated ``params`` (ParameterError names the bad one)."""
     cls = get_perturbator(name, plugins)

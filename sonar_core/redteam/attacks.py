@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping
 
 from ..dataset_files import check_utf8, read_csv, read_jsonl
 from ..errors import DatasetError
+from ..jsontypes import JsonObject
 
 __all__ = ["CATEGORIES", "CONTROL", "AUTO", "Attack", "AttackSet", "load_attack_file", "parse_attack",
            "make_secret", "compact"]
@@ -99,7 +100,7 @@ class AttackSet:
     source: str = ""
     licence: str = ""
     path: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    extra: JsonObject = field(default_factory=dict, compare=False)  #: the header's other keys, kept as written
 
 
 def _text(record: Mapping[str, Any], name: str, where: str, required: bool = True) -> str:
@@ -217,7 +218,7 @@ def load_attack_file(path: str | Path, columns: Mapping[str, str] | None = None,
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: attack file not found")
-    header: dict[str, Any] = {}
+    header: JsonObject = {}
     attacks: list[Attack] = []
     seen: dict[str, str] = {}
     for index, (where, record) in enumerate(_records(path)):

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..dataset import RowFields
 from ..errors import ConfigError, DatasetError
+from ..jsontypes import JsonObject
 from ..perturbations.base import derive_seed
 from .attacks import AUTO, Attack, AttackSet, make_secret
 from .registry import DIRECT, get_technique
@@ -90,7 +92,7 @@ def parse_chains(specs: Sequence[str], plugins: "Registries | None" = None) -> l
 class Expansion:
     """The test suite's rows, and what was left out (a multi-turn chain is not applied to a benign control)."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[RowFields] = field(default_factory=list)
     attacks: int = 0
     left_out: int = 0
 
@@ -115,7 +117,7 @@ def chain_label(attack: Attack, chain: Chain) -> str:
     return "+".join(dict.fromkeys(attack.apply + chain.names)) or DIRECT
 
 
-def _row(attack_set: AttackSet, attack: Attack, chain: Chain, settings: "_Settings") -> dict[str, Any]:
+def _row(attack_set: AttackSet, attack: Attack, chain: Chain, settings: "_Settings") -> RowFields:
     import numpy as np
 
     seed, plugins = settings.seed, settings.plugins
@@ -124,16 +126,16 @@ def _row(attack_set: AttackSet, attack: Attack, chain: Chain, settings: "_Settin
     detector = attack.detector if attack.control else settings.reroute.get(attack.detector, attack.detector)
     canary, marker = _secret(attack, attack_set, "canary", seed), _secret(attack, attack_set, "marker", seed)
     prompt, system, document = (_fill(t, canary, marker) for t in (attack.prompt, attack.system, attack.document))
-    provenance = {"id": attack.id, "set": attack_set.name, "set_version": attack_set.version,
-                  "category": attack.category, "hazard": attack.hazard, "technique": chain.label, "applied": label,
-                  "base_technique": attack.technique, "goal": attack.goal, "detector": detector,
-                  "control": attack.control, "seed": seed,
-                  **({"canary": canary} if canary is not None else {}), **({"marker": marker} if marker is not None else {}),
-                  **({"detector_params": {k: v for k, v in attack.params if k not in ("canary", "marker")}}
-                     if any(k not in ("canary", "marker") for k, _ in attack.params) else {})}
+    provenance: JsonObject = {
+        "id": attack.id, "set": attack_set.name, "set_version": attack_set.version, "category": attack.category,
+        "hazard": attack.hazard, "technique": chain.label, "applied": label, "base_technique": attack.technique,
+        "goal": attack.goal, "detector": detector, "control": attack.control, "seed": seed,
+        **({"canary": canary} if canary is not None else {}), **({"marker": marker} if marker is not None else {}),
+        **({"detector_params": {k: v for k, v in attack.params if k not in ("canary", "marker")}}
+           if any(k not in ("canary", "marker") for k, _ in attack.params) else {})}
     categories = list(dict.fromkeys([attack.category, attack.hazard, detector_category(detector), "redteam"]
                                     + (["control"] if attack.control else [])))
-    row: dict[str, Any] = {"test_case_key": f"{attack.id}~{label}", "categories": categories,
+    row: RowFields = {"test_case_key": f"{attack.id}~{label}", "categories": categories,
                            "expected_outcome": attack.goal, "attack": provenance}
     if document:
         row["context"] = [document]
@@ -225,7 +227,7 @@ def expand_attacks(sets: Sequence[AttackSet], chains: Sequence[Chain], *, seed: 
     return expansion
 
 
-def write_suite(rows: Sequence[dict[str, Any]], folder: Path) -> Path:
+def write_suite(rows: Sequence[RowFields], folder: Path) -> Path:
     """``rows`` as a JSON Lines test suite in ``folder``, named by its content's SHA-256: the same
     expansion is the same file (a resumed run finds its suite unchanged), written atomically."""
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows).encode("utf-8")

@@ -28,6 +28,7 @@ from typing import Any
 from ..dataset import row_from_record
 from ..dataset_files import read_jsonl
 from ..errors import ConfigError
+from ..jsontypes import JsonObject
 
 __all__ = ["LabelledSet", "labelled_set_path", "load_labelled_set", "label_detector", "HIT", "MISS"]
 
@@ -43,7 +44,7 @@ class LabelledSet:
     detector: str
     positive: str
     labels: tuple[bool, ...]
-    records: tuple[dict[str, Any], ...]
+    records: tuple[JsonObject, ...]  #: the labelled answers as dataset rows (their free fields too)
     sha256: str
 
 
@@ -59,7 +60,7 @@ def labelled_set_path(cls: type) -> Path | None:
 def load_labelled_set(path: Path) -> LabelledSet:
     """The set at ``path``; ConfigError (one line: file, line, field) when it is faulty."""
     digest = hashlib.sha256()
-    header: dict[str, Any] | None = None
+    header: JsonObject | None = None
     labels, records, seen = [], [], set()
     try:
         with Path(path).open("rb") as handle:

@@ -133,3 +133,58 @@ def test_every_setting_has_its_row_in_docs_cli():
     options = _options(run_command)
     shown = {opt for option in options.values() for opt in option.opts + option.secondary_opts if opt.startswith("--")}
     assert shown - {"--help"} <= flags | {"--no-" + f.removeprefix("--") for f in flags}, shown - flags
+
+
+def _shared_commands():
+    from sonar_core.cli.benchmarks import CALIBRATE_SETTINGS, calibrate_command
+    from sonar_core.cli.redteam import RUN_SETTINGS, redteam_command
+
+    # Options of the command's own that a run setting's name: redteam's --standards sets its redteam: section's
+    # key (hazards graded on attacks); calibrate's --benchmark is required (the one to calibrate) and its --host
+    # also takes the keys of reference models.
+    return [(redteam_command, RUN_SETTINGS, {"standards"}),
+            (calibrate_command, CALIBRATE_SETTINGS, {"benchmark", "hosts"})]
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["redteam", "calibrate"])
+def test_redteam_and_calibrate_take_run_settings_from_the_one_declaration(index):
+    command, shared, own = _shared_commands()[index]
+    options, run = _options(command), _options(run_command)
+    assert {"output_dir", "run_id", "plugins"} <= set(shared)
+    # Every option that sets a run setting is made from its field; the command declares none of them itself.
+    assert {name for name in options if name in RunConfig.model_fields} - own == set(shared)
+    for name in shared:
+        option, field, same = options[name], RunConfig.model_fields[name], run[name]
+        assert option.help == field.description == same.help
+        assert option_name(name, flag_of(field)) in option.opts + option.secondary_opts
+        assert (option.default, option.multiple, option.is_flag, option.metavar) == \
+               (None, same.multiple, same.is_flag, same.metavar)
+        assert type(option.type) is type(same.type)
+    shown = CliRunner().invoke(command, ["--help"])
+    assert shown.exit_code == 0
+    assert "Folder that receives the run folder (default: reports)." in " ".join(shown.output.split())
+
+
+def test_calibrate_gives_output_dir_no_short_flag_as_o_is_its_standards_file():
+    from sonar_core.cli.benchmarks import calibrate_command
+
+    options = _options(calibrate_command)
+    assert options["output_dir"].opts == ["--output-dir"]
+    assert options["output"].opts == ["--output", "-o"]
+
+
+def test_a_made_up_setting_reaches_another_command_through_run_options():
+    from sonar_core.cli.settings import run_options, settings_from_flags
+
+    @click.command()
+    @run_options("output_dir", "echo_count", model=WithEcho)
+    def other(**flags):
+        click.echo(json.dumps(settings_from_flags(flags, WithEcho, only=("output_dir", "echo_count"))))
+
+    shown = CliRunner().invoke(other, ["--help"])
+    assert re.search(r"^  --echo-count N +Echo N times\.$", shown.output, re.M), shown.output
+    given = CliRunner().invoke(other, ["-o", "out", "--echo-count", "3"])
+    assert json.loads(given.output) == {"output_dir": "out", "echo_count": 3}
+    assert json.loads(CliRunner().invoke(other, []).output) == {"output_dir": None, "echo_count": None}
+    with pytest.raises(ValueError, match="not a setting with a flag: batch_size"):
+        run_options("batch_size")
