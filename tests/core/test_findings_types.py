@@ -3,8 +3,9 @@
 What "computes" means for the import rule below: a module computes when it draws a conclusion
 from numbers, i.e. it is
 
-- a module of ``sonar_core.findings`` other than the five that hold no conclusion:
+- a module of ``sonar_core.findings`` other than the six that hold no conclusion:
   ``findings.types`` (the frozen dataclasses the findings are made of, and the severities),
+  ``findings.comparison_types`` (run A against run B as frozen dataclasses),
   ``findings.judge_status`` (a judge's trust as plain values), ``findings.run_types`` (a finished
   run read back, as plain values), ``findings.redteam_types`` (a red-team run's outcomes, rates and
   findings as frozen dataclasses) and ``findings.wording`` (how a figure is written: a number in,
@@ -41,7 +42,8 @@ from sonar_core.testing import make_row
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "sonar_core" / "artifacts"
 DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status", "sonar_core.findings.run_types",
-                "sonar_core.findings.wording", "sonar_core.findings.redteam_types"}
+                "sonar_core.findings.wording", "sonar_core.findings.redteam_types", "sonar_core.findings.comparison_types",
+                "sonar_core.jsontypes"}
 NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
 
 
@@ -170,7 +172,7 @@ def _annotation_namespace() -> dict[str, object]:
 def test_no_loose_dict_crosses_from_findings_to_artifacts():
     # Every class a writer takes from findings/ is typed all the way down: no dict[str, Any] in any field.
     classes = _findings_classes()
-    assert {"EvaluatorFindings", "Board", "TradeoffRow", "Problem"} <= {c.__name__ for c in classes}
+    assert {"EvaluatorFindings", "Board", "TradeoffRow", "Problem", "Comparison"} <= {c.__name__ for c in classes}
     namespace = _annotation_namespace()
     loose = {c.__name__: found for c in classes
              if c.__name__ not in NOT_YET_TYPED and (found := _loose_dicts(c, c.__name__, set(), namespace))}
