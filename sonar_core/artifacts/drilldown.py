@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .. import names
 from ..named_files import write_text
-from ..findings.types import CASE_LIMIT, CaseRows, EvaluatorSummary
+from ..findings.types import CASE_LIMIT, CaseFails, CaseRows, EvaluatorSummary
 from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic
@@ -84,6 +84,8 @@ class _Evaluator:
     fails: dict[str, tuple[bool | None, ...]]
     skipped: dict[str, str]
     turns: dict[str, list] = field(default_factory=dict)  # row key -> [[turn, value], ...] (per_turn)
+    #: row key -> per turn, whether its primary value fails (None: no value), as the findings concluded.
+    turn_fails: Mapping[str, tuple[bool | None, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.metrics: list[dict[str, Any]] = self.view["metrics"]
@@ -126,10 +128,10 @@ def _preview(text: str) -> str:
 
 
 def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
-                   fails: Sequence[dict[str, tuple[bool | None, ...]]], chosen: set[str]) -> Casebook:
+                   fails: Sequence[CaseFails], chosen: set[str]) -> Casebook:
     """The drill-down of a run from its dataset rows and its evaluators' summaries; ``fails`` (one per
-    summary) says which of each row's values fail their thresholds
-    (:func:`sonar_core.findings.case_verdicts.summary_fails`); ``chosen``: the test cases it shows
+    summary) says which of each row's values, and of its turns' primary values, fail their thresholds
+    (:func:`sonar_core.findings.case_verdicts.case_fails`); ``chosen``: the test cases it shows
     (:func:`sonar_core.findings.case_rows.selected_case_keys` of the rows' test cases)."""
     evaluators = []
     for summary, failures in zip(summaries, fails, strict=True):
@@ -137,9 +139,10 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
         if not data:  # a summary written before the drill-down existed
             continue
         evaluators.append(_Evaluator(
-            index=len(evaluators), view=dict(summary.view), fails=failures,
+            index=len(evaluators), view=dict(summary.view), fails=dict(failures.values),
             cells={key: (values, why) for key, values, why in data["rows"]},
             skipped={key: missing for key, missing in data["skipped"]}, turns=data.get("turns", {}),
+            turn_fails=failures.turns,
         ))
     all_keys = {row.test_case_key for row in rows}
     models = sorted({row.model_key for row in rows})

@@ -230,7 +230,8 @@ def evaluator_chart(view: dict[str, Any]) -> Markup:
     return metric_bars_svg(f"{view['display_name']}: {primary['display_name']} per model{untrusted}", models,
                            [view["primary_by_model"].get(m) for m in models], threshold=primary["threshold"],
                            value_range=primary["value_range"], higher_is_better=primary["higher_is_better"],
-                           leader=view.get("leader"), intervals=intervals)
+                           fails=[bool(primary["fails_by_model"].get(m)) for m in models], leader=view.get("leader"),
+                           intervals=intervals)
 
 
 def tradeoff_view(rows: Sequence[TradeoffRow]) -> dict[str, Any] | None:

@@ -24,13 +24,11 @@ def _e(value: Any) -> str:
 
 
 def turn_verdicts(evaluators: list[Any], row_key: str) -> dict[int, list[tuple[str, str, str]]]:
-    """Turn index -> (evaluator, value, pass/fail) of the evaluators that scored the row turn by turn."""
+    """Turn index -> (evaluator, value, pass/fail) of the evaluators that scored the row turn by turn; whether a
+    turn's value fails is the findings' (:func:`sonar_core.findings.case_verdicts.case_fails`)."""
     out: dict[int, list[tuple[str, str, str]]] = {}
     for ev in evaluators:
-        metric = ev.metrics[ev.primary_index]
-        for turn, value in ev.turns.get(row_key, ()):
-            fails = value is not None and metric["threshold"] is not None and (
-                value < metric["threshold"] if metric["higher_is_better"] else value > metric["threshold"])
+        for (turn, value), fails in zip(ev.turns.get(row_key, ()), ev.turn_fails.get(row_key, ()), strict=True):
             out.setdefault(turn, []).append((ev.view["display_name"], "n/a" if value is None else f"{value:.2f}",
                                              "na" if value is None else "not-counted" if getattr(ev, "untrusted", False)
                                              else "fail" if fails else "pass"))

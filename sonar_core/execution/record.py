@@ -25,7 +25,7 @@ from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
 from ..findings.case_rows import selected_case_keys
-from ..findings.case_verdicts import summary_fails
+from ..findings.case_verdicts import case_fails
 from ..findings.lead import lead_problems
 from ..findings.run_findings import problem_counts, run_findings
 from ..findings.types import RunFindings
@@ -140,7 +140,7 @@ def prepare_index(state: RunState) -> None:
     holds only the drill-down's test cases (at most ``CASE_LIMIT``), so it is small.
     """
     rows = state.dataset.rows
-    state.casebook = build_casebook(rows, state.summaries, [summary_fails(s) for s in state.summaries],
+    state.casebook = build_casebook(rows, state.summaries, [case_fails(s) for s in state.summaries],
                                     selected_case_keys(row.test_case_key for row in rows))
     state.model_stats = model_stats(rows)
 

@@ -105,6 +105,33 @@ def test_artifacts_import_nothing_that_computes():
     assert offenders == {}, f"artifacts/ modules importing what computes (see this file's docstring): {offenders}"
 
 
+def _threshold_decisions(source: str) -> list[str]:
+    """Where ``source`` decides a side of a threshold itself: a comparison one of whose operands names a
+    threshold, or a call of ``fails`` (:meth:`~sonar_core.contract.Metric.fails`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+            if any("threshold" in ast.unparse(operand) for operand in [node.left, *node.comparators]):
+                found.append(ast.unparse(node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fails":
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_the_threshold_rule_sees_a_hand_made_verdict():
+    assert _threshold_decisions("x = value < metric['threshold'] if up else value > threshold\n"
+                                "y = m.fails(v)\nz = a < b\nw = threshold is None\n") == [
+        "m.fails(v)", "value < metric['threshold']", "value > threshold"]
+
+
+def test_artifacts_decide_no_side_of_a_threshold():
+    # Pass or fail (a row's value, a turn's, a model's mean in a chart) is concluded in findings/
+    # (case_verdicts.case_fails, Leaderboard.fails_by_metric); the writers only colour it.
+    offenders = {path.stem: found for path in sorted(ARTIFACTS.glob("*.py"))
+                 if (found := _threshold_decisions(path.read_text(encoding="utf-8")))}
+    assert offenders == {}, f"artifacts/ modules deciding a side of a threshold: {offenders}"
+
+
 #: Classes of findings/ that artifacts/ import but whose loose dicts are not findings handed to a writer, and why.
 NOT_FINDINGS = {
     "ScoredEvaluator": "the rows as scored and the evaluator's parameters and hooks' output as given: what the "
