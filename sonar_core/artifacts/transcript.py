@@ -13,7 +13,9 @@ from html import escape
 from typing import Any
 
 from ..conversation import called_tools
+from ..jsontypes import JsonObject
 from .html import TEXT_LIMIT, clip
+from .views import ExpectedCallView, TurnView
 
 __all__ = ["turn_verdicts", "clip_conversation", "transcript_html",
            "expected_calls", "expected_calls_html"]
@@ -35,7 +37,7 @@ def turn_verdicts(evaluators: list[Any], row_key: str) -> dict[int, list[tuple[s
     return out
 
 
-def clip_conversation(conversation: list[dict[str, Any]], withheld: str | None = None) -> list[dict[str, Any]]:
+def clip_conversation(conversation: list[JsonObject], withheld: str | None = None) -> list[TurnView]:
     """The turns as a page shows them: contents cut at TEXT_LIMIT, arguments as indented JSON; with
     ``withheld`` (a sensitive evaluator flagged the answer), each assistant turn's content is that note."""
     out = []
@@ -59,7 +61,7 @@ def _verdict_list(items: list[tuple[str, str, str]]) -> str:
     return f'<ul class="verdicts turn-verdicts">{lis}</ul>' if lis else ""
 
 
-def transcript_html(conversation: list[dict[str, Any]], at_turn: dict[int, list[tuple[str, str, str]]],
+def transcript_html(conversation: list[TurnView], at_turn: dict[int, list[tuple[str, str, str]]],
                     on_whole: list[tuple[str, str, str]]) -> str:
     """``<ol class="transcript">``: one item per turn (role, content, tool calls and their arguments,
     the tool call a result answers); ``at_turn`` (turn index -> ``(evaluator, verdict, status)``) beside
@@ -89,7 +91,8 @@ def _arguments(arguments: Any) -> str:
     return clip(json.dumps(arguments, ensure_ascii=False, indent=1), TEXT_LIMIT)
 
 
-def expected_calls(expected: list[dict[str, Any]], conversation: list[dict[str, Any]] | None) -> dict[str, Any]:
+def expected_calls(expected: list[JsonObject],
+                   conversation: list[JsonObject] | None) -> dict[str, list[ExpectedCallView]]:
     """``{"expected_tool_calls": [...]}`` for a row that has expected tool calls, else ``{}``: each
     expected call's name, its arguments as indented JSON (cut at TEXT_LIMIT), and ``made``: whether the
     assistant made it, a call of that name with equal arguments (each call made counts for one expected
@@ -107,7 +110,7 @@ def expected_calls(expected: list[dict[str, Any]], conversation: list[dict[str, 
     return {"expected_tool_calls": out}
 
 
-def expected_calls_html(calls: list[dict[str, Any]] | None) -> str:
+def expected_calls_html(calls: list[ExpectedCallView] | None) -> str:
     """``<aside class="expected-calls">``: the expected tool calls in order (name, arguments), each marked
     ✓ made or ✗ not made with these arguments; empty without expected calls."""
     if not calls:

@@ -138,10 +138,6 @@ NOT_FINDINGS = {
                        "findings are computed from (its rows are the contract's Row and RowResult)",
     "EvaluatorSummary": "made by artifacts/stored.py from the files the writers wrote (their own JSON), for the run",
 }
-#: Findings handed to artifacts/ that still hold loose dicts, and which (issue 37: to shrink).
-NOT_YET_TYPED = {
-    "GenerationFindings": "documents, graph, judges, costs and settings: the generation run's own records, passed through",
-}
 
 
 def _findings_classes() -> dict[type, set[str]]:
@@ -172,6 +168,11 @@ def _loose_dicts(tp: object, where: str, seen: set[type], namespace: dict[str, o
     for arg in args:
         if not isinstance(arg, typing.ForwardRef):  # JsonValue names itself
             out += _loose_dicts(arg, f"{where}[]", seen, namespace)
+    if typing.is_typeddict(tp) and tp.__module__.startswith("sonar_core") and tp not in seen:
+        seen.add(tp)  # a JSON record's declared shape (GenerationFindings.documents): its keys' types too
+        hints = typing.get_type_hints(tp, globalns=vars(sys.modules[tp.__module__]), localns=namespace)
+        for key, hint in hints.items():
+            out += _loose_dicts(hint, f"{tp.__name__}.{key}", seen, namespace)
     if (isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp.__module__.startswith("sonar_core.findings")
             and tp not in seen and tp.__name__ not in NOT_FINDINGS):
         seen.add(tp)
@@ -191,7 +192,11 @@ def _annotation_namespace() -> dict[str, object]:
     from sonar_core.findings.judge_status import JudgeTrust
     from sonar_core.findings.statistics import Interval
 
-    return {"Row": Row, "RowResult": RowResult, "JudgeTrust": JudgeTrust, "ScoredEvaluator": ScoredEvaluator,
+    from sonar_core.jsontypes import JsonValue
+
+    # JsonValue: the recursive JSON type names itself, wherever JsonObject is used without it.
+    return {"JsonValue": JsonValue, "Row": Row, "RowResult": RowResult, "JudgeTrust": JudgeTrust,
+            "ScoredEvaluator": ScoredEvaluator,
             "BenchmarkDefinition": BenchmarkDefinition, "HazardDefinition": HazardDefinition,
             "Graded": Graded, "Interval": Interval}
 
@@ -201,16 +206,8 @@ def test_no_loose_dict_crosses_from_findings_to_artifacts():
     classes = _findings_classes()
     assert {"EvaluatorFindings", "Board", "TradeoffRow", "Problem", "Comparison"} <= {c.__name__ for c in classes}
     namespace = _annotation_namespace()
-    loose = {c.__name__: found for c in classes
-             if c.__name__ not in NOT_YET_TYPED and (found := _loose_dicts(c, c.__name__, set(), namespace))}
+    loose = {c.__name__: found for c in classes if (found := _loose_dicts(c, c.__name__, set(), namespace))}
     assert loose == {}, f"findings handed to artifacts/ holding loose dicts: {loose}"
-
-
-@pytest.mark.parametrize("name", sorted(NOT_YET_TYPED))
-def test_the_not_yet_typed_list_only_shrinks(name):
-    classes = {c.__name__: c for c in _findings_classes()}
-    assert name in classes, f"artifacts/ no longer takes {name}: drop it from NOT_YET_TYPED"
-    assert _loose_dicts(classes[name], name, set(), _annotation_namespace()), f"{name} is typed: drop it from NOT_YET_TYPED"
 
 
 def test_the_loose_dict_rule_sees_nested_fields():
@@ -223,10 +220,19 @@ def test_the_loose_dict_rule_sees_nested_fields():
         inner: tuple[Inner, ...]
         fine: dict[str, float]
 
-    Inner.__module__ = Outer.__module__ = "sonar_core.findings.probe"
+    class Record(typing.TypedDict):
+        name: str
+        extra: dict[str, typing.Any]
+
+    @dataclasses.dataclass(frozen=True)
+    class Holder:
+        record: Record
+
+    Inner.__module__ = Outer.__module__ = Record.__module__ = Holder.__module__ = "sonar_core.findings.probe"
     sys.modules["sonar_core.findings.probe"] = sys.modules[__name__]
     try:
         assert _loose_dicts(Outer, "Outer", set(), {"Inner": Inner}) == ["Inner.figures: dict[str, Any]"]
+        assert _loose_dicts(Holder, "Holder", set(), {"Record": Record}) == ["Record.extra: dict[str, Any]"]
     finally:
         del sys.modules["sonar_core.findings.probe"]
     assert set(NOT_FINDINGS) <= {c.__name__ for c in _findings_classes()}, "drop what artifacts/ no longer imports"
