@@ -82,11 +82,11 @@ def main() -> None:
     started, cpu = time.perf_counter(), time.process_time()
     write_comparison(data, work / "comparison")
     timings.append((time.perf_counter() - started, time.process_time() - cpu))
-    tests = sum(1 for ev in data["evaluators"] for e in ev["metrics"] if e["test"])
-    flips = sum(len(e["flips"]["pass_to_fail"]) + len(e["flips"]["fail_to_pass"])
-                for ev in data["evaluators"] for e in ev["metrics"])
-    print(f"{args.rows} rows per run, {len(data['evaluators'])} evaluators, {tests} paired tests, {flips} flips, "
-          f"{data['regressions']} regressions")
+    tests = sum(1 for ev in data.evaluators for e in ev.metrics if e.test)
+    flips = sum(len(e.flips.pass_to_fail) + len(e.flips.fail_to_pass)
+                for ev in data.evaluators for e in ev.metrics)
+    print(f"{args.rows} rows per run, {len(data.evaluators)} evaluators, {tests} paired tests, {flips} flips, "
+          f"{data.regressions} regressions")
     # CPU seconds beside wall seconds: on a shared machine CPU time is the steadier of the two.
     for label, (wall, cpu) in zip(("read both runs", "compare", "write folder"), timings):
         print(f"{label}: {wall:.2f} s wall, {cpu:.2f} s CPU")

@@ -21,9 +21,11 @@ import html
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, TypedDict
 
 from . import names
+from .artifacts.record_shapes import InsightJson, ProblemJson
+from .jsontypes import JsonObject
 from .result_rows import rows_table
 from .errors import EXIT_BUDGET, EXIT_EVALUATOR_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS, ConfigError
 from .execution.state import ExecutionResult
@@ -39,8 +41,17 @@ _HTML_PROBLEMS = 10
 _REPR_MODELS = 5
 
 
-def frame(records: list[dict[str, Any]], columns: list[str] | None = None):
-    """``records`` (dicts) as a pandas DataFrame when pandas is installed, else a datatable Frame.
+class EvaluatorEntry(TypedDict):
+    """An evaluator that ran, as the tables find it: its label, id, folder and status."""
+
+    label: str
+    evaluator_id: str
+    folder: Path
+    status: str
+
+
+def frame(records: list[JsonObject], columns: list[str] | None = None):
+    """``records`` (dicts read from the run's JSON files, or made of them) as a pandas DataFrame when pandas is installed, else a datatable Frame.
 
     ``columns`` fixes the columns and their order (default: every key, in first-seen order); a
     record without a column has None there. In a datatable Frame a column of lists or dicts (the
@@ -55,7 +66,7 @@ def frame(records: list[dict[str, Any]], columns: list[str] | None = None):
     return pandas.DataFrame.from_records([[r.get(c) for c in columns] for r in records], columns=columns)
 
 
-def _datatable_frame(records: list[dict[str, Any]], columns: list[str]):
+def _datatable_frame(records: list[JsonObject], columns: list[str]):
     import datatable as dt
 
     parts = []
@@ -74,7 +85,7 @@ class RecordList(list):
     ``result.problems`` is the list it always was; ``result.problems()`` is the table.
     """
 
-    def __init__(self, items: Iterable[dict[str, Any]] = ()) -> None:
+    def __init__(self, items: Iterable[ProblemJson | InsightJson] = ()) -> None:
         super().__init__(items)
 
     def __call__(self):
@@ -121,9 +132,9 @@ class RunResult(ExecutionResult):
 
     # -- where things are -------------------------------------------------------------------
 
-    def _evaluators(self) -> list[dict[str, Any]]:
+    def _evaluators(self) -> list[EvaluatorEntry]:
         """``{label, evaluator_id, folder}`` of every evaluator that ran, in run order."""
-        found = []
+        found: list[EvaluatorEntry] = []
         for entry in self.executed:
             location = entry.get("job_location")
             label = entry.get("name") or entry.get("evaluator_id") or ""
@@ -139,7 +150,7 @@ class RunResult(ExecutionResult):
             found.append({"label": key, "evaluator_id": key, "folder": folder, "status": "success"})
         return found
 
-    def _pick(self, evaluator: str) -> dict[str, Any]:
+    def _pick(self, evaluator: str) -> EvaluatorEntry:
         evaluators = self._evaluators()
         for by in ("label", "evaluator_id"):
             matches = [e for e in evaluators if e[by] == evaluator]
@@ -153,7 +164,7 @@ class RunResult(ExecutionResult):
 
     # -- tables ---------------------------------------------------------------------------
 
-    def _results(self, entry: dict[str, Any]) -> dict[str, Any] | None:
+    def _results(self, entry: EvaluatorEntry) -> JsonObject | None:
         path = entry["folder"] / names.EVAL_RESULTS / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json"
         return _read_json(path) if path.is_file() else None  # save_llm_result: false, or it failed
 
@@ -188,7 +199,7 @@ class RunResult(ExecutionResult):
             if records is None:
                 raise ConfigError(f"evaluator '{evaluator}' wrote no leaderboard in {entry['folder']}")
             return frame(records)
-        everything: list[dict[str, Any]] = []
+        everything: list[JsonObject] = []
         columns: dict[str, None] = {"evaluator": None}
         for entry in self._evaluators():
             for record in self._board(entry) or []:
@@ -196,7 +207,7 @@ class RunResult(ExecutionResult):
                 everything.append({"evaluator": entry["label"], **record})
         return frame(everything, list(columns))
 
-    def _board(self, entry: dict[str, Any]) -> list[dict[str, Any]] | None:
+    def _board(self, entry: EvaluatorEntry) -> list[JsonObject] | None:
         """One evaluator's leaderboard records (None when it wrote none)."""
         for board in _LEADERBOARDS:
             index_path = entry["folder"] / board / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json"
@@ -206,7 +217,7 @@ class RunResult(ExecutionResult):
                 break
         else:
             return None
-        records = []
+        records: list[JsonObject] = []
         for model in data["ranking"]:
             stats = data.get("models", {}).get(model, {})
             record = {"model": model, "rank": stats.get("rank"), **data["data"].get(model, {})}
@@ -271,7 +282,7 @@ class RunResult(ExecutionResult):
                    costs=getattr(result, "costs", None), models=_models(Path(result.run_dir) / names.RUN_JSON))
 
 
-def _exit_code(status: str, failed: list[dict[str, str]], problems: list[dict[str, Any]],
+def _exit_code(status: str, failed: list[dict[str, str]], problems: list[ProblemJson],
                fail_on: str | None) -> tuple[int, str]:
     """The exit code and message the run had (docs/cli.md), from what run.json records."""
     if failed:
@@ -292,8 +303,9 @@ def open_run(path: str | Path) -> RunResult:
     record_path = run_dir / names.RUN_JSON
     if not record_path.is_file():
         raise ConfigError(f"{run_dir}: not a Sonar run folder (no {names.RUN_JSON})")
-    record = _read_json(record_path)
-    result: dict[str, Any] = record.get("result") or {}
+    # Read as it is (a run of any version): a JSON object, looked into with .get().
+    record: JsonObject = _read_json(record_path)
+    result: JsonObject = record.get("result") or {}
     executed = list(result.get("executed_explainers") or [])
     failed = [{"evaluator": e.get("name") or e.get("evaluator_id", ""), "error": e.get("error", "")}
               for e in executed if e.get("status") == "failed"]
@@ -310,7 +322,7 @@ def open_run(path: str | Path) -> RunResult:
                      costs=record.get("costs"), models=_record_models(record))
 
 
-def _record_models(record: dict[str, Any]) -> list[str]:
+def _record_models(record: JsonObject) -> list[str]:
     """The models a run.json record lists (its dataset's), [] when it lists none."""
     result = record.get("result") or {}
     models = result.get("models") or (result.get("dataset") or {}).get("models") or []

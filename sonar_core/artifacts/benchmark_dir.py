@@ -13,9 +13,11 @@ import csv
 import io
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import names
+from ..jsontypes import JsonObject
+from .views import BenchmarkView
 from .csv_cells import neutralise_row
 from .formats import write_atomic, write_json
 
@@ -39,14 +41,56 @@ def _grade_line(model: str, scope: str, hazard: str, key: str, graded: Graded) -
             graded.numeric_grade, graded.text_grade, graded.verdict]
 
 
-def graded_json(graded: Graded) -> dict[str, Any]:
+class GradedJson(TypedDict):
+    """A graded score (a model's benchmark or hazard): safe of ``samples``, interval, reference and grade."""
+
+    score: float | None
+    safe: int
+    samples: int
+    interval: list[float] | None
+    reference: float | None
+    numeric_grade: int | None
+    text_grade: str | None
+    verdict: str
+
+
+class HazardJson(TypedDict):
+    hazard: str
+    hazard_key: str
+    name: str
+    tests: list[str]
+
+
+class ModelResultsJson(TypedDict):
+    """One model's grades: the benchmark's, each hazard's, and each test's safe items."""
+
+    benchmark: GradedJson
+    hazards: dict[str, GradedJson]
+    tests: dict[str, JsonObject]
+
+
+class BenchmarkJson(TypedDict):
+    """benchmark/benchmark.json and run.json's ``benchmark``."""
+
+    benchmark: str
+    version: str
+    name: str
+    calibration: bool
+    standards: str | None
+    reference: float | None
+    models: list[str]
+    hazards: list[HazardJson]
+    results: dict[str, ModelResultsJson]
+
+
+def graded_json(graded: Graded) -> GradedJson:
     interval = graded.interval
     return {"score": graded.score, "safe": graded.safe, "samples": graded.scored,
             "interval": list(interval) if interval else None, "reference": graded.reference,
             "numeric_grade": graded.numeric_grade, "text_grade": graded.text_grade, "verdict": graded.verdict}
 
 
-def benchmark_json(findings: BenchmarkFindings) -> dict[str, Any]:
+def benchmark_json(findings: BenchmarkFindings) -> BenchmarkJson:
     """The benchmark's findings as benchmark.json and run.json's ``benchmark`` hold them."""
     d = findings.definition
     return {
@@ -136,7 +180,7 @@ def write_benchmark_dir(folder: Path, findings: BenchmarkFindings, standards: An
         write_json(folder / names.BENCHMARK_STANDARDS_JSON, standards.to_json_data())
 
 
-def benchmark_view(findings: BenchmarkFindings | None, links: dict[str, str] | None = None) -> dict[str, Any] | None:
+def benchmark_view(findings: BenchmarkFindings | None, links: dict[str, str] | None = None) -> BenchmarkView | None:
     """What index.html's grade table shows (plain data; the template escapes every text)."""
     if findings is None:
         return None

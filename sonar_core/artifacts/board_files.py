@@ -9,9 +9,12 @@ Nothing is concluded here: every value comes from the findings.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Union
 
 from .. import names
+from ..findings.judge_status import JudgeTrustJson
+from .record_shapes import (BoardJson, BoardRowJson, IntervalJson, LeaderboardFileJson, LeaderboardIndexJson,
+                            PairJson)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..findings.judge_status import JudgeTrust
@@ -21,28 +24,26 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["board_json", "judge_trust_json", "leaderboard_files"]
 
 
-def judge_trust_json(trust: JudgeTrust) -> dict[str, Any]:
+def judge_trust_json(trust: JudgeTrust) -> JudgeTrustJson:
     """A judge's calibration as the leaderboard, the row results and run.json write it."""
     return {**asdict(trust), "summary": trust.summary()}
 
 
-def _interval(entry: MeanInterval) -> dict[str, Any]:
+def _interval(entry: MeanInterval) -> IntervalJson:
     return {"ci_low": entry.ci_low, "ci_high": entry.ci_high, "n": entry.n, "method": entry.method}
 
 
-def _pair(test: PairwiseTest) -> dict[str, Any]:
-    out: dict[str, Any] = {"model_a": test.model_a, "model_b": test.model_b, "metric": test.metric, "test": test.test,
-                           "n": test.n, "delta": test.delta, "p_value": test.p_value}
-    if test.discordant is not None:
-        out["discordant"] = {"a_only": test.discordant[0], "b_only": test.discordant[1]}
-    out["p_adjusted"] = test.p_adjusted
-    out["significant"] = test.significant
-    return out
+def _pair(test: PairwiseTest) -> PairJson:
+    discordant = test.discordant
+    return {"model_a": test.model_a, "model_b": test.model_b, "metric": test.metric, "test": test.test, "n": test.n,
+            "delta": test.delta, "p_value": test.p_value,
+            **({"discordant": {"a_only": discordant[0], "b_only": discordant[1]}} if discordant is not None else {}),
+            "p_adjusted": test.p_adjusted, "significant": test.significant}
 
 
-def _row(row: BoardRow, board: Board) -> dict[str, Any]:
-    out: dict[str, Any] = {"rank": row.rank, "model": row.model, "metrics": dict(row.metrics), "rows": row.rows,
-                           "total_time": row.total_time, "total_cost": row.total_cost}
+def _row(row: BoardRow, board: Board) -> BoardRowJson:
+    out: BoardRowJson = {"rank": row.rank, "model": row.model, "metrics": dict(row.metrics), "rows": row.rows,
+                         "total_time": row.total_time, "total_cost": row.total_cost}
     if row.counts is not None:
         out["counts"] = dict(row.counts)
     if board.epochs is not None:
@@ -53,9 +54,9 @@ def _row(row: BoardRow, board: Board) -> dict[str, Any]:
     return out
 
 
-def board_json(board: Board, ev: ScoredEvaluator) -> dict[str, Any]:
+def board_json(board: Board, ev: ScoredEvaluator) -> BoardJson:
     """``board`` as the leaderboard's JSON (with ``ev``'s metric meta and thresholds)."""
-    out: dict[str, Any] = {
+    out: BoardJson = {
         "schema_version": names.LEADERBOARD_SCHEMA_VERSION,
         "kind": board.kind,
         "primary_metric": board.primary_metric,
@@ -75,7 +76,8 @@ def board_json(board: Board, ev: ScoredEvaluator) -> dict[str, Any]:
     return out
 
 
-def leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, Any]:
+def leaderboard_files(ev: ScoredEvaluator,
+                      board: BoardJson) -> dict[str, Union[LeaderboardFileJson, LeaderboardIndexJson]]:
     """The JSON index plus one file for all metrics and one per metric, from :func:`board_json`'s ``board``."""
     data = {row["model"]: row["metrics"] for row in board["rows"]}
     extra = {row["model"]: {k: row.get(k) for k in ("rank", "rows", "total_time", "total_cost", "counts",
@@ -83,7 +85,7 @@ def leaderboard_files(ev: ScoredEvaluator, board: dict[str, Any]) -> dict[str, A
              for row in board["rows"]}
     intervals = {row["model"]: row["intervals"] for row in board["rows"] if "intervals" in row}
     meta = {m["key"]: m for m in board["metrics_meta"]}
-    files: dict[str, Any] = {}
+    files: dict[str, Union[LeaderboardFileJson, LeaderboardIndexJson]] = {}
     index: dict[str, str] = {}
     keys = ["ALL_METRICS"] + [m.key for m in ev.cls.metrics]
     for n, key in enumerate(keys):

@@ -16,6 +16,7 @@ from typing import Any
 from .html import TEXT_LIMIT, csp, filter_script, style
 from .transcript import expected_calls_html, transcript_html
 from .verdicts import NOT_SCORED
+from .views import CaseView, PageRow, RunView, VerdictView
 
 __all__ = ["matrix_html", "case_html"]
 
@@ -36,7 +37,7 @@ def _head(title: str, page_csp: str, body_class: str = "wide") -> str:
             f"<style>{style()}</style></head>\n<body><main class=\"{body_class}\">\n")
 
 
-def _tags(case: dict[str, Any], with_original: bool) -> str:
+def _tags(case: CaseView, with_original: bool) -> str:
     parts = [f'<span class="tag">{_e(c)}</span>' for c in case["categories"]]
     if case["perturbation"]:
         of = f" of {_e(case['original']['key'])}" if with_original and case["original"] else ""
@@ -49,7 +50,7 @@ def _threshold_text(threshold: float | None) -> str:
     return "none" if threshold is None else str(threshold)
 
 
-def verdict_title(book: Any, verdict: dict[str, Any]) -> str:
+def verdict_title(book: Any, verdict: VerdictView) -> str:
     """A verdict's tooltip: evaluator, primary metric, value, threshold and message (unescaped)."""
     ev = book.evaluators[verdict["ev"]]
     metric = ev["metrics"][ev["primary"]]
@@ -61,7 +62,7 @@ def verdict_title(book: Any, verdict: dict[str, Any]) -> str:
     return text
 
 
-def _answer_cell(row: dict[str, Any]) -> str:
+def _answer_cell(row: PageRow) -> str:
     klass = "answer withheld" if row["withheld"] else "answer"
     if not row["answer_cell"]:
         inner = '<span class="muted">(empty answer)</span>'
@@ -72,7 +73,7 @@ def _answer_cell(row: dict[str, Any]) -> str:
     return f'<div class="{klass}">{inner}</div>'
 
 
-def _verdict_items(book: Any, row: dict[str, Any]) -> str:
+def _verdict_items(book: Any, row: PageRow) -> str:
     items = []
     for v in row["verdicts"]:
         if v is None:
@@ -83,7 +84,7 @@ def _verdict_items(book: Any, row: dict[str, Any]) -> str:
     return f'<ul class="verdicts">{"".join(items)}</ul>'
 
 
-def matrix_html(run: dict[str, Any], book: Any) -> str:
+def matrix_html(run: RunView, book: Any) -> str:
     """test_cases.html: the test case x model matrix, with Sonar's filter script."""
     script = filter_script()
     shown, total = len(book.cases), book.total_cases
@@ -127,7 +128,7 @@ def matrix_html(run: dict[str, Any], book: Any) -> str:
     return "".join(out)
 
 
-def _chunks(row: dict[str, Any], withheld_note: str) -> str:
+def _chunks(row: PageRow, withheld_note: str) -> str:
     if row["context_withheld"]:
         return f'<p class="withheld">{_e(withheld_note)}</p>\n'
     if not row["context"]:
@@ -138,7 +139,7 @@ def _chunks(row: dict[str, Any], withheld_note: str) -> str:
     return f'<ol class="chunks">{items}</ol>{tail}\n'
 
 
-def _metrics_table(book: Any, case: dict[str, Any]) -> str:
+def _metrics_table(book: Any, case: CaseView) -> str:
     rows = case["rows"]
     if not case["evaluator_ids"]:
         return '<p class="muted">No evaluator scored this test case.</p>\n'
@@ -182,7 +183,7 @@ def _metrics_table(book: Any, case: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def _comparison(book: Any, case: dict[str, Any]) -> str:
+def _comparison(book: Any, case: CaseView) -> str:
     perturbation = case["perturbation"] or "perturbed"
     original = case["original"]
     head = f'<thead><tr><th></th><th>Original</th><th>Perturbed ({_e(perturbation)})</th></tr></thead>'
@@ -217,7 +218,7 @@ def _comparison(book: Any, case: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def _conversations(book: Any, case: dict[str, Any]) -> str:
+def _conversations(book: Any, case: CaseView) -> str:
     """Each model's conversation as a transcript, every verdict beside the turn it judged."""
     out = ['<h2 id="conversation">Conversation</h2>\n<p class="muted">Turns from 0. Verdicts of evaluators that '
            "scored each assistant turn (<code>per_turn</code>) stand beside that turn; the others judged the final "
@@ -234,7 +235,7 @@ def _conversations(book: Any, case: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def case_html(run: dict[str, Any], book: Any, case: dict[str, Any], withheld_context: str) -> str:
+def case_html(run: RunView, book: Any, case: CaseView, withheld_context: str) -> str:
     """cases/<file>: one test case with every model's answer, every metric and the context."""
     rows = case["rows"]
     out = [_head(f"Test case {case['key']} – Sonar run {run['run_id']}", csp()),

@@ -144,8 +144,8 @@ def _error_bar(x1: float, x2: float, y: float, label: str) -> str:
 
 
 def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | None], *,
-                    threshold: float | None, value_range: Sequence[float], higher_is_better: bool = True,
-                    leader: str | None = None,
+                    threshold: float | None, value_range: Sequence[float], fails: Sequence[bool],
+                    higher_is_better: bool = True, leader: str | None = None,
                     intervals: Sequence[tuple[float, float] | None] | None = None) -> Markup:
     """Horizontal bars of one metric per model: the longer, the better; coloured by the side of the threshold.
 
@@ -156,6 +156,8 @@ def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | 
         threshold: the threshold in force, drawn as a dashed line; None for none (the bars are
             then blue: there is no side of a threshold to be on).
         value_range: the metric's declared [lo, hi]; bars are drawn on it.
+        fails: per model, whether its value is on the wrong side of the threshold, as the findings
+            concluded (:attr:`~sonar_core.findings.types.Leaderboard.fails_by_metric`); the chart only colours it.
         higher_is_better: which way the metric runs. For a lower-is-better metric the axis runs
             from ``hi`` (left) to ``lo`` (right), so the lowest value has the longest bar.
         leader: a model to mark with a star.
@@ -168,12 +170,11 @@ def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | 
     width = LABEL_W + PLOT_W + VALUE_W
     better = "higher" if higher_is_better else "lower"
     words = []
-    for model, value, interval in zip(models, values, intervals):
+    for model, value, interval, failing in zip(models, values, intervals, fails, strict=True):
         if value is None:
             words.append(f"{model}: no value")
             continue
-        fails = threshold is not None and (value < threshold if higher_is_better else value > threshold)
-        side = "" if threshold is None else (" (fails the threshold)" if fails else " (meets the threshold)")
+        side = "" if threshold is None else (" (fails the threshold)" if failing else " (meets the threshold)")
         between = "" if interval is None else f", interval {interval[0]:.4f} to {interval[1]:.4f}"
         words.append(f"{model}: {value:.4f}{between}{side}")
     desc = (f"{better.capitalize()} is better" + (f"; threshold {threshold:g}" if threshold is not None else "")
@@ -182,12 +183,11 @@ def metric_bars_svg(title: str, models: Sequence[str], values: Sequence[float | 
         desc += f" The longer the bar, the lower (better) the value: the axis runs from {hi:g} (left) to {lo:g} (right)."
     parts = [_root(width, height, title, desc, "bars")]
     plot_bottom = height - AXIS_H
-    for model, value, bar in zip(models, values, bars):
-        fails = value is not None and threshold is not None and (value < threshold if higher_is_better else value > threshold)
+    for model, value, bar, failing in zip(models, values, bars, fails):
         label = short_label(model) + (" ★" if model == leader else "")
         parts.append(_text(LABEL_W - 6, bar.y + BAR_H / 2 + 4, label, anchor="end", cls="label"))
         if value is not None:
-            status, colour = ("neutral", NEUTRAL) if threshold is None else ("fail", FAIL) if fails else ("pass", PASS)
+            status, colour = ("neutral", NEUTRAL) if threshold is None else ("fail", FAIL) if failing else ("pass", PASS)
             parts.append(f'<rect class="bar {status}" x="{number(bar.x)}" y="{number(bar.y)}" '
                          f'width="{number(bar.width)}" height="{number(bar.height)}" fill="{colour}">'
                          f"<title>{escape(f'{model}: {value:.4f}')}</title></rect>")

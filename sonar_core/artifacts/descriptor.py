@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import names
 from ..contract import Evaluator, Input, ResultKind
 from ..inputs import CATALOGUE_INPUTS
+from ..jsontypes import JsonObject
+from .record_shapes import DescriptorJson, ExplanationJson, ParameterJson
 
 __all__ = ["descriptor", "requirements_table", "parameter_entries"]
 
@@ -29,8 +29,8 @@ def requirements_table(cls: type[Evaluator]) -> str:
     return f"{header}\n|---|---|---|---|---|{'---|' * len(extra)}\n| " + " | ".join(ticks) + " |"
 
 
-def parameter_entries(cls: type[Evaluator], params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    entries = []
+def parameter_entries(cls: type[Evaluator], params: JsonObject | None = None) -> list[ParameterJson]:
+    entries: list[ParameterJson] = []
     for p in cls.all_parameters():
         value = p.default if params is None else params.get(p.name, p.default)
         entries.append({
@@ -47,10 +47,10 @@ def parameter_entries(cls: type[Evaluator], params: dict[str, Any] | None = None
     return entries
 
 
-def _explanations(cls: type[Evaluator], params: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _explanations(cls: type[Evaluator], params: JsonObject | None) -> list[ExplanationJson]:
     leaderboard = "global-llm-bool-leaderboard" if cls.kind is ResultKind.BOOL else "global-llm-heatmap-leaderboard"
     # With save_llm_result off the eval results are not written, so they are not listed either.
-    results = [] if params is not None and params.get("save_llm_result") is False else [
+    results: list[ExplanationJson] = [] if params is not None and params.get("save_llm_result") is False else [
         {"explanation_type": "global-llm-eval-results", "name": "LLM evaluation results", "category": "LLM",
          "scope": "global", "formats": [names.MIME_JSON, names.MIME_CSV, names.MIME_JAY]}]
     return results + [
@@ -63,8 +63,8 @@ def _explanations(cls: type[Evaluator], params: dict[str, Any] | None) -> list[d
     ]
 
 
-def descriptor(cls: type[Evaluator], params: dict[str, Any] | None = None,
-               thresholds: dict[str, float] | None = None) -> dict[str, Any]:
+def descriptor(cls: type[Evaluator], params: JsonObject | None = None,
+               thresholds: dict[str, float] | None = None) -> DescriptorJson:
     thresholds = thresholds or {}
     keywords = [f"evaluates_{c}" for c in cls.compatibility]
     keywords += [needed.keyword for needed in cls.required_inputs]

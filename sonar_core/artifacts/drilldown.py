@@ -26,17 +26,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .. import names
 from ..named_files import write_text
-from ..findings.types import CASE_LIMIT, CaseRows, EvaluatorSummary
+from ..findings.types import CASE_LIMIT, CaseFails, CaseRows, EvaluatorSummary
 from ..dataset import Row
 from .case_pages import case_html, matrix_html
 from .formats import write_atomic
 from .html import CELL_LIMIT, TEXT_LIMIT, clip
 from .transcript import clip_conversation, expected_calls, turn_verdicts
+from .record_shapes import DrilldownRowsJson
 from .verdicts import verdict as _verdict
+from .views import CaseView, ComparisonPairView, EvaluatorInfo, EvaluatorView, MetricView, PageRow, RunView
 
 __all__ = [
     "CASE_LIMIT",
@@ -60,7 +62,7 @@ WITHHELD_CONTEXT = "(retrieved context withheld: a privacy or security evaluator
 WITHHELD_MESSAGE = "(message withheld with the answer)"
 
 
-def evaluator_rows(rows: CaseRows) -> dict[str, Any]:
+def evaluator_rows(rows: CaseRows) -> DrilldownRowsJson:
     """One evaluator's rows of the drill-down's test cases (:func:`sonar_core.findings.case_rows.case_rows`),
     for ``evaluator_summary.json``.
 
@@ -78,15 +80,17 @@ class _Evaluator:
     """One evaluator as the drill-down sees it (from its summary)."""
 
     index: int
-    view: dict[str, Any]
+    view: EvaluatorView
     cells: dict[str, tuple[list[float | None], str | None]]
     #: row key -> per metric, whether its value fails the threshold (None: no value), as the findings concluded.
     fails: dict[str, tuple[bool | None, ...]]
     skipped: dict[str, str]
     turns: dict[str, list] = field(default_factory=dict)  # row key -> [[turn, value], ...] (per_turn)
+    #: row key -> per turn, whether its primary value fails (None: no value), as the findings concluded.
+    turn_fails: Mapping[str, tuple[bool | None, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.metrics: list[dict[str, Any]] = self.view["metrics"]
+        self.metrics: list[MetricView] = self.view["metrics"]
         self.primary_index = next(i for i, m in enumerate(self.metrics) if m["is_primary"])
         self.sensitive = bool(self.view.get("sensitive_outputs"))
         self.boolean = self.view["board"]["kind"] == "bool"
@@ -104,10 +108,10 @@ class _Evaluator:
 class Casebook:
     """The drill-down: its evaluators, models, categories and test cases, ready to render."""
 
-    evaluators: list[dict[str, Any]]
+    evaluators: list[EvaluatorInfo]
     models: list[str]
     categories: list[str]
-    cases: list[dict[str, Any]]
+    cases: list[CaseView]
     total_cases: int
     limit: int
     links: dict[str, str] = field(default_factory=dict)
@@ -126,10 +130,10 @@ def _preview(text: str) -> str:
 
 
 def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
-                   fails: Sequence[dict[str, tuple[bool | None, ...]]], chosen: set[str]) -> Casebook:
+                   fails: Sequence[CaseFails], chosen: set[str]) -> Casebook:
     """The drill-down of a run from its dataset rows and its evaluators' summaries; ``fails`` (one per
-    summary) says which of each row's values fail their thresholds
-    (:func:`sonar_core.findings.case_verdicts.summary_fails`); ``chosen``: the test cases it shows
+    summary) says which of each row's values, and of its turns' primary values, fail their thresholds
+    (:func:`sonar_core.findings.case_verdicts.case_fails`); ``chosen``: the test cases it shows
     (:func:`sonar_core.findings.case_rows.selected_case_keys` of the rows' test cases)."""
     evaluators = []
     for summary, failures in zip(summaries, fails, strict=True):
@@ -137,9 +141,10 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
         if not data:  # a summary written before the drill-down existed
             continue
         evaluators.append(_Evaluator(
-            index=len(evaluators), view=dict(summary.view), fails=failures,
+            index=len(evaluators), view=dict(summary.view), fails=dict(failures.values),
             cells={key: (values, why) for key, values, why in data["rows"]},
             skipped={key: missing for key, missing in data["skipped"]}, turns=data.get("turns", {}),
+            turn_fails=failures.turns,
         ))
     all_keys = {row.test_case_key for row in rows}
     models = sorted({row.model_key for row in rows})
@@ -167,10 +172,10 @@ def build_casebook(rows: Sequence[Row], summaries: Sequence[EvaluatorSummary],
         if original and original != key:
             variants.setdefault(original, []).append(key)
 
-    cases = []
+    cases: list[CaseView] = []
     for key, rs in by_case.items():
         first = rs[0]
-        case_rows = []
+        case_rows: list[PageRow] = []
         for row in sorted(rs, key=lambda r: (model_index[r.model_key], r.key)):
             withheld = row.key in answer_flagged or (row.actual_output != "" and row.actual_output in hidden_answers)
             context_withheld = row.key in context_flagged or (bool(row.context) and tuple(row.context) in hidden_contexts)
@@ -279,7 +284,7 @@ def redact(value: Any, hidden: frozenset[str]) -> Any:
     return clean(value)
 
 
-def redact_views(views: list[dict[str, Any]], hidden: frozenset[str]) -> list[dict[str, Any]]:
+def redact_views(views: list[EvaluatorView], hidden: frozenset[str]) -> list[EvaluatorView]:
     """Copies of ``views`` whose problems and insights quote no hidden text (index.html shows them)."""
     if not hidden:
         return views
@@ -287,7 +292,7 @@ def redact_views(views: list[dict[str, Any]], hidden: frozenset[str]) -> list[di
              "insights": redact(view.get("insights", []), hidden)} for view in views]
 
 
-def _evaluator_info(ev: _Evaluator) -> dict[str, Any]:
+def _evaluator_info(ev: _Evaluator) -> EvaluatorInfo:
     view = ev.view
     return {
         "index": ev.index,
@@ -302,7 +307,7 @@ def _evaluator_info(ev: _Evaluator) -> dict[str, Any]:
     }
 
 
-def _comparison(original: dict[str, Any], perturbed: dict[str, Any]) -> list[dict[str, Any]]:
+def _comparison(original: CaseView, perturbed: CaseView) -> list[ComparisonPairView]:
     """Per model in both cases: the original's row beside the perturbed one, and each flip."""
     first_of = {}
     for row in original["rows"]:
@@ -320,7 +325,7 @@ def _comparison(original: dict[str, Any], perturbed: dict[str, Any]) -> list[dic
     return pairs
 
 
-def write_casebook(run_dir: Path, book: Casebook, run: dict[str, Any]) -> None:
+def write_casebook(run_dir: Path, book: Casebook, run: RunView) -> None:
     """``test_cases.html`` and one page per test case under ``cases/``."""
     cases_dir = run_dir / names.CASES_DIR
     cases_dir.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ import io
 import re
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import names
 from ..named_files import write_text
@@ -27,6 +27,7 @@ from .jsontext import Fragments
 from .html import evaluator_view, render_fragment
 from .items import insight_json, problem_json
 from .drilldown import evaluator_rows
+from .views import EvaluatorSummaryJson
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..findings.evaluator import EvaluatorFindings
@@ -77,7 +78,7 @@ def _zip_work_dir(work: Path) -> bytes:
 
 def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formula_escape: bool = True,
                         fragments: Fragments | None = None, mark_done: bool = True,
-                        columnar_only_above: int | None = None) -> dict[str, Any]:
+                        columnar_only_above: int | None = None) -> EvaluatorSummaryJson:
     """Write every artifact of one evaluator's ``findings`` into ``folder``; return what run.json and
     index.html need.
 
@@ -114,7 +115,7 @@ def write_evaluator_dir(findings: EvaluatorFindings, folder: Path, *, csv_formul
     view = evaluator_view(findings, board, folder.name, problems, insights)
     write_format(folder / names.HTML_FRAGMENT, names.MIME_HTML, {f"{names.EXPLANATION_STEM}.html": render_fragment(view)})
     write_format(folder / names.WORK_ARCHIVE, names.MIME_ZIP, {f"{names.EXPLANATION_STEM}.zip": _zip_work_dir(work)})
-    summary = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
+    summary: EvaluatorSummaryJson = {"schema_version": names.SCHEMA_VERSION, "view": {k: v for k, v in view.items() if k != "worst"},
                "problems": problems, "insights": insights, "test_cases": evaluator_rows(findings.cases)}
     write_json(folder / names.EVALUATOR_SUMMARY, summary, fragments)
     if mark_done:

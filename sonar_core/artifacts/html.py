@@ -25,6 +25,9 @@ from ..findings.types import WEAK_ROWS_LIMIT, LeadProblems, TradeoffRow
 from ..findings.wording import kappa_bar, p_text, row_why
 from ..contract import finite_or_none
 from .charts import metric_bars_svg, pass_fail_svg, tradeoff_svg
+from .board_files import BoardJson
+from .record_shapes import InsightJson, ProblemJson
+from .views import BenchmarkView, EvaluatorView, LeadView, RunView, TradeoffView
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..findings.evaluator import EvaluatorFindings
@@ -128,8 +131,8 @@ def untrusted_notes(trust: JudgeTrust | None) -> dict[str, str]:
                                 "scored (score_untrusted: true scores them anyway, not counted)."}
 
 
-def evaluator_view(findings: EvaluatorFindings, board: dict[str, Any], dir_name: str, problems: list[dict[str, Any]],
-                   insights: list[dict[str, Any]]) -> dict[str, Any]:
+def evaluator_view(findings: EvaluatorFindings, board: BoardJson, dir_name: str, problems: list[ProblemJson],
+                   insights: list[InsightJson]) -> EvaluatorView:
     """Everything the templates show about one evaluator (plain data, no runtime objects).
 
     Laid out from ``findings`` alone: which means fail their thresholds, the passing rows per model,
@@ -211,7 +214,7 @@ def evaluator_view(findings: EvaluatorFindings, board: dict[str, Any], dir_name:
     }
 
 
-def evaluator_chart(view: dict[str, Any]) -> Markup:
+def evaluator_chart(view: EvaluatorView) -> Markup:
     """The chart of one evaluator's view: pass/fail rows for bool evaluators, else primary bars."""
     board, primary = view["board"], view["primary"]
     # An untrusted judge's board ranks no model: its chart shows them in name order, and says why.
@@ -230,10 +233,11 @@ def evaluator_chart(view: dict[str, Any]) -> Markup:
     return metric_bars_svg(f"{view['display_name']}: {primary['display_name']} per model{untrusted}", models,
                            [view["primary_by_model"].get(m) for m in models], threshold=primary["threshold"],
                            value_range=primary["value_range"], higher_is_better=primary["higher_is_better"],
-                           leader=view.get("leader"), intervals=intervals)
+                           fails=[bool(primary["fails_by_model"].get(m)) for m in models], leader=view.get("leader"),
+                           intervals=intervals)
 
 
-def tradeoff_view(rows: Sequence[TradeoffRow]) -> dict[str, Any] | None:
+def tradeoff_view(rows: Sequence[TradeoffRow]) -> TradeoffView | None:
     """The quality / cost / speed chart and its table, or None without durations or costs.
 
     ``rows``: the findings' trade-off (:func:`sonar_core.findings.tradeoff.tradeoff_rows`): quality is a
@@ -249,7 +253,7 @@ def tradeoff_view(rows: Sequence[TradeoffRow]) -> dict[str, Any] | None:
         for r in rows]}
 
 
-def lead_view(views: list[dict[str, Any]], core: Sequence[dict[str, Any]], lead: LeadProblems) -> dict[str, Any]:
+def lead_view(views: list[EvaluatorView], core: Sequence[ProblemJson], lead: LeadProblems) -> LeadView:
     """The lead lines as the page shows them: ``lead`` (:func:`sonar_core.findings.lead.lead_problems` of the
     same ``core`` problems and ``views``' problems) with each line's evaluator, anchor and most severe problem."""
     shown = []
@@ -264,12 +268,12 @@ def lead_view(views: list[dict[str, Any]], core: Sequence[dict[str, Any]], lead:
     return {"total": lead.total, "sources": lead.sources, "shown": shown}
 
 
-def render_fragment(view: dict[str, Any]) -> str:
+def render_fragment(view: EvaluatorView) -> str:
     return _environment().get_template("fragment.html.j2").render(ev=view, style=style(), csp=csp())
 
 
-def render_index(run: dict[str, Any], views: list[dict[str, Any]], lead: LeadProblems, book: Any = None,
-                 tradeoff: dict[str, Any] | None = None, grades: dict[str, Any] | None = None) -> str:
+def render_index(run: RunView, views: list[EvaluatorView], lead: LeadProblems, book: Any = None,
+                 tradeoff: TradeoffView | None = None, grades: BenchmarkView | None = None) -> str:
     """index.html; ``lead``: the problems it leads with (:func:`sonar_core.findings.lead.lead_problems` of
     ``run``'s ``core_problems`` and ``views``' problems); ``book`` (a Casebook) adds the drill-down link
     and links test cases; ``grades`` (:func:`.benchmark_dir.benchmark_view`) the benchmark's grade table at the top."""

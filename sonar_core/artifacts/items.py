@@ -8,16 +8,16 @@ type, the schema version and the empty ``actions_codes`` and ``resources`` are t
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from .. import names
 from ..findings.types import Insight, Problem, Source
+from .record_shapes import InsightJson, ItemJson, ProblemJson
 
 __all__ = ["insight_json", "problem_json"]
 
 
 def _base(source: Source, description: str, actions: str, schema_version: str,
-          resources: tuple[str, ...] = ()) -> dict[str, Any]:
+          resources: tuple[str, ...] = ()) -> ItemJson:
     """The keys a problem and an insight share, in the files' order."""
     return {
         "schema_version": schema_version,
@@ -34,14 +34,14 @@ def _base(source: Source, description: str, actions: str, schema_version: str,
     }
 
 
-def problem_json(problem: Problem) -> dict[str, Any]:
+def problem_json(problem: Problem) -> ProblemJson:
     """One item of problems_and_actions.json."""
     return {**_base(problem.source, problem.description, problem.actions, names.PROBLEMS_SCHEMA_VERSION,
                     problem.resources),
             "severity": problem.severity, "problem_type": problem.problem_type, "problem_attrs": dict(problem.attrs)}
 
 
-def insight_json(insight: Insight) -> dict[str, Any]:
+def insight_json(insight: Insight) -> InsightJson:
     """One item of insights_and_actions.json."""
     return {**_base(insight.source, insight.description, insight.actions, names.INSIGHTS_SCHEMA_VERSION),
             "insight_type": insight.insight_type, "insight_attrs": dict(insight.attrs)}

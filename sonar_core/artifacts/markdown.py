@@ -6,10 +6,11 @@ Model names and texts come from datasets: every cell goes through :func:`md_cell
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..contract import MetricRole
 from ..findings.wording import p_text
+from .record_shapes import BoardJson, IntervalJson, PairJson
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..findings.scored import ScoredEvaluator
@@ -21,14 +22,14 @@ def _fmt(value: float | None, spec: str = ".4f") -> str:
     return "" if value is None else format(value, spec)
 
 
-def _interval(entry: dict[str, Any] | None) -> str:
+def _interval(entry: IntervalJson | None) -> str:
     """`` [low, high]`` after a value, or nothing where there is no interval."""
     if not entry or entry.get("ci_low") is None:
         return ""
     return f" [{entry['ci_low']:.4f}, {entry['ci_high']:.4f}]"
 
 
-def _versus(entry: dict[str, Any] | None) -> str:
+def _versus(entry: PairJson | None) -> str:
     """How a model stands against the leader: ``tie (p = 0.21)``, ``behind (p = 0.003)``; empty for the leader."""
     if entry is None:
         return ""
@@ -43,7 +44,7 @@ def md_cell(text: str) -> str:
     return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
-def leaderboard_markdown(ev: "ScoredEvaluator", board: dict[str, Any]) -> str:
+def leaderboard_markdown(ev: "ScoredEvaluator", board: BoardJson) -> str:
     """Markdown table: Rank, LLM, (Pass, Fail,) metrics, Time, Cost."""
     primary = ev.primary
     boolean = board["kind"] == "bool"

@@ -5,20 +5,42 @@ only declares the shape and writes it. docs/result-directory.md describes every 
 tests/test_result_directory.py checks that it names each field declared here.
 
 Field values are written exactly as given (no conversion on the way): a finished evaluator's
-problems and insights arrive as :class:`~.jsontext.ListFiles`, copied from their files.
+problems and insights arrive as :class:`~.jsontext.ListFiles`, copied from their files. The sections'
+shapes are declared once, as ``TypedDict`` s (:mod:`.record_shapes`, :mod:`.benchmark_dir`); they are
+:data:`AsGiven` here, so that pydantic neither copies, reorders nor drops a key, and
+tests/core/test_record_shapes.py checks a real run's run.json against them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 from .. import names
+from ..jsontypes import JsonObject, JsonValue  # noqa: F401  (JsonValue: JsonObject names it; pydantic resolves the name here)
+from .benchmark_dir import BenchmarkJson
 from .formats import write_json
+from .record_shapes import (CalibrationJson, CostsJson, DatasetSummaryJson, ExecutedJson, LlmJson, PipelineJson,
+                            ServicesJson, StatisticsJson, TimingsJson, VersionsJson)
 
-__all__ = ["RunRecord", "RunOutcome", "OverallResult", "write_run_record"]
+__all__ = ["AsGiven", "RunRecord", "RunOutcome", "OverallResult", "write_run_record"]
+
+_T = TypeVar("_T")
+
+
+class _TakenAsGiven:
+    """pydantic: a field taken as it is given (its type, a ``TypedDict``, is for the reader and the type
+    checker; a TypedDict validated by pydantic would be copied in its declared key order, extra keys dropped)."""
+
+    def __get_pydantic_core_schema__(self, source: object, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.any_schema()
+
+
+#: A record's section whose shape is a ``TypedDict``, written exactly as given.
+AsGiven = Annotated[_T, _TakenAsGiven()]
 
 
 class _Record(BaseModel):
@@ -58,7 +80,7 @@ class OverallResult(_Record):
 class RunOutcome(_Record):
     """``result``: what the run scored, ran, skipped and found (H2O Sonar's key names)."""
 
-    dataset: dict[str, Any]
+    dataset: AsGiven[DatasetSummaryJson]
     """The dataset summary: source, fingerprint, shape, columns, models, unique test cases; and
     ``text_cleaned`` (field -> values whose lone surrogates became U+FFFD) when any were (docs/reliability.md);
     ``traces`` (what was read and skipped) in a run of production traces (docs/traces.md)."""
@@ -72,11 +94,11 @@ class RunOutcome(_Record):
     """``{evaluator, reason}`` for each skipped evaluator."""
     scheduled_explainers: list[str]
     """Evaluator labels, in run order."""
-    explainers_parameters: dict[str, Any]
+    explainers_parameters: AsGiven[dict[str, JsonObject]]
     """Label -> validated parameters."""
-    explainers_thresholds: dict[str, Any]
+    explainers_thresholds: AsGiven[dict[str, dict[str, float | None]]]
     """Label -> metric key -> threshold in force (null for an infinite one)."""
-    executed_explainers: list[dict[str, Any]]
+    executed_explainers: AsGiven[list[ExecutedJson]]
     """One entry per evaluator that ran: job key, ids, folder, status, error, duration, resumed."""
     problems: Any
     """Every problem: the core's own first, then each evaluator's, in run order."""
@@ -102,36 +124,36 @@ class RunRecord(_Record):
     """Share of evaluators done, 0-1; 1.0 once finished."""
     error: str
     """Why the run failed or exits non-zero; empty otherwise."""
-    interpretation_parameters: dict[str, Any]
+    interpretation_parameters: AsGiven[JsonObject]
     """The run configuration after defaults; ``--resume`` reads it back."""
     explainers: list[str]
     """Evaluator labels of the run, in order."""
-    versions: dict[str, Any]
+    versions: AsGiven[VersionsJson]
     """``sonar``, ``python`` and each plugin's version."""
-    timings: dict[str, Any]
+    timings: AsGiven[TimingsJson]
     """``seconds``: wall time since the run started."""
-    services: dict[str, Any]
+    services: AsGiven[ServicesJson]
     """What the run's shared services did (embeddings: texts encoded and cached, models loaded)."""
     plugin_failures: list[dict[str, str]]
     """``{plugin, stage, error}`` for each plugin that failed to load or register."""
-    llm: dict[str, Any] | None
+    llm: AsGiven[LlmJson] | None
     """The judges: configuration keys, endpoints and models (never a key's value), cache and counters."""
-    judge_calibration: dict[str, Any]
+    judge_calibration: AsGiven[dict[str, CalibrationJson]]
     """Judge evaluator label -> its judge's calibration: status (trusted, untrusted, uncalibrated), figures."""
-    statistics: dict[str, Any]
+    statistics: AsGiven[StatisticsJson]
     """How intervals and paired tests were computed: confidence level, bootstrap resamples, the fixed seed, methods."""
-    pipeline: dict[str, Any] | None = None
+    pipeline: AsGiven[PipelineJson] | None = None
     """Runs with a test suite and hosts: the suite, its fingerprint, what the hosts were asked and answered."""
     fallbacks: dict[str, list[str]] | None = None
     """Evaluator label -> what its rows scored by a fallback model did not measure (e.g. toxicity on
     alt-profanity-check); only when an evaluator fell back."""
-    benchmark: dict[str, Any] | None = None
+    benchmark: AsGiven[BenchmarkJson] | None = None
     """Benchmark runs (``--benchmark``): the benchmark, its standards, and per model each test's safe items,
     each hazard's score, interval, reference and grade, and the benchmark's (``benchmark/benchmark.json``)."""
-    redteam: dict[str, Any] | None = None
+    redteam: AsGiven[JsonObject] | None = None
     """Red-team runs (``redteam:``): attack success rates per model and per hazard x technique, hit@k,
     over-refusal, the leaderboard, grades, problems, insights and detector figures (docs/redteam.md)."""
-    costs: dict[str, Any] | None = None
+    costs: AsGiven[CostsJson] | None = None
     """Runs that called a host or judge (or had a budget): ``currency``, and per host, judge and evaluator
     (its judge calls) ``calls``, ``input_tokens``, ``output_tokens``, ``cost`` (null without a price), the
     ``total``, and with ``--max-cost`` the ``budget`` (``max_cost``, ``spent``, ``stopped``); docs/costs.md."""

@@ -14,7 +14,10 @@ from typing import Any
 
 from .. import names
 from ..findings.types import EvaluatorSummary, Leaderboard, LeaderboardRow, MetricRule
+from ..jsontypes import JsonObject
 from .jsontext import ListFiles
+from .record_shapes import InsightJson, ProblemJson
+from .views import EvaluatorSummaryJson, EvaluatorView
 
 __all__ = ["StoredList", "stored_summary", "stored_leaderboard", "items_value", "severities", "load_summary"]
 
@@ -28,13 +31,13 @@ class StoredList(Sequence):
     length and the severities; the items are read back only when something iterates them.
     """
 
-    def __init__(self, path: Path, items: list[dict[str, Any]]) -> None:
+    def __init__(self, path: Path, items: list[ProblemJson] | list[InsightJson]) -> None:
         self.path = path
         self._length = len(items)
         self.severities = [item.get("severity") for item in items]
-        self._items: list[dict[str, Any]] | None = None
+        self._items: list[ProblemJson] | list[InsightJson] | None = None
 
-    def _load(self) -> list[dict[str, Any]]:
+    def _load(self) -> list[ProblemJson] | list[InsightJson]:
         if self._items is None:
             self._items = _load_sharing_row_keys(self.path.read_text(encoding="utf-8"))
         return self._items
@@ -60,7 +63,7 @@ def _load_sharing_row_keys(text: str) -> list[Any]:
     """
     shared: dict[str, str] = {}
 
-    def share(obj: dict[str, Any]) -> dict[str, Any]:
+    def share(obj: JsonObject) -> JsonObject:
         keys = obj.get("test_case_keys")
         if isinstance(keys, list):
             obj["test_case_keys"] = [shared.setdefault(k, k) if type(k) is str else k for k in keys]
@@ -74,7 +77,8 @@ def _load_sharing_row_keys(text: str) -> list[Any]:
     return json.JSONDecoder(object_hook=share).decode(text)
 
 
-def stored_summary(summary: dict[str, Any], folder: Path, leaderboard: Leaderboard | None = None) -> EvaluatorSummary:
+def stored_summary(summary: EvaluatorSummaryJson, folder: Path,
+                   leaderboard: Leaderboard | None = None) -> EvaluatorSummary:
     """``summary`` (an evaluator's, as written to its folder) as the run keeps it: its problems and
     insights replaced by :class:`StoredList` views of the folder's files, in the view as well.
 
@@ -96,7 +100,7 @@ def stored_summary(summary: dict[str, Any], folder: Path, leaderboard: Leaderboa
                                           for m in view["metrics"]))
 
 
-def stored_leaderboard(view: dict[str, Any]) -> Leaderboard:
+def stored_leaderboard(view: EvaluatorView) -> Leaderboard:
     """The typed leaderboard an evaluator's stored view holds: every figure is read, none derived."""
     board, primary = view["board"], next(m for m in view["metrics"] if m["is_primary"])
     passes = view.get("primary_pass_counts", {})
@@ -128,7 +132,7 @@ def severities(summaries: Sequence[EvaluatorSummary]) -> list[str]:
             (s.problems.severities if isinstance(s.problems, StoredList) else (p["severity"] for p in s.problems))]
 
 
-def load_summary(folder: Path) -> dict[str, Any] | None:
+def load_summary(folder: Path) -> EvaluatorSummaryJson | None:
     """A finished evaluator folder's evaluator_summary.json, or None when it cannot be read."""
     try:
         return json.loads((folder / names.EVALUATOR_SUMMARY).read_text(encoding="utf-8"))

@@ -13,7 +13,9 @@ from html import escape
 from typing import Any
 
 from ..conversation import called_tools
+from ..jsontypes import JsonObject
 from .html import TEXT_LIMIT, clip
+from .views import ExpectedCallView, TurnView
 
 __all__ = ["turn_verdicts", "clip_conversation", "transcript_html",
            "expected_calls", "expected_calls_html"]
@@ -24,20 +26,18 @@ def _e(value: Any) -> str:
 
 
 def turn_verdicts(evaluators: list[Any], row_key: str) -> dict[int, list[tuple[str, str, str]]]:
-    """Turn index -> (evaluator, value, pass/fail) of the evaluators that scored the row turn by turn."""
+    """Turn index -> (evaluator, value, pass/fail) of the evaluators that scored the row turn by turn; whether a
+    turn's value fails is the findings' (:func:`sonar_core.findings.case_verdicts.case_fails`)."""
     out: dict[int, list[tuple[str, str, str]]] = {}
     for ev in evaluators:
-        metric = ev.metrics[ev.primary_index]
-        for turn, value in ev.turns.get(row_key, ()):
-            fails = value is not None and metric["threshold"] is not None and (
-                value < metric["threshold"] if metric["higher_is_better"] else value > metric["threshold"])
+        for (turn, value), fails in zip(ev.turns.get(row_key, ()), ev.turn_fails.get(row_key, ()), strict=True):
             out.setdefault(turn, []).append((ev.view["display_name"], "n/a" if value is None else f"{value:.2f}",
                                              "na" if value is None else "not-counted" if getattr(ev, "untrusted", False)
                                              else "fail" if fails else "pass"))
     return out
 
 
-def clip_conversation(conversation: list[dict[str, Any]], withheld: str | None = None) -> list[dict[str, Any]]:
+def clip_conversation(conversation: list[JsonObject], withheld: str | None = None) -> list[TurnView]:
     """The turns as a page shows them: contents cut at TEXT_LIMIT, arguments as indented JSON; with
     ``withheld`` (a sensitive evaluator flagged the answer), each assistant turn's content is that note."""
     out = []
@@ -61,7 +61,7 @@ def _verdict_list(items: list[tuple[str, str, str]]) -> str:
     return f'<ul class="verdicts turn-verdicts">{lis}</ul>' if lis else ""
 
 
-def transcript_html(conversation: list[dict[str, Any]], at_turn: dict[int, list[tuple[str, str, str]]],
+def transcript_html(conversation: list[TurnView], at_turn: dict[int, list[tuple[str, str, str]]],
                     on_whole: list[tuple[str, str, str]]) -> str:
     """``<ol class="transcript">``: one item per turn (role, content, tool calls and their arguments,
     the tool call a result answers); ``at_turn`` (turn index -> ``(evaluator, verdict, status)``) beside
@@ -91,7 +91,8 @@ def _arguments(arguments: Any) -> str:
     return clip(json.dumps(arguments, ensure_ascii=False, indent=1), TEXT_LIMIT)
 
 
-def expected_calls(expected: list[dict[str, Any]], conversation: list[dict[str, Any]] | None) -> dict[str, Any]:
+def expected_calls(expected: list[JsonObject],
+                   conversation: list[JsonObject] | None) -> dict[str, list[ExpectedCallView]]:
     """``{"expected_tool_calls": [...]}`` for a row that has expected tool calls, else ``{}``: each
     expected call's name, its arguments as indented JSON (cut at TEXT_LIMIT), and ``made``: whether the
     assistant made it, a call of that name with equal arguments (each call made counts for one expected
@@ -109,7 +110,7 @@ def expected_calls(expected: list[dict[str, Any]], conversation: list[dict[str, 
     return {"expected_tool_calls": out}
 
 
-def expected_calls_html(calls: list[dict[str, Any]] | None) -> str:
+def expected_calls_html(calls: list[ExpectedCallView] | None) -> str:
     """``<aside class="expected-calls">``: the expected tool calls in order (name, arguments), each marked
     ✓ made or ✗ not made with these arguments; empty without expected calls."""
     if not calls:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .views import VerdictView
+
 __all__ = ["verdict", "NOT_COUNTED", "NOT_COUNTED_TEXT", "NOT_SCORED", "NOT_SCORED_TEXT"]
 
 #: A verdict of an untrusted judge (scored with score_untrusted): its status (a CSS class) and its text.
@@ -22,7 +24,7 @@ NOT_COUNTED_WHY = "not counted: the judge failed its calibration"
 NOT_SCORED, NOT_SCORED_TEXT = "not-scored", "not scored (untrusted judge)"
 
 
-def verdict(ev: Any, row_key: str) -> dict[str, Any] | None:
+def verdict(ev: Any, row_key: str) -> VerdictView | None:
     """How one evaluator scored one row; None when the row was not routed to it."""
     cell = ev.cells.get(row_key)
     if cell is None:

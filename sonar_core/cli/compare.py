@@ -72,12 +72,12 @@ def compare_command(run_a: Path, run_b: Path, out_dir: Path | None, as_json: boo
         fail(f"{target}: cannot write the comparison ({exc.strerror})", EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(comparison_json(data), indent=2, allow_nan=False))
-    click.echo(f"Compared {a.run_id} (A) with {b.run_id} (B): {len(data['evaluators'])} evaluator(s) matched, "
-               f"{data['regressions']} significant regression(s); open {target / 'comparison.html'}", err=True)
+    click.echo(f"Compared {a.run_id} (A) with {b.run_id} (B): {len(data.evaluators)} evaluator(s) matched, "
+               f"{data.regressions} significant regression(s); open {target / 'comparison.html'}", err=True)
     for line in partial_lines(data):
         click.echo(f"warning: {line}", err=True)
-    if fail_on_regression and data["regressions"]:
-        click.echo(f"error: {data['regressions']} significant regression(s) (--fail-on-regression)", err=True)
+    if fail_on_regression and data.regressions:
+        click.echo(f"error: {data.regressions} significant regression(s) (--fail-on-regression)", err=True)
         sys.exit(EXIT_REGRESSION)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import platform
 import time
-from typing import Any
 
 from .. import names
 from ..artifacts.drilldown import build_casebook, redact_views, write_casebook
@@ -18,6 +17,8 @@ from ..artifacts.costs_md import costs_markdown, costs_summary
 from ..artifacts.html import render_index, tradeoff_view
 from ..artifacts.run_json import OverallResult, RunOutcome, RunRecord, write_run_record
 from ..artifacts.items import insight_json, problem_json
+from ..artifacts.record_shapes import InsightJson, PipelineJson, ProblemJson, VersionsJson
+from ..artifacts.views import ConcurrencyView, RunView
 from ..artifacts.stored import items_value
 from ..artifacts.stored import severities as stored_severities
 from ..config import EXECUTION_KEYS
@@ -25,11 +26,12 @@ from ..contract import finite_or_none
 from ..config import RunConfig
 from ..findings import StatsSettings, model_stats
 from ..findings.case_rows import selected_case_keys
-from ..findings.case_verdicts import summary_fails
+from ..findings.case_verdicts import case_fails
 from ..findings.lead import lead_problems
 from ..findings.run_findings import problem_counts, run_findings
 from ..findings.types import RunFindings
 from ..hosts.registry import summary as host_summary
+from ..jsontypes import JsonObject
 from .state import RunState
 
 __all__ = ["run_items", "run_record", "write_run_json", "prepare_index", "write_index", "stats_settings", "concurrency_ranges",
@@ -50,7 +52,7 @@ def _findings(state: RunState, with_tradeoff: bool = False) -> RunFindings:
                         state.model_stats if with_tradeoff else None)
 
 
-def _versions(state: RunState) -> dict[str, Any]:
+def _versions(state: RunState) -> VersionsJson:
     from ..version import __version__
 
     return {"sonar": __version__, "python": platform.python_version(),
@@ -118,13 +120,13 @@ def run_record(state: RunState, status: str) -> RunRecord:
     )
 
 
-def run_items(state: RunState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def run_items(state: RunState) -> tuple[list[ProblemJson], list[InsightJson]]:
     """Every problem of the run (the core's own first) and every insight, as their files hold them."""
     return ([problem_json(p) for p in state.core_problems] + [p for s in state.summaries for p in s.problems],
             [i for s in state.summaries for i in s.insights] + [i for items in _core_insights(state) for i in items])
 
 
-def _core_insights(state: RunState) -> list[list[dict[str, Any]]]:
+def _core_insights(state: RunState) -> list[list[InsightJson]]:
     """The core's own insights (a red-team run's), as one more list; none in any other run."""
     return [[insight_json(i) for i in state.core_insights]] if state.core_insights else []
 
@@ -140,12 +142,12 @@ def prepare_index(state: RunState) -> None:
     holds only the drill-down's test cases (at most ``CASE_LIMIT``), so it is small.
     """
     rows = state.dataset.rows
-    state.casebook = build_casebook(rows, state.summaries, [summary_fails(s) for s in state.summaries],
+    state.casebook = build_casebook(rows, state.summaries, [case_fails(s) for s in state.summaries],
                                     selected_case_keys(row.test_case_key for row in rows))
     state.model_stats = model_stats(rows)
 
 
-def _run_view(state: RunState) -> dict[str, Any]:
+def _run_view(state: RunState) -> RunView:
     from ..version import __version__
 
     result = state.result
@@ -168,7 +170,7 @@ def _run_view(state: RunState) -> dict[str, Any]:
     }
 
 
-def host_calls(pipeline: dict[str, Any], hosts: dict[str, Any]) -> dict[str, dict[str, int]]:
+def host_calls(pipeline: PipelineJson, hosts: dict[str, JsonObject]) -> dict[str, dict[str, int]]:
     """Per host, the calls of this process beyond the test suite's: what evaluators asked it (a
     robustness evaluator's perturbed questions and baseline samples), ``evaluators_fetched`` and
     ``evaluators_cached``. The costs table counts a host's calls in all (the test suite's and the
@@ -183,13 +185,13 @@ def host_calls(pipeline: dict[str, Any], hosts: dict[str, Any]) -> dict[str, dic
     return out
 
 
-def concurrency_ranges(state: RunState) -> list[dict[str, Any]]:
+def concurrency_ranges(state: RunState) -> list[ConcurrencyView]:
     """Each judge and host whose adaptive in-flight limit moved: the range it used and its ceiling
     (index.html; run.json holds the same as ``concurrency_limit`` beside the client's counters)."""
     services = state.services
     judges = services.llm.summary()["used"]
     hosts = host_summary(services.hosts) if services.hosts is not None else {}
-    out: list[dict[str, Any]] = []
+    out: list[ConcurrencyView] = []
     for role, entries, settings in (("judge", judges, "config"), ("model under test", hosts, "settings")):
         for key, entry in entries.items():
             if entry.get("concurrency_limit"):

@@ -17,6 +17,9 @@ from ..contract import Evaluator
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..artifacts.drilldown import Casebook
+    from ..artifacts.record_shapes import (CalibrationJson, CostsJson, DatasetSummaryJson, ExecutedJson, InsightJson,
+                                           PipelineJson, ProblemJson)
+    from ..jsontypes import JsonObject
     from ..dataset import LLMDataset
     from ..findings.judge_trust import JudgeTrust
     from ..findings.types import EvaluatorSummary, Problem
@@ -35,7 +38,7 @@ class Job:
 
     spec: EvaluatorSpec
     cls: type[Evaluator]
-    params: dict[str, Any]
+    params: JsonObject
     thresholds: dict[str, float]
     job_id: str
     folder: Path
@@ -54,14 +57,14 @@ class ExecutionResult:
     run_dir: Path
     status: str
     exit_code: int
-    executed: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[dict[str, Any]] = field(default_factory=list)
-    insights: list[dict[str, Any]] = field(default_factory=list)
+    executed: list[ExecutedJson] = field(default_factory=list)
+    problems: list[ProblemJson] = field(default_factory=list)
+    insights: list[InsightJson] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     message: str = ""
     #: run.json's ``costs`` (a dry run: its estimate, :meth:`~sonar_core.llm.ledger.CostLedger.estimate_record`).
-    costs: dict[str, Any] | None = None
+    costs: CostsJson | None = None
 
 
 @dataclass(frozen=True)
@@ -98,16 +101,16 @@ class RunState:
     plugins: "PluginManager"
     services: RunServices
     dataset: "LLMDataset | None"
-    dataset_summary: dict[str, Any]
+    dataset_summary: DatasetSummaryJson
     result: ExecutionResult
     #: Settings of a run with a test suite and hosts (``test_suite``, its fingerprint, then counts).
-    pipeline: dict[str, Any] | None = None
-    #: What the journal's ``finished pipeline`` event carries.
-    pipeline_finished: dict[str, Any] = field(default_factory=dict)
+    pipeline: PipelineJson | None = None
+    #: What the journal's ``finished pipeline`` event carries (its fields, as the journal writes them).
+    pipeline_finished: JsonObject = field(default_factory=dict)
     #: Problems the core found itself (failing hosts, skipped spans, grades below the minimum).
     core_problems: list["Problem"] = field(default_factory=list)
     #: One entry per evaluator that ran (run.json's ``executed_explainers``).
-    executed: list[dict[str, Any]] = field(default_factory=list)
+    executed: list[ExecutedJson] = field(default_factory=list)
     #: Each finished evaluator's summary (its leaderboard, problems, insights, view, test cases), in run order.
     summaries: list["EvaluatorSummary"] = field(default_factory=list)
     #: Label -> why the evaluator cannot run on this dataset (skipped, or an error under --strict).
@@ -115,18 +118,18 @@ class RunState:
     #: Label -> how far each judge evaluator's judge is to be believed (its calibration).
     judge_trust: dict[str, "JudgeTrust"] = field(default_factory=dict)
     #: Label -> the calibration as run.json records it (trust, figures, confusion matrix).
-    judge_calibration: dict[str, dict[str, Any]] = field(default_factory=dict)
+    judge_calibration: dict[str, CalibrationJson] = field(default_factory=dict)
     #: Why nothing could be scored (every item failed), naming the first failure; the run then exits 1.
     unscored: str | None = None
     #: index.html's drill-down and per-model speed and cost, taken from the rows before they go.
     casebook: "Casebook | None" = None
-    model_stats: dict[str, dict[str, Any]] | None = None
+    model_stats: dict[str, dict[str, float | int | None]] | None = None
     #: The benchmark the run scores (``benchmark:``), and its findings once scored.
     benchmark: Any = None
     benchmark_findings: Any = None
     #: A red-team run's own insights (its problems join ``core_problems``) and run.json's ``redteam`` section.
     core_insights: list[Any] = field(default_factory=list)
-    redteam_record: dict[str, Any] | None = None
+    redteam_record: JsonObject | None = None
     #: The run's tokens, cost and budget (:class:`~sonar_core.llm.ledger.CostLedger`).
     ledger: Any = None
 

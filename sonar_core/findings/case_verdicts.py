@@ -2,8 +2,9 @@
 
 The drill-down (:mod:`sonar_core.artifacts.drilldown`) draws every shown row's values from the
 evaluators' summaries, for finished evaluators of a resumed run too; whether a value passes is
-concluded here, by :meth:`~sonar_core.contract.Metric.fails` on the threshold the run stored, and
-the pages only colour it.
+concluded here, by :meth:`~sonar_core.contract.Metric.fails` on the threshold the run stored (the
+values of each metric, and the primary metric's value of each turn of a row scored turn by turn),
+and the pages only colour it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import math
 
 from ..contract import Metric
-from .types import EvaluatorSummary, MetricRule
+from .types import CaseFails, EvaluatorSummary, MetricRule
 
-__all__ = ["summary_fails"]
+__all__ = ["summary_fails", "case_fails"]
 
 
 def _metric(rule: MetricRule) -> Metric:
@@ -30,3 +31,15 @@ def summary_fails(summary: EvaluatorSummary) -> dict[str, tuple[bool | None, ...
     metrics = [_metric(rule) for rule in summary.metrics]
     return {key: tuple(None if value is None else metric.fails(value) for metric, value in zip(metrics, values))
             for key, values, _ in summary.test_cases["rows"]}
+
+
+def case_fails(summary: EvaluatorSummary) -> CaseFails:
+    """:func:`summary_fails`, and per row scored turn by turn whether each turn's primary value fails."""
+    values = summary_fails(summary)
+    if not summary.test_cases or not summary.test_cases.get("turns"):
+        return CaseFails(values)
+    rule = next(r for r in summary.metrics if r.key == summary.leaderboard.primary_metric)
+    primary = _metric(rule)
+    turns = {key: tuple(None if value is None else primary.fails(value) for _, value in per_turn)
+             for key, per_turn in summary.test_cases["turns"].items()}
+    return CaseFails(values, turns)

@@ -16,8 +16,7 @@ and why) and ``not_comparable`` (why nothing, or less, pairs up).
 
 from __future__ import annotations
 
-from typing import Any
-
+from .comparison_types import PartialRun
 from .run_data import RunData
 
 __all__ = ["IncompatibleRuns", "IncompleteRun", "check_comparable", "not_comparable"]
@@ -59,8 +58,10 @@ def not_comparable(a: RunData, b: RunData, evaluators_matched: int) -> list[str]
     return reasons
 
 
-def check_comparable(a: RunData, b: RunData, evaluators_matched: int, allow_partial: bool) -> dict[str, Any]:
-    """The comparison's ``partial`` and ``not_comparable`` fields; raises IncompleteRun or IncompatibleRuns
+def check_comparable(a: RunData, b: RunData, evaluators_matched: int,
+                     allow_partial: bool) -> tuple[dict[str, PartialRun], list[str]]:
+    """The comparison's ``partial`` (side "a"/"b" -> the run that did not finish) and ``not_comparable``
+    (why nothing, or less, pairs up); raises IncompleteRun or IncompatibleRuns
     (one line) where the module docstring says, unless ``allow_partial``."""
     for side, run in (("A", a), ("B", b)):
         if not run.finished and not allow_partial:
@@ -70,6 +71,5 @@ def check_comparable(a: RunData, b: RunData, evaluators_matched: int, allow_part
     if reasons and not allow_partial:
         raise IncompatibleRuns(f"{'; '.join(reasons)}: nothing to compare (--allow-partial writes the comparison "
                                "anyway, saying so)")
-    return {"partial": {side: {"status": run.status, "not_finished": dict(run.not_finished)}
-                        for side, run in (("a", a), ("b", b)) if not run.finished},
-            "not_comparable": reasons}
+    return ({side: PartialRun(run.status, dict(run.not_finished)) for side, run in (("a", a), ("b", b))
+             if not run.finished}, reasons)

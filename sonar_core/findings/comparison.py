@@ -24,15 +24,17 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
-from .. import names
 from .comparability import IncompatibleRuns, check_comparable
+from .comparison_types import (NO_VALUES, Comparison, EvaluatorComparison, Flips, MetricComparison, OneRunOnly,
+                               PairedComparison, RunRef, SideMean)
 from .confidence import STATS_SEED
 from .run_data import EvaluatorData, MetricInfo, RunData, failing, value_array
-from .statistics import bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
+from .statistics import PairedTest, bootstrap_mean_intervals, holm_adjust, paired_test, wilson_interval
+from .types import Problem, Source
 
 __all__ = ["compare_runs", "IncompatibleRuns", "DEFAULT_CONFIDENCE"]
 
@@ -44,7 +46,8 @@ def _key(ev: EvaluatorData) -> str:
     return ev.evaluator_id + "\x00" + json.dumps(ev.parameters, sort_keys=True, default=str)
 
 
-def _match(a: RunData, b: RunData) -> tuple[list[tuple[EvaluatorData, EvaluatorData]], list[dict], list[dict]]:
+def _match(a: RunData, b: RunData) -> tuple[list[tuple[EvaluatorData, EvaluatorData]], list[OneRunOnly],
+                                            list[OneRunOnly]]:
     """Pairs of matching evaluators, and those of A only and of B only (each with why)."""
     pool: dict[str, list[EvaluatorData]] = {}
     for ev in b.evaluators:
@@ -60,20 +63,17 @@ def _match(a: RunData, b: RunData) -> tuple[list[tuple[EvaluatorData, EvaluatorD
     ids_b = {ev.evaluator_id for ev in only_b}
     ids_a = {ev.evaluator_id for ev in only_a}
 
-    def listed(ev: EvaluatorData, other_ids: set[str], other: RunData) -> dict[str, Any]:
+    def listed(ev: EvaluatorData, other_ids: set[str], other: RunData) -> OneRunOnly:
         why = ("did not finish in the other run" if ev.label in other.not_finished or ev.label in other.unfinished
                else "parameters differ" if ev.evaluator_id in other_ids else "not run in the other run")
-        return {"label": ev.label, "evaluator_id": ev.evaluator_id, "parameters": ev.parameters, "reason": why}
+        return OneRunOnly(ev.label, ev.evaluator_id, ev.parameters, why)
 
-    def missing(run: RunData) -> list[dict[str, Any]]:
-        return [{"label": label, "evaluator_id": None, "parameters": None, "reason": f"did not finish ({status})"}
+    def missing(run: RunData) -> list[OneRunOnly]:
+        return [OneRunOnly(label, None, None, f"did not finish ({status})")
                 for label, status in {**run.unfinished, **run.not_finished}.items()]
 
     return (pairs, [listed(ev, ids_b, b) for ev in only_a] + missing(a),
             [listed(ev, ids_a, a) for ev in only_b] + missing(b))
-
-
-_NO_VALUES = {"value": None, "ci_low": None, "ci_high": None, "n": 0, "method": None}
 
 
 def _reusable(run: RunData, confidence: float, resamples: int) -> bool:
@@ -85,7 +85,7 @@ def _reusable(run: RunData, confidence: float, resamples: int) -> bool:
 
 
 def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
-                    resamples: int, reuse: bool = False) -> dict[tuple[str, str], dict[str, Any]]:
+                    resamples: int, reuse: bool = False) -> dict[tuple[str, str], SideMean]:
     """Every (metric, model) mean of one run's evaluator with its interval.
 
     Wilson for 0/1 values, the seeded percentile bootstrap otherwise: the intervals
@@ -97,7 +97,7 @@ def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
     """
     model_keys = np.array(ev.model_keys, dtype=object)
     masks = {model: model_keys == model for model in models}
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], SideMean] = {}
     pending: dict[int, list[tuple[tuple[str, str], float, np.ndarray]]] = {}
     for metric in ev.metrics:
         values = value_array(ev, metric.key)
@@ -105,25 +105,22 @@ def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
             column = values[masks[model]]
             present = column[~np.isnan(column)]
             if present.size == 0:
-                out[(metric.key, model)] = dict(_NO_VALUES)
+                out[(metric.key, model)] = NO_VALUES
                 continue
             mean = float(present.mean())
             stored = ev.stored_intervals.get((metric.key, model)) if reuse else None
             if stored is not None and stored.ci_low is not None and stored.n == int(present.size):
-                out[(metric.key, model)] = {"value": mean, "ci_low": stored.ci_low, "ci_high": stored.ci_high,
-                                            "n": stored.n, "method": stored.method}
+                out[(metric.key, model)] = SideMean(mean, stored.ci_low, stored.ci_high, stored.n, stored.method)
             elif bool(np.all((present == 0.0) | (present == 1.0))):
                 interval = wilson_interval(int(present.sum()), int(present.size), confidence)
-                out[(metric.key, model)] = {"value": mean, "ci_low": interval.low, "ci_high": interval.high,
-                                            "n": interval.n, "method": interval.method}
+                out[(metric.key, model)] = SideMean(mean, interval.low, interval.high, interval.n, interval.method)
             else:
                 pending.setdefault(int(present.size), []).append(((metric.key, model), mean, present))
     for group in pending.values():
         intervals = bootstrap_mean_intervals([present for _, _, present in group], confidence, resamples,
                                              STATS_SEED)
         for (key, mean, _), interval in zip(group, intervals):
-            out[key] = {"value": mean, "ci_low": interval.low, "ci_high": interval.high, "n": interval.n,
-                        "method": interval.method}
+            out[key] = SideMean(mean, interval.low, interval.high, interval.n, interval.method)
     return out
 
 
@@ -131,8 +128,29 @@ def _worse(metric: MetricInfo, delta: float) -> bool:
     return delta < 0 if metric.higher_is_better else delta > 0
 
 
+class _Pending(NamedTuple):
+    """One metric and model compared before Holm's correction: its paired test (None: none) and how many
+    of its pairs differ."""
+
+    metric: MetricInfo
+    other: MetricInfo
+    model: str
+    a: SideMean
+    b: SideMean
+    test: PairedTest | None
+    differing: int
+    flips: Flips
+
+
+def _paired(pending: _Pending, adjusted: float, correction: str | None, family_size: int) -> PairedComparison:
+    test = pending.test
+    assert test is not None
+    return PairedComparison(test.test, test.n, test.delta, test.p_value, adjusted, test.b, test.c, pending.differing,
+                            correction, family_size)
+
+
 def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], confidence: float,
-                       resamples: int, reuse_a: bool = False, reuse_b: bool = False) -> dict[str, Any]:
+                       resamples: int, reuse_a: bool = False, reuse_b: bool = False) -> EvaluatorComparison:
     rows_b = {key: i for i, key in enumerate(zip(eb.test_case_keys, eb.model_keys))}
     keys_a = list(zip(ea.test_case_keys, ea.model_keys))
     shared = [(i, rows_b[key]) for i, key in enumerate(keys_a) if key in rows_b]
@@ -141,7 +159,7 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
     shared_models = np.array([ea.model_keys[i] for i in ia.tolist()], dtype=object)
     shared_cases = [ea.test_case_keys[i] for i in ia.tolist()]
     metrics_b = {m.key: m for m in eb.metrics}
-    entries: list[dict[str, Any]] = []
+    pendings: list[_Pending] = []
     sides_a = _side_intervals(ea, models, confidence, resamples, reuse_a)
     sides_b = _side_intervals(eb, models, confidence, resamples, reuse_b)
     for metric in ea.metrics:
@@ -151,103 +169,95 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
         va, vb = value_array(ea, metric.key), value_array(eb, metric.key)
         for model in models:
             a_side = sides_a[(metric.key, model)]
-            b_side = sides_b.get((metric.key, model), dict(_NO_VALUES))
-            if a_side["n"] == 0 and b_side["n"] == 0:
+            b_side = sides_b.get((metric.key, model), NO_VALUES)
+            if a_side.n == 0 and b_side.n == 0:
                 continue
-            delta = None if a_side["value"] is None or b_side["value"] is None else b_side["value"] - a_side["value"]
-            entry: dict[str, Any] = {"metric": metric.key, "metric_name": metric.display_name, "model": model,
-                                     "higher_is_better": metric.higher_is_better, "primary": metric.is_primary,
-                                     "threshold_a": metric.threshold, "threshold_b": other.threshold,
-                                     "a": a_side, "b": b_side, "delta": delta, "test": None,
-                                     "flips": {"pass_to_fail": [], "fail_to_pass": []}}
             mine = shared_models == model
             pa, pb = va[ia[mine]], vb[ib[mine]]
             cases = [c for c, keep in zip(shared_cases, mine.tolist()) if keep]
             both = ~np.isnan(pa) & ~np.isnan(pb)
+            test, differing, flips = None, 0, Flips()
             if not metric.model_level and both.any():
                 # B against A: the test's delta is mean(B) - mean(A) over the pairs.
                 test = paired_test(pb[both].tolist(), pa[both].tolist(), seed=0)
-                entry["test"] = {"test": test.test, "n": test.n, "delta": test.delta, "p_value": test.p_value,
-                                 "p_adjusted": None, "b": test.b, "c": test.c,
-                                 "pairs_differing": int(np.count_nonzero(pb[both] != pa[both]))}
+                differing = int(np.count_nonzero(pb[both] != pa[both]))
                 fail_a, fail_b = failing(metric, pa), failing(other, pb)
                 present = both.tolist()
-                entry["flips"] = {
-                    "pass_to_fail": [c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
-                                     if p and not x and y],
-                    "fail_to_pass": [c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
-                                     if p and x and not y],
-                }
-            entries.append(entry)
+                flips = Flips(
+                    pass_to_fail=tuple(c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
+                                       if p and not x and y),
+                    fail_to_pass=tuple(c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
+                                       if p and x and not y))
+            pendings.append(_Pending(metric, other, model, a_side, b_side, test, differing, flips))
     # Holm's family: the tests that could reject at all. A test whose pairs all agree has p = 1
     # whatever happens (its smallest attainable p-value is 1), so, as in Tarone's correction for
     # discrete tests, it is left out rather than counted; its adjusted p-value is its own, 1.
-    tested = [e for e in entries if e["test"] is not None and e["test"]["pairs_differing"] > 0]
-    for entry in entries:
-        if entry["test"] is not None and entry["test"]["pairs_differing"] == 0:
-            entry["test"].update(p_adjusted=entry["test"]["p_value"], correction=None, family_size=len(tested))
-    for entry, adjusted in zip(tested, holm_adjust([e["test"]["p_value"] for e in tested])):
-        # The correction is named beside the figure it changed: which one, over how many tests.
-        entry["test"].update(p_adjusted=adjusted, correction="holm", family_size=len(tested))
-        entry["significant"] = adjusted < 1.0 - confidence
-        entry["regression"] = entry["significant"] and _worse(_metric_of(ea, entry["metric"]), entry["test"]["delta"])
-    for entry in entries:
-        entry.setdefault("significant", False)
-        entry.setdefault("regression", False)
+    tested = [p for p in pendings if p.test is not None and p.differing > 0]
+    adjusted = dict(zip(map(id, tested), holm_adjust([p.test.p_value for p in tested if p.test is not None])))
+    entries = []
+    for p in pendings:
+        test, significant, regression = None, False, False
+        if p.test is not None and id(p) in adjusted:
+            # The correction is named beside the figure it changed: which one, over how many tests.
+            test = _paired(p, adjusted[id(p)], "holm", len(tested))
+            significant = test.p_adjusted < 1.0 - confidence
+            regression = significant and _worse(p.metric, test.delta)
+        elif p.test is not None:
+            test = _paired(p, p.test.p_value, None, len(tested))
+        delta = None if p.a.value is None or p.b.value is None else p.b.value - p.a.value
+        entries.append(MetricComparison(p.metric.key, p.metric.display_name, p.model, p.metric.higher_is_better,
+                                        p.metric.is_primary, p.metric.threshold, p.other.threshold, p.a, p.b, delta,
+                                        test, p.flips, significant, regression))
     cases_a, cases_b = set(ea.test_case_keys), set(eb.test_case_keys)
-    return {"label_a": ea.label, "label_b": eb.label, "evaluator_id": ea.evaluator_id, "parameters": ea.parameters,
-            "folder_a": ea.folder, "folder_b": eb.folder, "shared_rows": len(shared),
-            "rows_only_a": len(keys_a) - len(shared), "rows_only_b": len(rows_b) - len(shared),
-            "test_cases_only_a": [c for c in dict.fromkeys(ea.test_case_keys) if c not in cases_b],
-            "test_cases_only_b": [c for c in dict.fromkeys(eb.test_case_keys) if c not in cases_a],
-            "metrics": entries}
-
-
-def _metric_of(ev: EvaluatorData, key: str) -> MetricInfo:
-    return next(m for m in ev.metrics if m.key == key)
+    return EvaluatorComparison(
+        label_a=ea.label, label_b=eb.label, evaluator_id=ea.evaluator_id, parameters=ea.parameters,
+        folder_a=ea.folder, folder_b=eb.folder, shared_rows=len(shared),
+        rows_only_a=len(keys_a) - len(shared), rows_only_b=len(rows_b) - len(shared),
+        test_cases_only_a=tuple(c for c in dict.fromkeys(ea.test_case_keys) if c not in cases_b),
+        test_cases_only_b=tuple(c for c in dict.fromkeys(eb.test_case_keys) if c not in cases_a),
+        metrics=tuple(entries))
 
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
-def regression_problem(evaluator: dict[str, Any], entry: dict[str, Any], confidence: float) -> dict[str, Any]:
-    """A ``regression`` problem (problems_and_actions.json's keys but the HTML twin of the description, which
-    :func:`sonar_core.artifacts.comparison_dir.comparison_json` adds) for a significant change for the worse."""
-    test, model, metric = entry["test"], entry["model"], entry["metric_name"]
-    threshold = entry["threshold_b"]
-    crossed = threshold is not None and entry["b"]["value"] is not None and (
-        entry["b"]["value"] < threshold if entry["higher_is_better"] else entry["b"]["value"] > threshold)
-    description = (f"{metric} of {model} went from {_fmt(entry['a']['value'])} to {_fmt(entry['b']['value'])} "
-                   f"({evaluator['label_b']}): {test['test']} p = {test['p_value']:.4g} over {test['n']} shared "
-                   f"test cases (Holm-adjusted over the evaluator's {test['family_size']} tests: "
-                   f"{test['p_adjusted']:.4g}, below {1 - confidence:.2g}); "
-                   f"{len(entry['flips']['pass_to_fail'])} row(s) went from pass to fail.")
-    return {
-        "schema_version": names.PROBLEMS_SCHEMA_VERSION,
-        "description": description,
-        "actions_description": "Look at the rows that went from pass to fail (their case pages in both runs) and "
-                               "at what changed between the runs before releasing B.",
-        "actions_codes": [],
-        "evaluator_id": evaluator["evaluator_id"],
-        "evaluator_label": evaluator["label_b"],
-        "resources": [],
-        "severity": "HIGH" if crossed else "MEDIUM",
-        "problem_type": "regression",
-        "problem_attrs": {
+def regression_problem(evaluator: EvaluatorComparison, entry: MetricComparison, confidence: float) -> Problem:
+    """A ``regression`` problem for a significant change for the worse (problems_and_actions.json's
+    shape, without an explainer, is :mod:`sonar_core.artifacts.comparison_dir`'s)."""
+    test, model, metric = entry.test, entry.model, entry.metric_name
+    assert test is not None
+    threshold = entry.threshold_b
+    value_b = entry.b.value
+    crossed = threshold is not None and value_b is not None and (
+        value_b < threshold if entry.higher_is_better else value_b > threshold)
+    description = (f"{metric} of {model} went from {_fmt(entry.a.value)} to {_fmt(value_b)} "
+                   f"({evaluator.label_b}): {test.test} p = {test.p_value:.4g} over {test.n} shared "
+                   f"test cases (Holm-adjusted over the evaluator's {test.family_size} tests: "
+                   f"{test.p_adjusted:.4g}, below {1 - confidence:.2g}); "
+                   f"{len(entry.flips.pass_to_fail)} row(s) went from pass to fail.")
+    return Problem(
+        source=Source(explainer_id="", explainer_name="", evaluator_id=evaluator.evaluator_id,
+                      evaluator_label=evaluator.label_b),
+        description=description,
+        severity="HIGH" if crossed else "MEDIUM",
+        problem_type="regression",
+        actions="Look at the rows that went from pass to fail (their case pages in both runs) and "
+                "at what changed between the runs before releasing B.",
+        attrs={
             "avid_problem_code": _AVID_REGRESSION[0], "avid_problem_code_description": _AVID_REGRESSION[1],
-            "model_name": model, "metric": entry["metric"], "value_a": entry["a"]["value"],
-            "value_b": entry["b"]["value"], "delta": entry["delta"], "test": test["test"],
-            "p_value": test["p_value"], "p_adjusted": test["p_adjusted"], "correction": test["correction"],
-            "family_size": test["family_size"], "n": test["n"],
-            "test_case_keys": list(entry["flips"]["pass_to_fail"]),
+            "model_name": model, "metric": entry.metric, "value_a": entry.a.value,
+            "value_b": value_b, "delta": entry.delta, "test": test.test,
+            "p_value": test.p_value, "p_adjusted": test.p_adjusted, "correction": test.correction,
+            "family_size": test.family_size, "n": test.n,
+            "test_case_keys": list(entry.flips.pass_to_fail),
         },
-    }
+    )
 
 
 def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
-                 resamples: int = 2000, allow_partial: bool = False) -> dict[str, Any]:
-    """The comparison of run A (before) and run B (after), as the comparison JSON holds it.
+                 resamples: int = 2000, allow_partial: bool = False) -> Comparison:
+    """The comparison of run A (before) and run B (after).
 
     Raises IncompatibleRuns when the runs come from different Sonar versions or schemas, and (unless
     ``allow_partial``) when a run did not finish or nothing pairs up (:mod:`.comparability`).
@@ -260,31 +270,30 @@ def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
     if not math.isfinite(confidence) or not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     pairs, only_a, only_b = _match(a, b)
-    comparability = check_comparable(a, b, len(pairs), allow_partial)
+    partial, reasons = check_comparable(a, b, len(pairs), allow_partial)
     models = [m for m in a.models if m in set(b.models)]
     reuse = (_reusable(a, confidence, resamples), _reusable(b, confidence, resamples))
-    evaluators = [_compare_evaluator(ea, eb, models, confidence, resamples, *reuse) for ea, eb in pairs]
-    problems = [regression_problem(ev, entry, confidence) for ev in evaluators for entry in ev["metrics"]
-                if entry["regression"]]
+    evaluators = tuple(_compare_evaluator(ea, eb, models, confidence, resamples, *reuse) for ea, eb in pairs)
+    problems = tuple(regression_problem(ev, entry, confidence) for ev in evaluators for entry in ev.metrics
+                     if entry.regression)
     cases_b = set(b.test_cases)
     cases_a = set(a.test_cases)
-    return {
-        "schema_version": names.COMPARISON_SCHEMA_VERSION,
-        "sonar_version": a.sonar_version,
-        "confidence_level": confidence,
-        "bootstrap_resamples": resamples,
-        "run_a": {"run_id": a.run_id, "path": a.path},
-        "run_b": {"run_id": b.run_id, "path": b.path},
-        "models": models,
-        "models_only_a": [m for m in a.models if m not in set(b.models)],
-        "models_only_b": [m for m in b.models if m not in set(a.models)],
-        "test_cases_shared": sum(1 for c in a.test_cases if c in cases_b),
-        "test_cases_only_a": [c for c in a.test_cases if c not in cases_b],
-        "test_cases_only_b": [c for c in b.test_cases if c not in cases_a],
-        "evaluators_only_a": only_a,
-        "evaluators_only_b": only_b,
-        "evaluators": evaluators,
-        "problems": problems,
-        "regressions": len(problems),
-        **comparability,
-    }
+    return Comparison(
+        sonar_version=a.sonar_version,
+        confidence_level=confidence,
+        bootstrap_resamples=resamples,
+        run_a=RunRef(a.run_id, a.path),
+        run_b=RunRef(b.run_id, b.path),
+        models=tuple(models),
+        models_only_a=tuple(m for m in a.models if m not in set(b.models)),
+        models_only_b=tuple(m for m in b.models if m not in set(a.models)),
+        test_cases_shared=sum(1 for c in a.test_cases if c in cases_b),
+        test_cases_only_a=tuple(c for c in a.test_cases if c not in cases_b),
+        test_cases_only_b=tuple(c for c in b.test_cases if c not in cases_a),
+        evaluators_only_a=tuple(only_a),
+        evaluators_only_b=tuple(only_b),
+        evaluators=evaluators,
+        problems=problems,
+        partial=partial,
+        not_comparable=tuple(reasons),
+    )

@@ -11,8 +11,10 @@ generation_report`) only serialises it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence, TypedDict
 
+from ..jsontypes import JsonObject
+from .judge_status import JudgeTrustJson
 from .statistics import wilson_interval
 
 __all__ = ["GenerationFindings", "ScoreSummary", "SimilaritySummary", "OverallScore", "DroppedItem", "summarize_generation", "KEPT", "FLAGGED", "DROPPED", "FAILED", "SCORES"]
@@ -20,6 +22,65 @@ __all__ = ["GenerationFindings", "ScoreSummary", "SimilaritySummary", "OverallSc
 KEPT, FLAGGED, DROPPED, FAILED = "kept", "flagged", "dropped", "failed"
 SCORES = ("groundedness", "answerability", "self_contained", "language_match")
 _SIMILARITY_BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0001)
+
+
+class ItemQuality(TypedDict, total=False):
+    """An item's quality as scored (:func:`sonar_core.generation.quality.combine`): each check of
+    :data:`SCORES` (1 passed, 0 failed, None no verdict), its question's similarity to the closest other
+    item (``near_duplicate``) and the item it copies (``duplicate_of``), the checks it ``failed`` and its
+    overall ``score`` (0-1)."""
+
+    groundedness: int | None
+    answerability: int | None
+    self_contained: int | None
+    language_match: int | None
+    near_duplicate: float
+    duplicate_of: str | None
+    failed: list[str]
+    score: float
+
+
+class ItemOutcome(TypedDict):
+    """One planned item's outcome: its key, type, source document, topic, language, status (:data:`KEPT`,
+    :data:`FLAGGED`, :data:`DROPPED`, :data:`FAILED`), why, and its quality (None when it failed to be written)."""
+
+    key: str
+    type: str
+    source: str
+    topic: int | str
+    language: str
+    status: str
+    reason: str | None
+    quality: ItemQuality | None
+
+
+class SkippedDocument(TypedDict):
+    source: str
+    reason: str
+
+
+class DocumentsRecord(TypedDict):
+    """The documents read: how many, those skipped and why, and their sources."""
+
+    read: int
+    skipped: list[SkippedDocument]
+    sources: list[str]
+
+
+class GraphRecord(TypedDict):
+    """The document graph: its cache key, chunks kept, duplicate and too-short chunks, topics and links,
+    whether it was reused, seconds to build, the first duplicate chunks and each topic's label."""
+
+    key: str
+    chunks: int
+    duplicates: int
+    short_chunks: int
+    topics: int
+    links: int
+    reused: bool
+    seconds: float
+    duplicate_chunks: list[JsonObject]
+    topic_labels: list[JsonObject]
 
 
 @dataclass(frozen=True)
@@ -81,15 +142,18 @@ class GenerationFindings:
     #: Each score of :data:`SCORES`, then ``near_duplicate`` and ``score``.
     quality: Mapping[str, ScoreSummary | SimilaritySummary | OverallScore]
     dropped: list[DroppedItem]
-    documents: dict[str, Any]
-    graph: dict[str, Any]
-    judges: dict[str, Any]
-    costs: dict[str, Any] | None
-    settings: dict[str, Any]
+    documents: DocumentsRecord
+    graph: GraphRecord
+    #: Check -> its judge's trust.
+    judges: dict[str, JudgeTrustJson]
+    #: The cost ledger's record (run.json's ``costs`` shape, ``artifacts.record_shapes.CostsJson``).
+    costs: JsonObject | None
+    #: The generation's settings as given (its configuration's JSON dump, the generator, judge and quotas).
+    settings: JsonObject
     notes: list[str] = field(default_factory=list)
 
 
-def _coverage(items: Sequence[dict[str, Any]], field_name: str, names: dict[str, str] | None = None
+def _coverage(items: Sequence[ItemOutcome], field_name: str, names: dict[str, str] | None = None
               ) -> dict[str, dict[str, int]]:
     table: dict[str, dict[str, int]] = {}
     for item in items:
@@ -100,7 +164,7 @@ def _coverage(items: Sequence[dict[str, Any]], field_name: str, names: dict[str,
     return dict(sorted(table.items()))
 
 
-def _score_summary(items: Sequence[dict[str, Any]], name: str, trust: str | None) -> ScoreSummary:
+def _score_summary(items: Sequence[ItemOutcome], name: str, trust: str | None) -> ScoreSummary:
     # Unanswerable items are not asked about groundedness (their reference says the documents are silent).
     values = [item["quality"].get(name) for item in items if item.get("quality")
               and not (name == "groundedness" and item["type"] == "unanswerable")]
@@ -113,7 +177,7 @@ def _score_summary(items: Sequence[dict[str, Any]], name: str, trust: str | None
                         trust=trust)
 
 
-def _similarity_summary(items: Sequence[dict[str, Any]]) -> SimilaritySummary:
+def _similarity_summary(items: Sequence[ItemOutcome]) -> SimilaritySummary:
     values = [item["quality"]["near_duplicate"] for item in items if item.get("quality")]
     bins = []
     for low, high in zip(_SIMILARITY_BINS, _SIMILARITY_BINS[1:]):
@@ -124,7 +188,7 @@ def _similarity_summary(items: Sequence[dict[str, Any]]) -> SimilaritySummary:
                              duplicates=duplicates)
 
 
-def _empty_reason(items: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
+def _empty_reason(items: Sequence[ItemOutcome], notes: Sequence[str]) -> str:
     if not items:
         return notes[0] if notes else "nothing was planned"
     if all(i["status"] == FAILED for i in items):
@@ -133,8 +197,8 @@ def _empty_reason(items: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
     return "every item was dropped for its quality (see the dropped items and their reasons)"
 
 
-def summarize_generation(items: Sequence[dict[str, Any]], *, documents: dict[str, Any], graph: dict[str, Any],
-                         trust: dict[str, Any], costs: dict[str, Any] | None, settings: dict[str, Any],
+def summarize_generation(items: Sequence[ItemOutcome], *, documents: DocumentsRecord, graph: GraphRecord,
+                         trust: dict[str, JudgeTrustJson], costs: JsonObject | None, settings: JsonObject,
                          notes: Sequence[str] = ()) -> GenerationFindings:
     """The findings of one generation; ``items`` are every planned item's outcome (``key``, ``type``, ``source``,
     ``topic``, ``language``, ``status``, ``reason``, ``quality``), ``trust`` check -> JudgeTrust dict."""

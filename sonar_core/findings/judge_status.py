@@ -9,7 +9,7 @@ can hold it and the writers read it without importing anything that computes
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TypedDict
 
 from .wording import kappa_bar
 
@@ -18,6 +18,36 @@ __all__ = ["JudgeTrust", "TRUSTED", "UNTRUSTED", "UNCALIBRATED", "NOT_SCORED"]
 TRUSTED, UNTRUSTED, UNCALIBRATED = "trusted", "untrusted", "uncalibrated"
 #: The ``details`` key of a row not scored because its evaluator's judge is untrusted (value: the reason).
 NOT_SCORED = "not_scored"
+
+
+class MeasuredJson(TypedDict, total=False):
+    """What :meth:`JudgeTrust.measured` reads of a calibration result (``CalibrationResult.as_dict()``)."""
+
+    judge: str
+    items: int
+    set_items: int | None
+    accuracy: float
+    kappa: float
+    unreadable: int
+    recall: dict[str, float | None]
+
+
+class JudgeTrustJson(TypedDict):
+    """A judge's trust as the leaderboard, the row results, the generation report and run.json write it
+    (:meth:`JudgeTrust.as_dict`): its fields and its summary line."""
+
+    status: str
+    judge: str | None
+    reason: str
+    items: int | None
+    set_items: int | None
+    accuracy: float | None
+    kappa: float | None
+    min_kappa: float | None
+    unreadable: int | None
+    recall: dict[str, float | None] | None
+    scored: bool
+    summary: str
 
 
 @dataclass(frozen=True)
@@ -54,7 +84,7 @@ class JudgeTrust:
         return f"not scored: judge {self.judge} is untrusted ({kappa_bar(self.kappa, self.min_kappa)})"
 
     @classmethod
-    def measured(cls, calibration: dict[str, Any], min_kappa: float) -> "JudgeTrust":
+    def measured(cls, calibration: MeasuredJson, min_kappa: float) -> "JudgeTrust":
         """Trusted or untrusted from a calibration result (``CalibrationResult.as_dict()``)."""
         kappa = calibration["kappa"]
         return cls(status=TRUSTED if kappa >= min_kappa else UNTRUSTED, judge=calibration["judge"],
@@ -80,5 +110,5 @@ class JudgeTrust:
                     "(score_untrusted: true scores them anyway, not counted).")
         return f"Judge {self.judge} is untrusted: {figures}. Its verdicts are written but not counted."
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JudgeTrustJson:
         return {**asdict(self), "summary": self.summary()}

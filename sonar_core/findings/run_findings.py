@@ -6,10 +6,27 @@ they work the same on a run in progress, a finished one, and one resumed from it
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, TypedDict, TypeVar
 
 from .tradeoff import tradeoff_rows
 from .types import SEVERITIES, SEVERITY_ORDER, BestModel, Leaderboard, RunFindings
+
+
+class Card(TypedDict):
+    """The headline about the best model: its ``title``, the ``model`` (None when none) and the ``note``."""
+
+    title: str
+    model: str | None
+    note: str
+
+
+class Severe(TypedDict):
+    """What the counts and the gate read of a problem as its file holds it (H2O's problem item has it)."""
+
+    severity: str
+
+
+_P = TypeVar("_P", bound=Severe)
 
 __all__ = ["best_model", "best_model_card", "count_severities", "problem_counts", "gating_problems", "run_findings"]
 
@@ -30,7 +47,7 @@ def best_model(rankings: Iterable[list[str]]) -> tuple[str | None, int]:
     return min(ranks, key=lambda m: (sum(ranks[m]) / len(ranks[m]), m)), counted
 
 
-def best_model_card(rankings: Iterable[list[str]], models: list[str], untrusted: int = 0) -> dict[str, Any]:
+def best_model_card(rankings: Iterable[list[str]], models: list[str], untrusted: int = 0) -> Card:
     """What the report's headline says about the best model overall: ``title``, ``model`` (None when
     there is none) and ``note``, which says what the choice rests on, or why there is no choice.
 
@@ -58,11 +75,11 @@ def count_severities(severities: Iterable[str]) -> dict[str, int]:
     return counts
 
 
-def problem_counts(problems: Iterable[dict[str, Any]]) -> dict[str, int]:
+def problem_counts(problems: Iterable[Severe]) -> dict[str, int]:
     return count_severities(p["severity"] for p in problems)
 
 
-def gating_problems(problems: Iterable[dict[str, Any]], fail_on: str) -> list[dict[str, Any]]:
+def gating_problems(problems: Iterable[_P], fail_on: str) -> list[_P]:
     """The problems at or above severity ``fail_on`` (``--fail-on-problems``)."""
     limit = SEVERITY_ORDER[fail_on]
     return [p for p in problems if SEVERITY_ORDER.get(p["severity"], 9) <= limit]

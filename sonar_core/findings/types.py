@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..dataset import Row
     from .judge_status import JudgeTrust
 
-__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "CASE_LIMIT", "BestModel", "Board", "BoardRow", "CaseRow", "CaseRows", "EpochSummary",
+__all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "CASE_LIMIT", "BestModel", "Board", "BoardRow", "CaseFails", "CaseRow", "CaseRows", "EpochSummary",
            "EvaluatorSummary", "Insight", "JsonValue", "LeadLine", "LeadProblems", "Leaderboard", "LeaderboardRow", "MeanInterval", "MetricRule",
            "PairwiseTest", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
 
@@ -257,6 +257,19 @@ class CaseRows:
     rows: tuple[CaseRow, ...]
     skipped: tuple[tuple[str, str], ...]
     turns: Mapping[str, tuple[tuple[int, float | None], ...]]
+
+
+@dataclass(frozen=True)
+class CaseFails:
+    """Which of an evaluator's drill-down values fail their thresholds (:mod:`.case_verdicts`).
+
+    ``values``: row key -> per metric (the evaluator's metric order), whether its value fails (None: no
+    value). ``turns``: row key -> per turn it scored turn by turn (the order the summary keeps them),
+    whether the primary metric's value fails (None: no value).
+    """
+
+    values: Mapping[str, tuple[bool | None, ...]]
+    turns: Mapping[str, tuple[bool | None, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

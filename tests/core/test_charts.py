@@ -77,7 +77,7 @@ def test_bar_layout_without_a_finite_range_holds_every_value(unbounded):
 
 def test_metric_bars_svg_by_hand():
     svg = metric_bars_svg("Acc <b>", ["a", "b", "c"], [0.9444, 0.5, None], threshold=0.5,
-                          value_range=(0.0, 1.0), leader="a")
+                          value_range=(0.0, 1.0), fails=[False, False, False], leader="a")
     root = _parse(svg)
     assert root.attrib["width"] == "490" and root.attrib["height"] == "108"  # 8 + 78 - 8 + 30
     assert root.attrib["role"] == "img" and root.attrib["aria-label"] == "Acc <b>"
@@ -86,7 +86,7 @@ def test_metric_bars_svg_by_hand():
         "Higher is better; threshold 0.5. a: 0.9444 (meets the threshold); b: 0.5000 (meets the threshold); "
         "c: no value.")
     bars = [(r["class"], r["x"], r["y"], r["width"], r["height"], r["fill"]) for r in _rects(root, "bar")]
-    # 0.5 is not below the threshold 0.5: it passes. c has no value and no bar.
+    # b (0.5, not below the threshold 0.5: the findings say it passes) is green. c has no value and no bar.
     assert bars == [("bar pass", "160", "8", "226.66", "18", "#2da44e"), ("bar pass", "160", "34", "120", "18", "#2da44e")]
     assert _texts(root, "label") == [("154", "21", "a ★"), ("154", "47", "b"), ("154", "73", "c")]
     assert _texts(root, "value") == [("406", "21", "0.9444"), ("406", "47", "0.5000"), ("406", "73", "–")]
@@ -97,7 +97,7 @@ def test_metric_bars_svg_by_hand():
 
 def test_metric_bars_lower_is_better_colours_by_the_other_side_and_grows_towards_better():
     root = _parse(metric_bars_svg("Err", ["x", "y"], [0.2, 0.7], threshold=0.5, value_range=(0, 1),
-                                  higher_is_better=False))
+                                  fails=[False, True], higher_is_better=False))
     # The axis runs from 1 (left) to 0 (right): x = 0.2 is (1 - 0.2) x 240 = 192 long, y = 0.7 is 72;
     # the threshold 0.5 at 160 + 120.
     assert [(r["class"], r["width"]) for r in _rects(root, "bar")] == [("bar pass", "192"), ("bar fail", "72")]
@@ -177,7 +177,7 @@ def test_tradeoff_svg_draws_only_the_panels_it_has_data_for():
 
 
 @pytest.mark.parametrize("draw", [
-    lambda name: metric_bars_svg(name, [name], [0.3], threshold=0.5, value_range=(0, 1), leader=name),
+    lambda name: metric_bars_svg(name, [name], [0.3], threshold=0.5, value_range=(0, 1), fails=[True], leader=name),
     lambda name: pass_fail_svg(name, [name], [{"pass": 1, "fail": 1}], threshold_share=0.5),
     lambda name: _svg([_row(name, 0.5, 1.0, 0.1), _row("b", 0.7, 2.0, 0.2)], name),
 ])
@@ -200,7 +200,8 @@ def test_lower_is_better_without_a_threshold_the_lowest_value_has_the_longest_ba
     # The quickstart's perplexity (range [1, inf), lower is better, no threshold): the axis runs from
     # hi = 9170.6743 + 0.1 x (9170.6743 - 1) = 10087.64 (left) to 1 (right); a bar is 240 (hi - v) / (hi - 1).
     root = _parse(metric_bars_svg("Perplexity", ["acme", "mistral", "llama"], [290.6237, 324.7102, 9170.6743],
-                                  threshold=None, value_range=(1.0, float("inf")), higher_is_better=False))
+                                  threshold=None, value_range=(1.0, float("inf")), fails=[False] * 3,
+                                  higher_is_better=False))
     assert _bars(root) == [("bar neutral", 233.11), ("bar neutral", 232.3), ("bar neutral", 21.82)]
     # No threshold: no side to be on, so neither the pass green nor the fail red.
     assert {r["fill"] for r in _rects(root, "bar")} == {"#54aeff"}
@@ -213,7 +214,8 @@ def test_lower_is_better_without_a_threshold_the_lowest_value_has_the_longest_ba
 def test_lower_is_better_with_a_threshold_the_best_model_has_the_longest_green_bar():
     # The quickstart's toxicity: range [0, 1], threshold 0.75, lower is better: bars 240 (1 - v).
     root = _parse(metric_bars_svg("Toxicity", ["mistral", "llama", "acme"], [0.0379, 0.0437, 0.0529],
-                                  threshold=0.75, value_range=(0.0, 1.0), higher_is_better=False))
+                                  threshold=0.75, value_range=(0.0, 1.0), fails=[False] * 3,
+                                  higher_is_better=False))
     assert _bars(root) == [("bar pass", 230.9), ("bar pass", 229.51), ("bar pass", 227.3)]
 
 

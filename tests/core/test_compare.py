@@ -154,19 +154,23 @@ def test_the_page_escapes_and_links_each_flip_to_both_case_pages(runs, tmp_path)
 
 def test_every_text_of_the_runs_is_escaped_on_the_page(tmp_path):
     from sonar_core.artifacts.comparison_dir import comparison_html
+    from sonar_core.findings.comparison_types import (Comparison, EvaluatorComparison, Flips, MetricComparison,
+                                                      OneRunOnly, RunRef, SideMean)
 
     hostile = '<script>window.__pwned=1</script>"><img src=x onerror=alert(1)>'
-    side = {"value": 1.0, "ci_low": 0.5, "ci_high": 1.0, "n": 3, "method": "wilson"}
-    entry = {"metric": hostile, "metric_name": hostile, "model": hostile, "higher_is_better": True, "primary": True,
-             "threshold_a": 0.5, "threshold_b": 0.5, "a": side, "b": {**side, "value": 0.0}, "delta": -1.0,
-             "test": None, "flips": {"pass_to_fail": [hostile], "fail_to_pass": []}, "significant": False,
-             "regression": False}
-    data = {"run_a": {"run_id": hostile, "path": str(tmp_path)}, "run_b": {"run_id": hostile, "path": str(tmp_path)},
-            "regressions": 0, "confidence_level": 0.95, "problems": [], "models_only_a": [hostile],
-            "models_only_b": [], "test_cases_only_a": [hostile], "test_cases_only_b": [],
-            "evaluators_only_a": [{"label": hostile, "reason": "not run in the other run"}], "evaluators_only_b": [],
-            "evaluators": [{"label_b": hostile, "shared_rows": 1, "rows_only_a": 0, "rows_only_b": 0,
-                            "metrics": [entry]}]}
+    side = SideMean(1.0, 0.5, 1.0, 3, "wilson")
+    entry = MetricComparison(metric=hostile, metric_name=hostile, model=hostile, higher_is_better=True, primary=True,
+                             threshold_a=0.5, threshold_b=0.5, a=side, b=SideMean(0.0, 0.5, 1.0, 3, "wilson"),
+                             delta=-1.0, test=None, flips=Flips(pass_to_fail=(hostile,)), significant=False,
+                             regression=False)
+    evaluator = EvaluatorComparison(label_a=hostile, label_b=hostile, evaluator_id="x", parameters={}, folder_a="",
+                                    folder_b="", shared_rows=1, rows_only_a=0, rows_only_b=0, test_cases_only_a=(),
+                                    test_cases_only_b=(), metrics=(entry,))
+    data = Comparison(sonar_version="0", confidence_level=0.95, bootstrap_resamples=10,
+                      run_a=RunRef(hostile, str(tmp_path)), run_b=RunRef(hostile, str(tmp_path)), models=(),
+                      models_only_a=(hostile,), models_only_b=(), test_cases_shared=1, test_cases_only_a=(hostile,),
+                      test_cases_only_b=(), evaluators_only_a=(OneRunOnly(hostile, None, None, "not run in the other run"),),
+                      evaluators_only_b=(), evaluators=(evaluator,), problems=(), partial={}, not_comparable=())
     page = comparison_html(data, tmp_path)
     assert "<script" not in page and "<img" not in page and "onerror=alert" in page  # as text only
     assert page.count("&lt;script&gt;window.__pwned=1&lt;/script&gt;&quot;&gt;&lt;img") == page.count("__pwned")

@@ -23,7 +23,7 @@ from sonar_core.dataset import load_dataset
 from sonar_core.plugins import PluginManager
 from sonar_core.execution import execute_run
 from sonar_core.artifacts.stored import stored_summary
-from sonar_core.findings.case_verdicts import summary_fails
+from sonar_core.findings.case_verdicts import case_fails
 
 SCORES = {"A": ("0.9", "0.8", "0.1", "0.2"), "B": ("0.4", "0.3", "0.2", "0.7"), "C": ("0.1", "0.2", "0.0", "0.1")}
 PASSFAIL = {"A": ("ok fine", "nope", "??", "ok"), "B": ("nope",) * 4, "C": ("ok",) * 4}
@@ -94,7 +94,7 @@ def _kept_summaries(run_dir: Path) -> list:
 
 def _casebook(rows, summaries):
     """The drill-down as the run builds it, with the verdicts the findings conclude."""
-    return build_casebook(rows, summaries, [summary_fails(s) for s in summaries],
+    return build_casebook(rows, summaries, [case_fails(s) for s in summaries],
                           selected_case_keys(row.test_case_key for row in rows))
 
 

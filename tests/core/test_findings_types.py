@@ -3,8 +3,9 @@
 What "computes" means for the import rule below: a module computes when it draws a conclusion
 from numbers, i.e. it is
 
-- a module of ``sonar_core.findings`` other than the five that hold no conclusion:
+- a module of ``sonar_core.findings`` other than the six that hold no conclusion:
   ``findings.types`` (the frozen dataclasses the findings are made of, and the severities),
+  ``findings.comparison_types`` (run A against run B as frozen dataclasses),
   ``findings.judge_status`` (a judge's trust as plain values), ``findings.run_types`` (a finished
   run read back, as plain values), ``findings.redteam_types`` (a red-team run's outcomes, rates and
   findings as frozen dataclasses) and ``findings.wording`` (how a figure is written: a number in,
@@ -41,7 +42,8 @@ from sonar_core.testing import make_row
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "sonar_core" / "artifacts"
 DATA_MODULES = {"sonar_core.findings.types", "sonar_core.findings.judge_status", "sonar_core.findings.run_types",
-                "sonar_core.findings.wording", "sonar_core.findings.redteam_types"}
+                "sonar_core.findings.wording", "sonar_core.findings.redteam_types", "sonar_core.findings.comparison_types",
+                "sonar_core.jsontypes"}
 NUMERICAL = {"numpy", "scipy", "pandas", "sklearn", "statistics"}
 
 
@@ -103,15 +105,38 @@ def test_artifacts_import_nothing_that_computes():
     assert offenders == {}, f"artifacts/ modules importing what computes (see this file's docstring): {offenders}"
 
 
+def _threshold_decisions(source: str) -> list[str]:
+    """Where ``source`` decides a side of a threshold itself: a comparison one of whose operands names a
+    threshold, or a call of ``fails`` (:meth:`~sonar_core.contract.Metric.fails`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+            if any("threshold" in ast.unparse(operand) for operand in [node.left, *node.comparators]):
+                found.append(ast.unparse(node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fails":
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_the_threshold_rule_sees_a_hand_made_verdict():
+    assert _threshold_decisions("x = value < metric['threshold'] if up else value > threshold\n"
+                                "y = m.fails(v)\nz = a < b\nw = threshold is None\n") == [
+        "m.fails(v)", "value < metric['threshold']", "value > threshold"]
+
+
+def test_artifacts_decide_no_side_of_a_threshold():
+    # Pass or fail (a row's value, a turn's, a model's mean in a chart) is concluded in findings/
+    # (case_verdicts.case_fails, Leaderboard.fails_by_metric); the writers only colour it.
+    offenders = {path.stem: found for path in sorted(ARTIFACTS.glob("*.py"))
+                 if (found := _threshold_decisions(path.read_text(encoding="utf-8")))}
+    assert offenders == {}, f"artifacts/ modules deciding a side of a threshold: {offenders}"
+
+
 #: Classes of findings/ that artifacts/ import but whose loose dicts are not findings handed to a writer, and why.
 NOT_FINDINGS = {
     "ScoredEvaluator": "the rows as scored and the evaluator's parameters and hooks' output as given: what the "
                        "findings are computed from (its rows are the contract's Row and RowResult)",
     "EvaluatorSummary": "made by artifacts/stored.py from the files the writers wrote (their own JSON), for the run",
-}
-#: Findings handed to artifacts/ that still hold loose dicts, and which (issue 37: to shrink).
-NOT_YET_TYPED = {
-    "GenerationFindings": "documents, graph, judges, costs and settings: the generation run's own records, passed through",
 }
 
 
@@ -143,6 +168,11 @@ def _loose_dicts(tp: object, where: str, seen: set[type], namespace: dict[str, o
     for arg in args:
         if not isinstance(arg, typing.ForwardRef):  # JsonValue names itself
             out += _loose_dicts(arg, f"{where}[]", seen, namespace)
+    if typing.is_typeddict(tp) and tp.__module__.startswith("sonar_core") and tp not in seen:
+        seen.add(tp)  # a JSON record's declared shape (GenerationFindings.documents): its keys' types too
+        hints = typing.get_type_hints(tp, globalns=vars(sys.modules[tp.__module__]), localns=namespace)
+        for key, hint in hints.items():
+            out += _loose_dicts(hint, f"{tp.__name__}.{key}", seen, namespace)
     if (isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp.__module__.startswith("sonar_core.findings")
             and tp not in seen and tp.__name__ not in NOT_FINDINGS):
         seen.add(tp)
@@ -162,7 +192,11 @@ def _annotation_namespace() -> dict[str, object]:
     from sonar_core.findings.judge_status import JudgeTrust
     from sonar_core.findings.statistics import Interval
 
-    return {"Row": Row, "RowResult": RowResult, "JudgeTrust": JudgeTrust, "ScoredEvaluator": ScoredEvaluator,
+    from sonar_core.jsontypes import JsonValue
+
+    # JsonValue: the recursive JSON type names itself, wherever JsonObject is used without it.
+    return {"JsonValue": JsonValue, "Row": Row, "RowResult": RowResult, "JudgeTrust": JudgeTrust,
+            "ScoredEvaluator": ScoredEvaluator,
             "BenchmarkDefinition": BenchmarkDefinition, "HazardDefinition": HazardDefinition,
             "Graded": Graded, "Interval": Interval}
 
@@ -170,18 +204,10 @@ def _annotation_namespace() -> dict[str, object]:
 def test_no_loose_dict_crosses_from_findings_to_artifacts():
     # Every class a writer takes from findings/ is typed all the way down: no dict[str, Any] in any field.
     classes = _findings_classes()
-    assert {"EvaluatorFindings", "Board", "TradeoffRow", "Problem"} <= {c.__name__ for c in classes}
+    assert {"EvaluatorFindings", "Board", "TradeoffRow", "Problem", "Comparison"} <= {c.__name__ for c in classes}
     namespace = _annotation_namespace()
-    loose = {c.__name__: found for c in classes
-             if c.__name__ not in NOT_YET_TYPED and (found := _loose_dicts(c, c.__name__, set(), namespace))}
+    loose = {c.__name__: found for c in classes if (found := _loose_dicts(c, c.__name__, set(), namespace))}
     assert loose == {}, f"findings handed to artifacts/ holding loose dicts: {loose}"
-
-
-@pytest.mark.parametrize("name", sorted(NOT_YET_TYPED))
-def test_the_not_yet_typed_list_only_shrinks(name):
-    classes = {c.__name__: c for c in _findings_classes()}
-    assert name in classes, f"artifacts/ no longer takes {name}: drop it from NOT_YET_TYPED"
-    assert _loose_dicts(classes[name], name, set(), _annotation_namespace()), f"{name} is typed: drop it from NOT_YET_TYPED"
 
 
 def test_the_loose_dict_rule_sees_nested_fields():
@@ -194,10 +220,19 @@ def test_the_loose_dict_rule_sees_nested_fields():
         inner: tuple[Inner, ...]
         fine: dict[str, float]
 
-    Inner.__module__ = Outer.__module__ = "sonar_core.findings.probe"
+    class Record(typing.TypedDict):
+        name: str
+        extra: dict[str, typing.Any]
+
+    @dataclasses.dataclass(frozen=True)
+    class Holder:
+        record: Record
+
+    Inner.__module__ = Outer.__module__ = Record.__module__ = Holder.__module__ = "sonar_core.findings.probe"
     sys.modules["sonar_core.findings.probe"] = sys.modules[__name__]
     try:
         assert _loose_dicts(Outer, "Outer", set(), {"Inner": Inner}) == ["Inner.figures: dict[str, Any]"]
+        assert _loose_dicts(Holder, "Holder", set(), {"Record": Record}) == ["Record.extra: dict[str, Any]"]
     finally:
         del sys.modules["sonar_core.findings.probe"]
     assert set(NOT_FINDINGS) <= {c.__name__ for c in _findings_classes()}, "drop what artifacts/ no longer imports"
