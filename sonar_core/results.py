@@ -41,7 +41,7 @@ _HTML_PROBLEMS = 10
 _REPR_MODELS = 5
 
 
-class EvaluatorEntry(TypedDict):
+class EvaluatorFolder(TypedDict):
     """An evaluator that ran, as the tables find it: its label, id, folder and status."""
 
     label: str
@@ -132,9 +132,9 @@ class RunResult(ExecutionResult):
 
     # -- where things are -------------------------------------------------------------------
 
-    def _evaluators(self) -> list[EvaluatorEntry]:
+    def _evaluators(self) -> list[EvaluatorFolder]:
         """``{label, evaluator_id, folder}`` of every evaluator that ran, in run order."""
-        found: list[EvaluatorEntry] = []
+        found: list[EvaluatorFolder] = []
         for entry in self.executed:
             location = entry.get("job_location")
             label = entry.get("name") or entry.get("evaluator_id") or ""
@@ -150,7 +150,7 @@ class RunResult(ExecutionResult):
             found.append({"label": key, "evaluator_id": key, "folder": folder, "status": "success"})
         return found
 
-    def _pick(self, evaluator: str) -> EvaluatorEntry:
+    def _pick(self, evaluator: str) -> EvaluatorFolder:
         evaluators = self._evaluators()
         for by in ("label", "evaluator_id"):
             matches = [e for e in evaluators if e[by] == evaluator]
@@ -164,7 +164,7 @@ class RunResult(ExecutionResult):
 
     # -- tables ---------------------------------------------------------------------------
 
-    def _results(self, entry: EvaluatorEntry) -> JsonObject | None:
+    def _results(self, entry: EvaluatorFolder) -> JsonObject | None:
         path = entry["folder"] / names.EVAL_RESULTS / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json"
         return _read_json(path) if path.is_file() else None  # save_llm_result: false, or it failed
 
@@ -207,7 +207,7 @@ class RunResult(ExecutionResult):
                 everything.append({"evaluator": entry["label"], **record})
         return frame(everything, list(columns))
 
-    def _board(self, entry: EvaluatorEntry) -> list[JsonObject] | None:
+    def _board(self, entry: EvaluatorFolder) -> list[JsonObject] | None:
         """One evaluator's leaderboard records (None when it wrote none)."""
         for board in _LEADERBOARDS:
             index_path = entry["folder"] / board / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json"

@@ -17,7 +17,7 @@ from ..jsontypes import JsonObject
 from .judge_status import JudgeTrustJson
 from .statistics import wilson_interval
 
-__all__ = ["GenerationFindings", "ScoreSummary", "SimilaritySummary", "OverallScore", "DroppedItem", "summarize_generation", "KEPT", "FLAGGED", "DROPPED", "FAILED", "SCORES"]
+__all__ = ["GenerationFindings", "ScoreSummary", "SimilaritySummary", "OverallScore", "DroppedItem", "ItemQuality", "ItemOutcome", "summarize_generation", "KEPT", "FLAGGED", "DROPPED", "FAILED", "SCORES"]
 
 KEPT, FLAGGED, DROPPED, FAILED = "kept", "flagged", "dropped", "failed"
 SCORES = ("groundedness", "answerability", "self_contained", "language_match")
@@ -25,29 +25,29 @@ _SIMILARITY_BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0001)
 
 
 class ItemQuality(TypedDict, total=False):
-    """An item's quality as scored (:func:`sonar_core.generation.quality.combine`): each check of
-    :data:`SCORES` (1 passed, 0 failed, None no verdict), its question's similarity to the closest other
-    item (``near_duplicate``) and the item it copies (``duplicate_of``), the checks it ``failed`` and its
-    overall ``score`` (0-1)."""
-
+    """An item's quality record (:func:`sonar_core.generation.quality.combine`): every score (None: the judge gave no verdict), which checks counted and
+    failed, its ``score`` (the share of counted checks passed) and each judged check's trust."""
     groundedness: int | None
     answerability: int | None
-    self_contained: int | None
-    language_match: int | None
+    notes: list[str]
+    self_contained: int
+    language_match: int
     near_duplicate: float
-    duplicate_of: str | None
+    self_reference: str
+    duplicate_of: str
+    counted: list[str]
     failed: list[str]
     score: float
+    judge_trust: dict[str, str]
+    flagged: bool  #: in the suite: kept though below the bar (keep_low_quality)
 
 
 class ItemOutcome(TypedDict):
-    """One planned item's outcome: its key, type, source document, topic, language, status (:data:`KEPT`,
-    :data:`FLAGGED`, :data:`DROPPED`, :data:`FAILED`), why, and its quality (None when it failed to be written)."""
-
+    """What became of a planned item (:data:`KEPT`, :data:`FLAGGED`, :data:`DROPPED`, :data:`FAILED`), and why; its quality None when it failed to be written."""
     key: str
     type: str
     source: str
-    topic: int | str
+    topic: int
     language: str
     status: str
     reason: str | None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .types import JsonValue, MeanInterval
+from .types import FrozenJson, MeanInterval
 
 __all__ = ["MetricInfo", "EvaluatorData", "RunData", "SpanRows"]
 
@@ -36,7 +36,7 @@ class EvaluatorData:
 
     label: str
     evaluator_id: str
-    parameters: Mapping[str, JsonValue]
+    parameters: Mapping[str, FrozenJson]
     #: The evaluator's folder, relative to the run folder.
     folder: str
     metrics: list[MetricInfo]
@@ -72,7 +72,7 @@ class RunData:
     #: the run stopped, or listed as finished without their done marker.
     not_finished: dict[str, str] = field(default_factory=dict)
     #: run.json's ``statistics`` (confidence level, resamples, seed); empty for an older run.
-    statistics: Mapping[str, JsonValue] = field(default_factory=dict)
+    statistics: Mapping[str, FrozenJson] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -90,5 +90,5 @@ class SpanRows:
 
     metrics: tuple[MetricInfo, ...]
     primary: MetricInfo
-    columns: Mapping[str, Sequence[JsonValue]]
+    columns: Mapping[str, Sequence[FrozenJson]]
 

@@ -32,11 +32,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .judge_status import JudgeTrust
 
 __all__ = ["SEVERITIES", "SEVERITY_ORDER", "WEAK_ROWS_LIMIT", "CASE_LIMIT", "BestModel", "Board", "BoardRow", "CaseFails", "CaseRow", "CaseRows", "EpochSummary",
-           "EvaluatorSummary", "Insight", "JsonValue", "LeadLine", "LeadProblems", "Leaderboard", "LeaderboardRow", "MeanInterval", "MetricRule",
+           "EvaluatorSummary", "Insight", "FrozenJson", "LeadLine", "LeadProblems", "Leaderboard", "LeaderboardRow", "MeanInterval", "MetricRule",
            "PairwiseTest", "Problem", "RunFindings", "Source", "TradeoffRow", "WeakRow"]
 
-#: A plain JSON value (what a problem's or an insight's figures may hold): no object of the run's.
-JsonValue = Union[str, int, float, bool, None, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
+#: A plain JSON value held read-only (what a problem's or an insight's figures may hold; jsontypes.JsonValue is the
+#: mutable form of the same): no object of the run's.
+FrozenJson = Union[str, int, float, bool, None, Sequence["FrozenJson"], Mapping[str, "FrozenJson"]]
 
 SEVERITIES = ("HIGH", "MEDIUM", "LOW")
 #: Most severe first; used to sort problems and for the --fail-on-problems gate.
@@ -68,7 +69,7 @@ class Problem:
     severity: str
     problem_type: str
     actions: str = ""
-    attrs: Mapping[str, JsonValue] = field(default_factory=dict)
+    attrs: Mapping[str, FrozenJson] = field(default_factory=dict)
     #: Files of the run folder it points to, relative to it (``dataset/failed_items.json``).
     resources: tuple[str, ...] = ()
 
@@ -82,7 +83,7 @@ class Insight:
     description: str
     insight_type: str
     actions: str = ""
-    attrs: Mapping[str, JsonValue] = field(default_factory=dict)
+    attrs: Mapping[str, FrozenJson] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from ..findings.generation_summary import ItemOutcome, ItemQuality
 from ..jsontypes import JsonObject
 
 __all__ = ["ChunkRecord", "DuplicateRecord", "TopicRecord", "LinkRecord", "ItemText", "CheckedItem", "RuleScores",
@@ -71,36 +72,6 @@ class RuleScores(TypedDict):
     near_duplicate: float
     self_reference: NotRequired[str]  #: the words that refer to a passage the reader never sees
     duplicate_of: NotRequired[str]  #: the earlier item it nearly repeats
-
-
-class ItemQuality(TypedDict, total=False):
-    """An item's quality record: every score (None: the judge gave no verdict), which checks counted and
-    failed, its ``score`` (the share of counted checks passed) and each judged check's trust."""
-    groundedness: int | None
-    answerability: int | None
-    notes: list[str]
-    self_contained: int
-    language_match: int
-    near_duplicate: float
-    self_reference: str
-    duplicate_of: str
-    counted: list[str]
-    failed: list[str]
-    score: float
-    judge_trust: dict[str, str]
-    flagged: bool  #: in the suite: kept though below the bar (keep_low_quality)
-
-
-class ItemOutcome(TypedDict):
-    """What became of a planned item: kept, flagged, dropped or failed, and why."""
-    key: str
-    type: str
-    source: str
-    topic: int
-    language: str
-    status: str
-    reason: str | None
-    quality: ItemQuality | None
 
 
 class SuiteLine(TypedDict):
