@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .row_keys import row_keys
 from .scored import ScoredEvaluator
 from .types import SEVERITIES, SEVERITY_ORDER, Problem, Source  # the severities' home is .types
 from ..contract import Metric, MetricRole
@@ -130,8 +131,7 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
                         "metric_name": metric.display_name,
                         "metric_threshold": threshold,
                         "metric_score": score,
-                        "dataset_row_keys": [[row.test_case_key, row.model_key] for row, _ in failing],
-                        "test_case_keys": [row.test_case_key for row, _ in failing],
+                        **row_keys((row.test_case_key, row.model_key) for row, _ in failing),
                     },
                 )
             )
@@ -183,8 +183,7 @@ def flip_problems(ev: ScoredEvaluator) -> list[Problem]:
                     "original_metric_score": before,
                     "perturbation": row.perturbation,
                     "original_test_case_key": row.original_test_case_key,
-                    "dataset_row_keys": [[row.test_case_key, row.model_key]],
-                    "test_case_keys": [row.test_case_key],
+                    **row_keys([(row.test_case_key, row.model_key)]),
                 },
             )
         )
@@ -217,8 +216,7 @@ def dataset_problems(ev: ScoredEvaluator) -> list[Problem]:
                 attrs={
                     "model_name": model,
                     "missing_input": missing,
-                    "dataset_row_keys": [[r.test_case_key, r.model_key] for r in rows],
-                    "test_case_keys": [r.test_case_key for r in rows],
+                    **row_keys((r.test_case_key, r.model_key) for r in rows),
                 },
             )
         )
