@@ -88,10 +88,15 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
     parse_metric = next((m for m in ev.cls.metrics if m.role is MetricRole.PARSE_FAILURE), None)
     by_model = ev.by_model()
     failing_by_metric: dict[str, dict[str, list]] = {}
-    for metric in ev.cls.metrics:
-        groups = failing_by_metric[metric.key] = {}
-        for pair in ev.failing(metric):
-            groups.setdefault(pair[0].model_key, []).append(pair)
+
+    def failing_of(metric) -> dict[str, list]:
+        # Only for a metric some model fails: each is a pass over every row.
+        if metric.key not in failing_by_metric:
+            groups = failing_by_metric[metric.key] = {}
+            for pair in ev.failing(metric):
+                groups.setdefault(pair[0].model_key, []).append(pair)
+        return failing_by_metric[metric.key]
+
     for model, values in aggregates.items():
         pairs = by_model[model]
         for metric in ev.cls.metrics:
@@ -108,7 +113,7 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
                 failing = []
                 description += "."
             else:
-                failing = failing_by_metric[metric.key].get(model, [])
+                failing = failing_of(metric).get(model, [])
                 # A row that could not be checked also misses "pass": say how many, so a report does
                 # not read a judge's unusable answers as the model's failures.
                 unchecked = sum(1 for _, result in failing if parse_metric and metric.role is not MetricRole.PARSE_FAILURE
