@@ -18,7 +18,8 @@ from typing import Any
 from .. import names
 from .columnar import RUN_DATASET_PARQUET, evaluator_parquet
 
-__all__ = ["arrow_rows", "parquet_rows", "parquet_metrics_meta", "saved_rows", "json_results_file", "decode_json_cells"]
+__all__ = ["arrow_rows", "parquet_rows", "parquet_columns", "parquet_metrics_meta", "saved_rows", "json_results_file",
+           "decode_json_cells"]
 
 _loads = json.JSONDecoder().decode
 
@@ -84,6 +85,20 @@ def parquet_rows(folder: Path, run_dir: Path, wanted: list[str] | None = None) -
         values = table.column(name).to_pylist()
         data[name] = decode_json_cells(values) if name in json_columns else values
     return [dict(zip(data, values)) for values in zip(*data.values())]
+
+
+def parquet_columns(folder: Path, run_dir: Path, keys: list[str]) -> dict[str, list] | None:
+    """The ``keys`` columns of the evaluator's Parquet rows as lists, as a ``.jay`` file gives them: JSON
+    columns (``details``) as their text, a column the rows do not have all None; None when the folder has
+    no Parquet."""
+    path = evaluator_parquet(folder)
+    if not path.is_file():
+        return None
+    import pyarrow.parquet as pq
+
+    known = set(json.loads((pq.read_schema(path).metadata or {})[b"sonar.record_columns"]))
+    table, _ = arrow_rows(folder, run_dir, [c for c in dict.fromkeys(keys) if c in known])
+    return {c: table.column(c).to_pylist() if c in known else [None] * table.num_rows for c in keys}
 
 
 def parquet_metrics_meta(folder: Path) -> list[dict[str, Any]] | None:

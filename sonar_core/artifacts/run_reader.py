@@ -22,7 +22,7 @@ from ..errors import DatasetError
 from ..findings.run_types import EvaluatorData, MetricInfo, RunData
 from ..findings.types import MeanInterval
 from .columnar import evaluator_parquet
-from .columnar_rows import arrow_rows, parquet_metrics_meta
+from .columnar_rows import parquet_columns, parquet_metrics_meta
 
 __all__ = ["read_run", "results_file", "read_metrics_meta"]
 
@@ -113,10 +113,9 @@ def _parquet_columns(run_dir: Path, folder: str, wanted: list[str]) -> dict[str,
     if not evaluator_parquet(run_dir / folder).is_file():
         return None
     try:
-        table, _ = arrow_rows(run_dir / folder, run_dir, list(dict.fromkeys(wanted)))
+        return parquet_columns(run_dir / folder, run_dir, wanted)
     except Exception as exc:  # pyarrow raises its own types for damaged files
         raise DatasetError(f"{evaluator_parquet(run_dir / folder)}: cannot be read ({str(exc).splitlines()[0]})") from None
-    return {c: table.column(c).to_pylist() for c in wanted}
 
 
 def _interval(entry: dict[str, Any]) -> MeanInterval:

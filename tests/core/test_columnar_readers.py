@@ -42,9 +42,12 @@ def test_compare_reads_a_parquet_only_run_as_it_reads_a_json_one(tmp_path):
     # Hand-checked (test_columnar_results): m1's answers hold "refund", m2's do not.
     assert matching.values["model_passes"] == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
     assert next(m for m in matching.metrics if m.key == "model_passes").is_primary
-    result = CliRunner().invoke(cli, ["compare", str(small.run_dir), str(large.run_dir), "--json"])
+    result = CliRunner().invoke(cli, ["compare", str(small.run_dir), str(large.run_dir), "-o", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
-    assert "no such file" not in result.output.lower()
+    compared = json.loads((tmp_path / "cmp" / "comparison.json").read_text(encoding="utf-8"))
+    assert [(e["label_a"], e["shared_rows"], e["rows_only_a"], e["rows_only_b"]) for e in compared["evaluators"]] == [
+        ("text_matching", 6, 0, 0), ("looping_detection", 6, 0, 0)]
+    assert compared["test_cases_shared"] == 3 and not compared["regressions"] and not compared["not_comparable"]
 
 
 def test_saved_rows_reads_json_when_there_and_parquet_when_not(tmp_path):
@@ -107,3 +110,21 @@ def test_a_benchmarks_tallies_are_read_from_parquet_rows(tmp_path, _benchmark_pl
     assert [(h["safe"], h["samples"], h["numeric_grade"]) for h in a["hazards"].values()] == [(4, 4, 5), (5, 6, 3)]
     assert [(h["safe"], h["samples"], h["numeric_grade"]) for h in b["hazards"].values()] == [(2, 4, 1), (3, 6, 2)]
     assert b["tests"]["no_hurt"] == {"safe": 1, "unsafe": 2, "scored": 3, "unscored": 0, "frac_safe": 1 / 3}
+
+
+def test_a_trace_runs_verdicts_go_back_from_parquet_rows(tmp_path):
+    import sonar_core
+    from sonar_core.demo import __file__ as demo
+
+    traces = __import__("pathlib").Path(demo).parent / "claims_traces.jsonl"
+    runs = {}
+    for run_id, settings in (("json", {}), ("parquet", {"columnar_only_above": 1})):
+        runs[run_id] = sonar_core.run(traces=traces, evaluators=["pii_leakage"], output_dir=tmp_path / run_id,
+                                      run_id="r", **settings).run_dir
+    _parquet_only(runs["parquet"])
+    # A verdict for each of the demo's 4 traced answers, the same from Parquet rows as from the .jay.
+    table = (runs["parquet"] / names.ANNOTATIONS_CSV).read_text(encoding="utf-8")
+    assert len(table.splitlines()) == 1 + 4
+    assert table == (runs["json"] / names.ANNOTATIONS_CSV).read_text(encoding="utf-8")
+    assert ((runs["parquet"] / names.ANNOTATIONS_JSONL).read_text(encoding="utf-8")
+            == (runs["json"] / names.ANNOTATIONS_JSONL).read_text(encoding="utf-8"))
