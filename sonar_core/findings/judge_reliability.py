@@ -71,7 +71,7 @@ def judge_reliability_problems(ev: ScoredEvaluator) -> list[Problem]:
                 "agreement_rate": agreement,
                 "agreement_threshold": agreement_limit,
                 "metric_id": parse_metric.key if parse_metric else None,
-                **row_keys((row.test_case_key, row.model_key) for row in unparsed),
+                **row_keys(unparsed),
             },
         ))
     return problems

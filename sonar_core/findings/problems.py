@@ -116,8 +116,8 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
                 failing = failing_of(metric).get(model, [])
                 # A row that could not be checked also misses "pass": say how many, so a report does
                 # not read a judge's unusable answers as the model's failures.
-                unchecked = sum(1 for _, result in failing if parse_metric and metric.role is not MetricRole.PARSE_FAILURE
-                                and result.values.get(parse_metric.key))
+                unchecked = sum(1 for _, result in failing if result.values.get(parse_metric.key)) \
+                    if parse_metric and metric.role is not MetricRole.PARSE_FAILURE else 0
                 note = f"; {unchecked} of them could not be checked ({parse_metric.display_name})" if unchecked else ""
                 description += f" ({len(failing)} of {len(pairs)} test cases on the wrong side{note})."
             problems.append(
@@ -136,7 +136,7 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
                         "metric_name": metric.display_name,
                         "metric_threshold": threshold,
                         "metric_score": score,
-                        **row_keys((row.test_case_key, row.model_key) for row, _ in failing),
+                        **row_keys([row for row, _ in failing]),
                     },
                 )
             )
@@ -153,11 +153,12 @@ def flip_problems(ev: ScoredEvaluator) -> list[Problem]:
     if metric.model_level:
         return []  # one value per model: a single perturbed row cannot flip it
     threshold = ev.thresholds[metric.key]
+    perturbed = [(row, result) for row, result in ev.scored if row.original_test_case_key]
+    if not perturbed:
+        return []  # no perturbed row: no lookup of every row's result to build
     by_case_model = {(row.test_case_key, row.model_key): result for row, result in ev.scored}
     problems = []
-    for row, result in ev.scored:
-        if not row.original_test_case_key:
-            continue
+    for row, result in perturbed:
         original = by_case_model.get((row.original_test_case_key, row.model_key))
         if original is None:
             continue
@@ -188,7 +189,7 @@ def flip_problems(ev: ScoredEvaluator) -> list[Problem]:
                     "original_metric_score": before,
                     "perturbation": row.perturbation,
                     "original_test_case_key": row.original_test_case_key,
-                    **row_keys([(row.test_case_key, row.model_key)]),
+                    **row_keys([row]),
                 },
             )
         )
@@ -221,7 +222,7 @@ def dataset_problems(ev: ScoredEvaluator) -> list[Problem]:
                 attrs={
                     "model_name": model,
                     "missing_input": missing,
-                    **row_keys((r.test_case_key, r.model_key) for r in rows),
+                    **row_keys(rows),
                 },
             )
         )

@@ -12,9 +12,9 @@ limit is written exactly as before.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
-__all__ = ["ROW_KEYS_LIMIT", "row_keys", "cap_row_keys"]
+__all__ = ["ROW_KEYS_LIMIT", "row_keys", "pair_keys", "cap_row_keys"]
 
 #: 1,000 keys is ~30 KB of JSON per problem: enough to open and read every example a person
 #: would (the report links 8 to 12 of them), small enough that 10 models x 5 evaluators of problems
@@ -22,13 +22,16 @@ __all__ = ["ROW_KEYS_LIMIT", "row_keys", "cap_row_keys"]
 ROW_KEYS_LIMIT = 1000
 
 
-def row_keys(pairs: Iterable[tuple[str, str]], *, unique_cases: bool = False) -> dict[str, Any]:
-    """A problem's ``dataset_row_keys`` (``[test_case_key, model_key]``) and ``test_case_keys``.
+def row_keys(rows: Sequence[Any]) -> dict[str, Any]:
+    """A problem's ``dataset_row_keys`` (``[test_case_key, model_key]``) and ``test_case_keys`` of its
+    ``rows`` (dataset rows, in the order found): at most ``ROW_KEYS_LIMIT`` of each, a cut list with its
+    full length beside it (``..._total``). Only the listed rows are read."""
+    return _attrs([[r.test_case_key, r.model_key] for r in rows[:ROW_KEYS_LIMIT]], len(rows))
 
-    ``pairs``: the problem's rows as ``(test_case_key, model_key)``, read once. ``unique_cases``:
-    list each test case once (a benchmark grade names items, not rows). Each list holds at most
-    ``ROW_KEYS_LIMIT`` keys; a cut list has its full length beside it (``..._total``).
-    """
+
+def pair_keys(pairs: Iterable[tuple[str, str]], *, unique_cases: bool = False) -> dict[str, Any]:
+    """:func:`row_keys` of ``(test_case_key, model_key)`` pairs, read once. ``unique_cases``: list each
+    test case once (a benchmark grade names items, not rows)."""
     listed: list[list[str]] = []
     total = 0
     cases: dict[str, None] = {}
@@ -38,17 +41,21 @@ def row_keys(pairs: Iterable[tuple[str, str]], *, unique_cases: bool = False) ->
         total += 1
         if unique_cases:
             cases[case] = None
+    return _attrs(listed, total, list(cases) if unique_cases else None)
+
+
+def _attrs(listed: list[list[str]], total: int, cases: list[str] | None = None) -> dict[str, Any]:
     attrs: dict[str, Any] = {"dataset_row_keys": listed}
     if total > ROW_KEYS_LIMIT:
         attrs["dataset_row_keys_total"] = total
-    if unique_cases:
-        attrs["test_case_keys"] = list(cases)[:ROW_KEYS_LIMIT]
-        if len(cases) > ROW_KEYS_LIMIT:
-            attrs["test_case_keys_total"] = len(cases)
-    else:
+    if cases is None:
         attrs["test_case_keys"] = [case for case, _ in listed]
         if total > ROW_KEYS_LIMIT:
             attrs["test_case_keys_total"] = total
+    else:
+        attrs["test_case_keys"] = cases[:ROW_KEYS_LIMIT]
+        if len(cases) > ROW_KEYS_LIMIT:
+            attrs["test_case_keys_total"] = len(cases)
     return attrs
 
 

@@ -86,11 +86,11 @@ class ScoredEvaluator:
             key, threshold = metric.key, self.thresholds.get(metric.key)
             if threshold is None:  # as Metric.fails: the metric's own threshold
                 threshold = metric.threshold
-            values = [(pair, pair[1].values.get(key)) for pair in self.scored]
-            # Metric.fails, inlined: this runs once per row and metric.
+            # Metric.fails, inlined: this runs once per row and metric (one pass, no tuple per row).
             if metric.higher_is_better:
-                return [pair for pair, v in values if v is not None and v == v and v < threshold]
-            return [pair for pair, v in values if v is not None and v == v and v > threshold]
+                return [pair for pair in self.scored
+                        if (v := pair[1].values.get(key)) is not None and v == v and v < threshold]
+            return [pair for pair in self.scored if (v := pair[1].values.get(key)) is not None and v == v and v > threshold]
         return self._cached(f"failing:{metric.key}", compute)
 
     def by_model(self) -> dict[str, list[tuple[Row, RowResult]]]:

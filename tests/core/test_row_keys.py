@@ -7,19 +7,24 @@ import json
 import sonar_core
 from sonar_core import names
 from sonar_core.findings import row_keys as row_keys_module
-from sonar_core.findings.row_keys import ROW_KEYS_LIMIT, cap_row_keys, row_keys
+from sonar_core.dataset import Row
+from sonar_core.findings.row_keys import ROW_KEYS_LIMIT, cap_row_keys, pair_keys, row_keys
 
 
 def test_under_the_limit_the_lists_are_whole_and_carry_no_total():
-    assert row_keys([("a", "m"), ("b", "m")]) == {"dataset_row_keys": [["a", "m"], ["b", "m"]],
-                                                  "test_case_keys": ["a", "b"]}
-    assert row_keys(()) == {"dataset_row_keys": [], "test_case_keys": []}
-    at_limit = row_keys((f"t{i}", "m") for i in range(ROW_KEYS_LIMIT))
+    assert row_keys([Row(key="a::m", test_case_key="a", model_key="m"), Row(key="b::m", test_case_key="b", model_key="m")]) == {
+        "dataset_row_keys": [["a", "m"], ["b", "m"]], "test_case_keys": ["a", "b"]}
+    assert pair_keys([("a", "m"), ("b", "m")]) == {"dataset_row_keys": [["a", "m"], ["b", "m"]],
+                                                   "test_case_keys": ["a", "b"]}
+    assert row_keys([]) == pair_keys(()) == {"dataset_row_keys": [], "test_case_keys": []}
+    at_limit = pair_keys((f"t{i}", "m") for i in range(ROW_KEYS_LIMIT))
     assert len(at_limit["dataset_row_keys"]) == ROW_KEYS_LIMIT and "dataset_row_keys_total" not in at_limit
 
 
 def test_above_the_limit_the_first_rows_are_listed_and_the_total_follows_each_list():
-    attrs = row_keys((f"t{i}", "m") for i in range(ROW_KEYS_LIMIT + 5))
+    attrs = pair_keys((f"t{i}", "m") for i in range(ROW_KEYS_LIMIT + 5))
+    rows = [Row(key=f"t{i}::m", test_case_key=f"t{i}", model_key="m") for i in range(ROW_KEYS_LIMIT + 5)]
+    assert row_keys(rows) == attrs
     assert list(attrs) == ["dataset_row_keys", "dataset_row_keys_total", "test_case_keys", "test_case_keys_total"]
     assert attrs["dataset_row_keys"][:2] == [["t0", "m"], ["t1", "m"]]
     assert attrs["dataset_row_keys"][-1] == [f"t{ROW_KEYS_LIMIT - 1}", "m"]
@@ -30,10 +35,10 @@ def test_above_the_limit_the_first_rows_are_listed_and_the_total_follows_each_li
 def test_unique_cases_count_each_test_case_once(monkeypatch):
     monkeypatch.setattr(row_keys_module, "ROW_KEYS_LIMIT", 3)
     # 4 rows of 2 test cases: the rows are cut (4 > 3), the cases are not (2).
-    attrs = row_keys([("p1", "m"), ("p1", "m"), ("p2", "m"), ("p2", "m")], unique_cases=True)
+    attrs = pair_keys([("p1", "m"), ("p1", "m"), ("p2", "m"), ("p2", "m")], unique_cases=True)
     assert attrs == {"dataset_row_keys": [["p1", "m"], ["p1", "m"], ["p2", "m"]], "dataset_row_keys_total": 4,
                      "test_case_keys": ["p1", "p2"]}
-    attrs = row_keys([(f"p{i}", "m") for i in range(5)], unique_cases=True)
+    attrs = pair_keys([(f"p{i}", "m") for i in range(5)], unique_cases=True)
     assert attrs["test_case_keys"] == ["p0", "p1", "p2"] and attrs["test_case_keys_total"] == 5
 
 
