@@ -1,6 +1,6 @@
 """A million rows: wall time, peak memory and result-folder size of 5 model-free evaluators.
 
-Usage: python bench/bench_scale.py [--cases 100000] [--models 10] [--keep DIR]
+Usage: python bench/bench_scale.py [--cases 100000] [--models 10] [--keep DIR] [--dataset FILE]
 
 Builds a dataset of ``--models`` models x ``--cases`` test cases (default 10 x 100,000 =
 1,000,000 rows; generated here, nothing committed), runs ``sonar run`` on it in a child process
@@ -111,16 +111,24 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--models", type=int, default=10)
     parser.add_argument("--keep", help="write into this folder and keep it (default: a temporary folder, removed)")
+    parser.add_argument("--dataset", help="a dataset this script built before (its scale.jsonl): used as it is, "
+                                          "not built again (building 1,000,000 rows takes minutes)")
     args = parser.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="sonar-bench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        data = work / "scale.jsonl"
         started = time.perf_counter()
-        rows = build(data, args.cases, args.models)
-        print(f"dataset: {rows:,} rows ({args.models} models x {args.cases:,} test cases), "
-              f"{data.stat().st_size / 2**20:.0f} MiB, built in {time.perf_counter() - started:.1f} s")
+        if args.dataset:
+            data = Path(args.dataset)
+            with data.open("rb") as lines:
+                rows = sum(1 for _ in lines)
+        else:
+            data = work / "scale.jsonl"
+            rows = build(data, args.cases, args.models)
+        print(f"dataset: {rows:,} rows ({data}), {data.stat().st_size / 2**20:.0f} MiB, "
+              + ("reused" if args.dataset else f"built in {time.perf_counter() - started:.1f} s"))
         sonar = str(Path(sys.executable).with_name("sonar"))
+        shutil.rmtree(work / "out" / "scale", ignore_errors=True)  # a kept folder of an earlier run
         command = [sonar, "run", "-d", str(data), "-o", str(work / "out"), "--run-id", "scale", "--no-progress"]
         for evaluator in EVALUATORS:
             command += ["-e", evaluator]
