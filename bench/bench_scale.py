@@ -84,10 +84,11 @@ def run_measured(command: list[str]) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    peak = 0
+    peak, sampled = 0, False
     try:
         import psutil
         proc = psutil.Process(child.pid)
+        sampled = True
         while child.poll() is None:
             peak = max(peak, _tree_rss(proc))
             time.sleep(0.2)
@@ -97,7 +98,8 @@ def run_measured(command: list[str]) -> dict:
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    peak = max(peak, after.ru_maxrss * 1024)  # ru_maxrss: the largest single process, in KiB
+    if not sampled:  # ru_maxrss: the largest single child process so far (an earlier command's too), in KiB
+        peak = max(peak, after.ru_maxrss * 1024)
     return {"rc": child.returncode, "wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": peak, "output": output}
 
 
