@@ -36,7 +36,8 @@ from .passfail import PassFailEvaluator, Verdict
 from .version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, spelled out for type checkers and readers
-    from .api import RunResult, generate, open_run, resume, run
+    from .api import generate, resume, run
+    from .results import RunResult, open_run
     from .benchmarks import BenchmarkDefinition
     from .hosts import Host, HostAnswer
     from .judge_evaluator import (ANSWER_LIMIT, JUDGE_AGREEMENT, JUDGE_CONFIDENCE, JUDGE_KEY_PARAM, JudgeEvaluator, JudgeVote,
@@ -96,7 +97,8 @@ __all__ = [
 #: the run layer (nor plugins), nor the LLM client and its HTTP stack, nor the perturbators, for a
 #: plugin that asks none of them. ``sonar_core.run`` is then api.run itself, typed signature and all.
 _LAZY: dict[str, tuple[str, str]] = {
-    **{name: ("api", name) for name in ("run", "open_run", "resume", "RunResult", "generate")},
+    **{name: ("api", name) for name in ("run", "resume", "generate")},
+    **{name: ("results", name) for name in ("open_run", "RunResult")},  # reading a folder loads no run layer
     **{name: ("judge_evaluator", name) for name in ("JudgeEvaluator", "JudgeVote", "judge_metrics", "keyword_vote",
                                             "placeholders_in", "render_prompt", "JUDGE_AGREEMENT", "JUDGE_CONFIDENCE",
                                             "JUDGE_KEY_PARAM", "ANSWER_LIMIT")},

@@ -1,4 +1,6 @@
-"""Reading row results back as one table, from the JSON eval results or from Parquet, whichever is there.
+"""Reading row results back as one table (``open_run(...).rows()``), from the JSON eval results or from
+Parquet, whichever is there (the Parquet reader, shared with every other reader of rows, is
+:mod:`.artifacts.columnar_rows`).
 
 An evaluator folder of a small run holds ``explanation.json`` (and Parquet); one above the run's
 ``columnar_only_above`` holds Parquet only (:mod:`.columnar`). The Parquet rows carry the keys and the
@@ -9,72 +11,13 @@ file's records, with lists and objects as Python lists and dicts.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable
 
-from .artifacts.columnar import LIST_FIELDS, RUN_DATASET_PARQUET, evaluator_parquet
+from .artifacts.columnar import LIST_FIELDS, evaluator_parquet
+from .artifacts.columnar_rows import arrow_rows, decode_json_cells, parquet_rows
 
 __all__ = ["rows_table", "parquet_rows"]
-
-_loads = json.JSONDecoder().decode
-
-
-def _decode(values: list) -> list:
-    # Most cells are empty lists or objects: a fresh one each, without the decoder.
-    return [[] if v == "[]" else {} if v == "{}" else None if v is None else _loads(v) for v in values]
-
-
-def _arrow_rows(folder: Path, run_dir: Path, wanted: list[str] | None = None):
-    """The evaluator's rows as an Arrow table with the JSON records' columns (``wanted``: only these, in
-    this order; a name the records do not have is a ValueError), and its JSON-text columns. Only the
-    columns asked for are read from either file."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    path = evaluator_parquet(folder)
-    schema = pq.read_schema(path)
-    meta = schema.metadata or {}
-    columns = json.loads(meta[b"sonar.record_columns"])
-    if wanted is not None:
-        unknown = [c for c in wanted if c not in columns]
-        if unknown:
-            raise ValueError(f"no column '{unknown[0]}' in the rows of {folder.name} (columns: {', '.join(columns)})")
-        columns = list(dict.fromkeys(wanted))
-    from_dataset = [c for c in json.loads(meta[b"sonar.dataset_columns"]) if c in columns]
-    own = [c for c in schema.names if c in columns or (c == "key" and from_dataset)]
-    table = pq.read_table(path, columns=own)
-    json_columns = set(json.loads(meta[b"sonar.json_columns"]))
-    picked: dict[str, Any] = {}
-    if from_dataset:
-        dataset_path = run_dir / RUN_DATASET_PARQUET
-        dataset = pq.read_table(dataset_path, columns=["key", *from_dataset])
-        json_columns |= set(json.loads((dataset.schema.metadata or {}).get(b"sonar.json_columns", b"[]")))
-        keys = table.column("key")
-        # An evaluator that scored every row has them in the dataset's order: nothing to look up or move.
-        if not keys.equals(dataset.column("key")):
-            # Each evaluator row's place in the dataset copy, so the dataset columns follow the evaluator's order.
-            where = pc.index_in(keys, value_set=dataset.column("key"))
-            if where.null_count:
-                raise ValueError(f"{dataset_path}: {where.null_count} rows of {folder.name} are not in the dataset copy")
-            dataset = dataset.take(where)
-        picked = {name: dataset.column(name) for name in from_dataset}
-    arrays = [table.column(c) if c in table.column_names else picked[c] for c in columns]
-    return pa.table(arrays, names=columns), json_columns
-
-
-def parquet_rows(folder: Path, run_dir: Path, wanted: list[str] | None = None) -> list[dict[str, Any]] | None:
-    """The evaluator's rows as records (the JSON file's, or only the ``wanted`` fields), or None when its
-    folder has no Parquet."""
-    if not evaluator_parquet(folder).is_file():
-        return None
-    table, json_columns = _arrow_rows(folder, run_dir, wanted)
-    data = {}
-    for name in table.column_names:
-        values = table.column(name).to_pylist()
-        data[name] = _decode(values) if name in json_columns else values
-    return [dict(zip(data, values)) for values in zip(*data.values())]
 
 
 def _object_values(column, is_json: bool):
@@ -93,7 +36,7 @@ def _object_values(column, is_json: bool):
         return column.to_pylist()
     encoded = pc.dictionary_encode(column.combine_chunks())
     decoded = numpy.empty(len(encoded.dictionary), dtype=object)
-    decoded[:] = _decode(encoded.dictionary.to_pylist())
+    decoded[:] = decode_json_cells(encoded.dictionary.to_pylist())
     return decoded[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
@@ -102,7 +45,7 @@ def _parquet_frame(folder: Path, run_dir: Path, wanted: list[str] | None = None)
     list columns (``tolist()`` gives Python lists), JSON text decoded once per distinct value."""
     import pandas
 
-    table, json_columns = _arrow_rows(folder, run_dir, wanted)
+    table, json_columns = arrow_rows(folder, run_dir, wanted)
     empty = [c for c in table.column_names if table.column(c).null_count == len(table) and len(table)]
     lists = [c for c in table.column_names if c in LIST_FIELDS and c not in empty]
     objects = [c for c in table.column_names if c in json_columns or c in empty]

@@ -36,6 +36,7 @@ from ..errors import DatasetError
 from ..findings.run_types import MetricInfo, SpanRows
 from ..version import __version__
 from .csv_cells import neutralise_row, write_csv_rows
+from .columnar_rows import parquet_columns, parquet_metrics_meta
 from .run_reader import read_metrics_meta, results_file
 
 __all__ = ["AnnotatedEvaluator", "read_span_rows", "write_annotations", "SPANS_PER_LINE", "TABLE_COLUMNS"]
@@ -102,15 +103,19 @@ def _explanation(error: Any, details: Any) -> str:
 def read_span_rows(evaluator: AnnotatedEvaluator) -> SpanRows | None:
     """The rows of ``evaluator``'s results file a verdict needs; None when it saved none (``save_llm_result:
     false``)."""
-    if not results_file(evaluator.folder.parent, evaluator.folder.name, names.MIME_JAY).is_file():
+    folder = evaluator.folder
+    parquet_only = not results_file(folder.parent, folder.name, names.MIME_JAY).is_file()
+    # Above the run's columnar_only_above only Parquet holds the rows (columnar_rows, the reader rows() uses).
+    meta = parquet_metrics_meta(folder) if parquet_only else read_metrics_meta(results_file(folder.parent, folder.name))
+    if meta is None:
         return None
-    meta = read_metrics_meta(results_file(evaluator.folder.parent, evaluator.folder.name))
     metrics = tuple(MetricInfo(key=m["key"], display_name=m.get("display_name") or m["key"],
                                higher_is_better=bool(m.get("higher_is_better", True)), threshold=m.get("threshold"),
                                is_primary=bool(m.get("is_primary_metric"))) for m in meta)
     primary = next((m for m in metrics if m.is_primary), metrics[0])
-    columns = _columns(evaluator.folder, ["trace_id", "span_id", "test_case_key", "model_key", "result_error_message",
-                                          "details", "judge_trust", *[m.key for m in metrics]])
+    keys = ["trace_id", "span_id", "test_case_key", "model_key", "result_error_message", "details", "judge_trust",
+            *[m.key for m in metrics]]
+    columns = parquet_columns(folder, folder.parent, keys) if parquet_only else _columns(folder, keys)
     return SpanRows(metrics=metrics, primary=primary, columns=columns)
 
 

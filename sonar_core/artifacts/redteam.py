@@ -1,8 +1,8 @@
 """A red-team run's outcomes read back from its folder, and its findings as JSON and as plain text.
 
 :func:`read_outcomes` makes one :class:`~sonar_core.findings.redteam.AttackOutcome` per test case of the
-expanded suite, host and epoch: the detector's verdict from its evaluator's results (each row's details
-carry ``outcome``, ``reason`` and the attack's provenance), else ``not_assessed`` with the reason, the
+expanded suite, host and epoch: the detector's verdict from its evaluator's results (JSON, or Parquet above the run's
+``columnar_only_above``: :mod:`.columnar_rows`; each row's details carry ``outcome``, ``reason`` and the attack's provenance), else ``not_assessed`` with the reason, the
 host's error from ``dataset/failed_items.json`` when the host never answered, so a run whose endpoint
 died reads as not assessed, never as resisted. :func:`read_transcripts` reads the conversations of the
 answers the report shows from ``dataset/answers.jsonl``. :func:`findings_record` and :func:`findings_lines`
@@ -19,6 +19,7 @@ from .. import names
 from ..errors import ConfigError
 from ..findings.redteam_types import NOT_ASSESSED, AttackOutcome, DetectorQuality, Rate, RedteamFindings
 from .benchmark_dir import graded_json
+from .columnar_rows import saved_rows
 
 __all__ = ["read_outcomes", "read_transcripts", "findings_record", "findings_lines", "rate_record", "quality_record"]
 
@@ -28,6 +29,15 @@ def _json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def _saved_rows(folder: Path, run_dir: Path) -> list[dict[str, Any]]:
+    """An evaluator's rows (key, model and details), from its JSON or, above the run's
+    ``columnar_only_above``, its Parquet; none when it has neither or they cannot be read."""
+    try:
+        return saved_rows(folder, run_dir, ["test_case_key", "model_key", "details"]) or []
+    except Exception:  # unreadable JSON, or pyarrow's own errors for a damaged file: no verdicts, as before
+        return []
 
 
 def _suite(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -50,8 +60,7 @@ def read_outcomes(run_dir: str | Path) -> list[AttackOutcome]:
     verdicts: dict[tuple[str, str, int], dict[str, Any]] = {}
     for entry in (record.get("result") or {}).get("executed_explainers") or []:
         folder = run_dir / str(entry.get("job_location") or "")
-        saved = _json(folder / names.EVAL_RESULTS / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json")
-        for row in (saved or {}).get("results", []) if isinstance(saved, dict) else []:
+        for row in _saved_rows(folder, run_dir):
             details = row.get("details") or {}
             if isinstance(details, dict) and "outcome" in details:
                 verdicts.setdefault((row["test_case_key"], row["model_key"], int(details.get("epoch") or 0)), details)

@@ -3,7 +3,9 @@
 ``sonar compare`` reads two runs this way. The per-row values come from each evaluator's
 llm-eval-results ``.jay`` file (datatable reads only the columns asked for, which keeps a
 200,000-row run to a fraction of a second), the metric descriptions from the tail of its JSON
-twin (``metrics_meta`` is written last); a folder without the ``.jay`` is read from the JSON.
+twin (``metrics_meta`` is written last); a folder without the ``.jay`` is read from the JSON, and
+one above the run's ``columnar_only_above`` (Parquet only) from its Parquet rows and their
+metadata (:mod:`.columnar_rows`, the reader ``open_run(...).rows()`` uses).
 
 Anything unreadable or of another schema is a one-line :class:`~sonar_core.errors.DatasetError`
 naming the file.
@@ -19,6 +21,8 @@ from .. import names
 from ..errors import DatasetError
 from ..findings.run_types import EvaluatorData, MetricInfo, RunData
 from ..findings.types import MeanInterval
+from .columnar import evaluator_parquet
+from .columnar_rows import parquet_columns, parquet_metrics_meta
 
 __all__ = ["read_run", "results_file", "read_metrics_meta"]
 
@@ -63,6 +67,14 @@ def _metrics_meta(path: Path) -> list[dict[str, Any]]:
     return data["metrics_meta"]
 
 
+def _parquet_meta(folder: Path) -> list[dict[str, Any]] | None:
+    """``metrics_meta`` from a folder's Parquet rows (None: it has none); a damaged file is a DatasetError."""
+    try:
+        return parquet_metrics_meta(folder)
+    except Exception as exc:  # pyarrow raises its own types for damaged files
+        raise DatasetError(f"{folder}: its Parquet rows cannot be read ({str(exc).splitlines()[0]})") from None
+
+
 #: ``metrics_meta`` of an evaluator's explanation.json (the annotations writer reads it too).
 read_metrics_meta = _metrics_meta
 
@@ -87,11 +99,23 @@ def _columns(run_dir: Path, folder: str, keys: list[str]) -> dict[str, list]:
         except Exception as exc:  # datatable raises its own types for damaged files
             raise DatasetError(f"{jay}: cannot be read ({str(exc).splitlines()[0]})") from None
     path = results_file(run_dir, folder)
+    if not path.is_file() and (parquet := _parquet_columns(run_dir, folder, wanted)) is not None:
+        return parquet
     data = _load_json(path)
     rows = data.get("results") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise DatasetError(f"{path}: no results list")
     return {c: [row.get(c) for row in rows] for c in wanted}
+
+
+def _parquet_columns(run_dir: Path, folder: str, wanted: list[str]) -> dict[str, list] | None:
+    """The ``wanted`` columns of a folder's Parquet rows (None: it has none); a damaged file is a DatasetError."""
+    if not evaluator_parquet(run_dir / folder).is_file():
+        return None
+    try:
+        return parquet_columns(run_dir / folder, run_dir, wanted)
+    except Exception as exc:  # pyarrow raises its own types for damaged files
+        raise DatasetError(f"{evaluator_parquet(run_dir / folder)}: cannot be read ({str(exc).splitlines()[0]})") from None
 
 
 def _interval(entry: dict[str, Any]) -> MeanInterval:
@@ -116,7 +140,9 @@ def _stored_intervals(run_dir: Path, folder: str) -> dict[tuple[str, str], MeanI
 
 def _evaluator(run_dir: Path, entry: dict[str, Any], parameters: dict[str, Any]) -> EvaluatorData:
     folder = entry["job_location"]
-    metrics = [_metric(m) for m in _metrics_meta(results_file(run_dir, folder))]
+    path = results_file(run_dir, folder)
+    meta = _metrics_meta(path) if path.is_file() else _parquet_meta(run_dir / folder) or _metrics_meta(path)
+    metrics = [_metric(m) for m in meta]
     columns = _columns(run_dir, folder, [m.key for m in metrics])
     values = {m.key: columns[m.key] for m in metrics}
     return EvaluatorData(label=entry["name"], evaluator_id=entry["evaluator_id"],

@@ -13,12 +13,12 @@ fields follow ModelBench's run journal, in its order (docs/benchmarks.md).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
 from .. import names
+from ..artifacts.columnar_rows import saved_rows
 from ..benchmarks.definitions import BenchmarkDefinition, load_benchmark
 from ..benchmarks.registry import get_benchmark
 from ..benchmarks.standards import Standards, calibrated_standards, read_standards, write_standards
@@ -193,13 +193,11 @@ def journal_items(state: RunState, journal: Journal) -> None:
 
 
 def _rows(job: Job) -> list[dict[str, Any]] | None:
-    """The job's scored rows as its llm-eval-results JSON holds them; None when it did not finish."""
+    """The job's scored rows as its llm-eval-results hold them (JSON, or Parquet above the run's
+    ``columnar_only_above``); None when it did not finish."""
     if not (job.folder / names.DONE_MARKER).is_file():
         return None
-    path = job.folder / names.EVAL_RESULTS / names.mime_dir(names.MIME_JSON) / f"{names.EXPLANATION_STEM}.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))["results"]
+    return saved_rows(job.folder, job.folder.parent)
 
 
 def _tallies(state: RunState, models: list[str]) -> dict[str, dict[str, TestTally]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .grades import Graded, grade_counts
+from .row_keys import pair_keys
 from .types import Problem, Source
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -178,8 +179,7 @@ def grade_problems(findings: BenchmarkFindings, min_grade: int, resource: str) -
                     f"{resource}; improve the model, or calibrate the standards on other reference hosts.",
             attrs={"model_name": model, "benchmark": uid, "hazard": result.hazard.uid if result else None,
                    "numeric_grade": graded.numeric_grade, "min_grade": min_grade,
-                   "dataset_row_keys": [[r.test_case_key, model] for r in failing],
-                   "test_case_keys": list(dict.fromkeys(r.test_case_key for r in failing)),
+                   **pair_keys(((r.test_case_key, model) for r in failing), unique_cases=True),
                    "evaluator_name": "Benchmark grades"},
             resources=(resource,),
         ))

@@ -18,13 +18,14 @@ __all__ = ["WEAK_ROWS_LIMIT", "typed_leaderboard", "weakest_rows"]
 def _pass_counts(ev: ScoredEvaluator) -> dict[str, tuple[int, int]]:
     """model -> (rows on the right side of the primary threshold, rows scored); NaN and None are not scored."""
     counts: dict[str, list[int]] = {}
+    primary = ev.primary  # once, not once per row
     for row, result in ev.scored:
-        value = result.values.get(ev.primary.key)
+        value = result.values.get(primary.key)
         if value is None or value != value:  # None or NaN: not scored
             continue
         entry = counts.setdefault(row.model_key, [0, 0])
         entry[1] += 1
-        entry[0] += not ev.metric_fails(ev.primary, value)
+        entry[0] += not ev.metric_fails(primary, value)
     return {model: (passed, checked) for model, (passed, checked) in counts.items()}
 
 

@@ -21,6 +21,7 @@ from .judge_reliability import judge_reliability_problems
 from .judge_trust import JudgeTrust, calibration_problem
 from .leaderboards import build_leaderboard
 from .problems import SEVERITY_ORDER, dataset_problems, flip_problems, make_problem, threshold_problems
+from .row_keys import cap_row_keys
 from .scored import ScoredEvaluator
 from .types import Board, CaseRows, Insight, Leaderboard, Problem, WeakRow
 
@@ -68,7 +69,7 @@ def collect_problems(ev: ScoredEvaluator) -> list[Problem]:
             # A plugin bug: fail this evaluator (recorded in its folder) rather than write a bad file.
             raise ValueError(f"{ev.cls.id}.extra_problems() returned a problem without a description or with "
                              f"severity {severity!r} (use one of {', '.join(SEVERITY_ORDER)})")
-        attrs = dict(extra.get("problem_attrs", {}))
+        attrs = cap_row_keys(dict(extra.get("problem_attrs", {})))
         problems.append(make_problem(
             ev,
             description=extra["description"],

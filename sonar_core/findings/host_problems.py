@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import names
+from .row_keys import pair_keys
 from .types import Problem, Source
 
 __all__ = ["host_problems"]
@@ -36,8 +37,7 @@ def host_problems(counts: dict[str, dict[str, int]], failures: list[dict[str, An
             actions="Check the host's endpoint, model or function (dataset/failed_items.json lists "
                     "every failed item), then resume the run (sonar run --resume) to ask them again.",
             attrs={"model_name": key, "failed_items": len(failed), "items": c["items"],
-                   "dataset_row_keys": [[f["test_case_key"], key] for f in failed],
-                   "test_case_keys": [f["test_case_key"] for f in failed],
+                   **pair_keys((f["test_case_key"], key) for f in failed),
                    "evaluator_name": "Host pipeline"},
             resources=(f"{names.DATASET_DIR}/{names.FAILED_ITEMS}",),
         ))

@@ -19,6 +19,7 @@ from .scored import ScoredEvaluator
 from ..contract import MetricRole
 from ..judge_evaluator import JUDGE_AGREEMENT
 from .problems import make_problem
+from .row_keys import row_keys
 from .types import Problem
 
 __all__ = ["judge_reliability_problems"]
@@ -70,8 +71,7 @@ def judge_reliability_problems(ev: ScoredEvaluator) -> list[Problem]:
                 "agreement_rate": agreement,
                 "agreement_threshold": agreement_limit,
                 "metric_id": parse_metric.key if parse_metric else None,
-                "dataset_row_keys": [[row.test_case_key, row.model_key] for row in unparsed],
-                "test_case_keys": [row.test_case_key for row in unparsed],
+                **row_keys(unparsed),
             },
         ))
     return problems

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .row_keys import row_keys
 from .scored import ScoredEvaluator
 from .types import SEVERITIES, SEVERITY_ORDER, Problem, Source  # the severities' home is .types
 from ..contract import Metric, MetricRole
@@ -87,10 +88,15 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
     parse_metric = next((m for m in ev.cls.metrics if m.role is MetricRole.PARSE_FAILURE), None)
     by_model = ev.by_model()
     failing_by_metric: dict[str, dict[str, list]] = {}
-    for metric in ev.cls.metrics:
-        groups = failing_by_metric[metric.key] = {}
-        for pair in ev.failing(metric):
-            groups.setdefault(pair[0].model_key, []).append(pair)
+
+    def failing_of(metric) -> dict[str, list]:
+        # Only for a metric some model fails: each is a pass over every row.
+        if metric.key not in failing_by_metric:
+            groups = failing_by_metric[metric.key] = {}
+            for pair in ev.failing(metric):
+                groups.setdefault(pair[0].model_key, []).append(pair)
+        return failing_by_metric[metric.key]
+
     for model, values in aggregates.items():
         pairs = by_model[model]
         for metric in ev.cls.metrics:
@@ -107,11 +113,11 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
                 failing = []
                 description += "."
             else:
-                failing = failing_by_metric[metric.key].get(model, [])
+                failing = failing_of(metric).get(model, [])
                 # A row that could not be checked also misses "pass": say how many, so a report does
                 # not read a judge's unusable answers as the model's failures.
-                unchecked = sum(1 for _, result in failing if parse_metric and metric.role is not MetricRole.PARSE_FAILURE
-                                and result.values.get(parse_metric.key))
+                unchecked = sum(1 for _, result in failing if result.values.get(parse_metric.key)) \
+                    if parse_metric and metric.role is not MetricRole.PARSE_FAILURE else 0
                 note = f"; {unchecked} of them could not be checked ({parse_metric.display_name})" if unchecked else ""
                 description += f" ({len(failing)} of {len(pairs)} test cases on the wrong side{note})."
             problems.append(
@@ -130,8 +136,7 @@ def threshold_problems(ev: ScoredEvaluator) -> list[Problem]:
                         "metric_name": metric.display_name,
                         "metric_threshold": threshold,
                         "metric_score": score,
-                        "dataset_row_keys": [[row.test_case_key, row.model_key] for row, _ in failing],
-                        "test_case_keys": [row.test_case_key for row, _ in failing],
+                        **row_keys([row for row, _ in failing]),
                     },
                 )
             )
@@ -148,11 +153,12 @@ def flip_problems(ev: ScoredEvaluator) -> list[Problem]:
     if metric.model_level:
         return []  # one value per model: a single perturbed row cannot flip it
     threshold = ev.thresholds[metric.key]
+    perturbed = [(row, result) for row, result in ev.scored if row.original_test_case_key]
+    if not perturbed:
+        return []  # no perturbed row: no lookup of every row's result to build
     by_case_model = {(row.test_case_key, row.model_key): result for row, result in ev.scored}
     problems = []
-    for row, result in ev.scored:
-        if not row.original_test_case_key:
-            continue
+    for row, result in perturbed:
         original = by_case_model.get((row.original_test_case_key, row.model_key))
         if original is None:
             continue
@@ -183,8 +189,7 @@ def flip_problems(ev: ScoredEvaluator) -> list[Problem]:
                     "original_metric_score": before,
                     "perturbation": row.perturbation,
                     "original_test_case_key": row.original_test_case_key,
-                    "dataset_row_keys": [[row.test_case_key, row.model_key]],
-                    "test_case_keys": [row.test_case_key],
+                    **row_keys([row]),
                 },
             )
         )
@@ -217,8 +222,7 @@ def dataset_problems(ev: ScoredEvaluator) -> list[Problem]:
                 attrs={
                     "model_name": model,
                     "missing_input": missing,
-                    "dataset_row_keys": [[r.test_case_key, r.model_key] for r in rows],
-                    "test_case_keys": [r.test_case_key for r in rows],
+                    **row_keys(rows),
                 },
             )
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import names
+from .row_keys import row_keys
 from .types import Problem, Source
 
 __all__ = ["skipped_span_problems"]
@@ -37,7 +38,7 @@ def skipped_span_problems(traces: dict[str, Any]) -> list[Problem]:
         actions="Fix the instrumentation or the export named in the examples "
                 "(run.json: result.dataset.traces.skip_examples), then run again; docs/traces.md lists each reason.",
         attrs={"spans_skipped": dict(spans), "lines_skipped": dict(lines), "examples": examples,
-               "spans_read": traces.get("spans_read", 0), "dataset_row_keys": [], "test_case_keys": [],
+               "spans_read": traces.get("spans_read", 0), **row_keys([]),
                "evaluator_name": "Trace input"},
         resources=(names.RUN_JSON,),
     )]

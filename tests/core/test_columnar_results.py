@@ -169,3 +169,14 @@ def test_without_pyarrow_every_row_is_kept_as_json(tmp_path, monkeypatch):
         assert [r["key"] for r in saved["results"]] == ["tc1::m1", "tc1::m2", "tc2::m1", "tc2::m2", "tc3::m1", "tc3::m2"]
         assert (_formats_dir(folder, names.MIME_CSV) / "explanation.csv").is_file()
     assert run.rows("text_matching")["model_passes"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+def test_equal_details_share_their_text_but_never_across_json_types():
+    encode = columnar._cell_encoder()
+    # Equal in Python, different in JSON: each keeps its own text, asked in either order.
+    values = [{"a": 1}, {"a": True}, {"a": 1.0}, {"a": -0.0}, {"a": 0.0}, {"a": (1,)}, {"a": (True,)},
+              {1: "x"}, {True: "x"}, {"a": [1]}, {"a": {"b": None}}, {"a": "é"}, {}, []]
+    expected = ['{"a":1}', '{"a":true}', '{"a":1.0}', '{"a":-0.0}', '{"a":0.0}', '{"a":[1]}', '{"a":[true]}',
+                '{"1":"x"}', '{"true":"x"}', '{"a":[1]}', '{"a":{"b":null}}', '{"a":"é"}', "{}", "[]"]
+    assert [encode(v) for v in values] == expected
+    assert [encode(v) for v in reversed(values)] == expected[::-1]
