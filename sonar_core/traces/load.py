@@ -45,8 +45,12 @@ class TraceDataset(LLMDataset):
 
 #: Row's list and mapping fields: where a trace row has no value, it shares one empty list (mapping) with every
 #: other row instead of a new one each (nothing changes a row's lists after loading): a fifth of a row's memory.
+#: ``attack`` (a red-team row's) is one of them.
 _EMPTY_LISTS = ("context", "categories", "output_constraints", "corpus", "relationships", "conversation",
                 "expected_tool_calls", "tools", "tool_results")
+#: Span names whose one-name ``categories`` list rows share (a name repeats in every trace; a stream of distinct
+#: names, past this many, gets a list per row).
+_NAMES_SHARED = 10_000
 
 
 class TraceRows:
@@ -68,8 +72,9 @@ class TraceRows:
         self.rows = 0
         self._keys: set[str] = set()
         self._shared: dict[str, str] = {}
+        self._categories: dict[str, list[str]] = {}
         empty: list = []
-        self._empty: dict[str, Any] = {**{name: empty for name in _EMPTY_LISTS}, "simulated_user": {}}
+        self._empty: dict[str, Any] = {**{name: empty for name in _EMPTY_LISTS}, "simulated_user": {}, "attack": {}}
 
     def __iter__(self) -> Iterator[Row]:
         for record, where in self._records():
@@ -88,6 +93,13 @@ class TraceRows:
                     record[name], changed = clean_value(value)
                     count_cleaned(self.cleaned, name, changed)
         model = record["model_key"] = self._shared.setdefault(record["model_key"], record["model_key"])
+        categories = record.get("categories")
+        if categories and len(categories) == 1:  # a span name: one list per name, not one per row
+            shared = self._categories.get(categories[0])
+            if shared is not None:
+                record["categories"] = shared
+            elif len(self._categories) < _NAMES_SHARED:
+                self._categories[categories[0]] = categories
         self._keys.add(key)
         columns = self.columns
         for name in record:
