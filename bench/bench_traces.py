@@ -150,7 +150,8 @@ def load(path: Path, scope: str, spill: Path, workers: int | None = None) -> Non
     sampler = _Peak()
     sampler.start()
     started = time.perf_counter()
-    dataset = load_traces(TraceInput(files=[str(path)], scope=scope, workers=workers), spill_parent=spill)
+    spec = TraceInput(files=[str(path)], scope=scope, **({} if workers is None else {"workers": workers}))
+    dataset = load_traces(spec, spill_parent=spill)
     seconds = time.perf_counter() - started
     sampler.done.set()
     sampler.join()
@@ -159,7 +160,7 @@ def load(path: Path, scope: str, spill: Path, workers: int | None = None) -> Non
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers, ended by now
     print(json.dumps({"scope": scope, "seconds_in_load": round(seconds, 1), "rows": len(dataset.rows),
                       "spans_read": traces["spans_read"], "spans_skipped": traces["spans_skipped"],
-                      "workers": worker_count(workers),
+                      "workers": worker_count(spec.workers, [path]),
                       "cpu_seconds": round(usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime, 1),
                       "cpu_seconds_loader": round(usage.ru_utime + usage.ru_stime, 1),
                       "peak_rss_mib": round(max(usage.ru_maxrss, sampler.peak) / 1024)}))
@@ -173,7 +174,8 @@ def main() -> None:
     parser.add_argument("--scopes", default="trace,span,session")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_traces"))
     parser.add_argument("--workers", type=int, default=None,
-                        help="traces.workers (default 1: map in the loading process)")
+                        help="traces.workers (default auto: two workers on a large file and two CPUs or more; "
+                             "1: map in the loading process)")
     options = parser.parse_args()
     if options.command == "make":
         return make(Path(options.args[0]), options.spans)

@@ -2,7 +2,7 @@
 
 The spans are streamed: each line (or protobuf message) is decoded, each span read through its
 convention into a small :class:`~.spans.SpanInfo` (:mod:`.mapping`, in worker processes when
-``traces.workers`` asks for them: :mod:`.parallel`), and grouped by trace in bounded memory (:mod:`.grouping`, spilling under the
+``traces.workers`` asks for them, or the files are large: :mod:`.parallel`), and grouped by trace in bounded memory (:mod:`.grouping`, spilling under the
 output folder past ``limit`` spans). :class:`TraceRows` hands the rows over one at a time;
 :func:`load_traces` holds them as the run's dataset. What cannot be used is counted by reason
 (:class:`~.spans.Tally`); the counts become run.json's ``result.dataset.traces`` and, when any span was
@@ -24,7 +24,7 @@ from ..text_clean import clean_value, count_cleaned
 from .files import read_units, resolve_files, trace_ends
 from .grouping import DEFAULT_LIMIT, Grouper, TraceAssembler
 from .mapping import SURROGATES
-from .parallel import mapped_units
+from .parallel import mapped_units, worker_count
 from .scopes import session_record, span_records, trace_of, trace_record, trace_turn
 from .selection import Selection
 from .spec import TraceInput
@@ -64,7 +64,8 @@ class TraceRows:
         self.files = resolve_files(spec.files, base_dir)
         self.spill_parent = spill_parent
         self.limit = limit
-        self.workers = spec.workers if workers is None else workers
+        #: The worker processes mapping spans (0: none; :func:`~.parallel.worker_count`).
+        self.workers = worker_count(spec.workers if workers is None else workers, self.files)
         self.tally = Tally()
         self.digest = hashlib.sha256()
         self.columns: dict[str, None] = {}
