@@ -125,6 +125,7 @@ def span_records(trace: Trace, selection: Selection, by: str, tally: Tally) -> I
     """Span scope: ``(span, record)`` per matching, sampled span of the trace."""
     retrievers = [s for s in trace.spans if s.kind == "RETRIEVER"]
     previous: list[str] = []
+    texts: dict[str, str] = {}  # the calls of a trace often ask the same question: its rows share one text
     for span in trace.spans:
         if not selection.row_span(span):
             tally.filtered_out += span.kind != UNKNOWN_KIND
@@ -134,7 +135,7 @@ def span_records(trace: Trace, selection: Selection, by: str, tally: Tally) -> I
             continue
         record: dict[str, Any] = {
             "test_case_key": span.span_id, "model_key": _model([span] if span.kind == "LLM" else [], span, by),
-            "input": span.input, "actual_output": span.output, "categories": [span.name] if span.name else [],
+            "input": texts.setdefault(span.input, span.input), "actual_output": texts.setdefault(span.output, span.output), "categories": [span.name] if span.name else [],
             "actual_duration": span.seconds, "trace_id": trace.trace_id, "span_id": span.span_id}
         if span.cost is not None:
             record["cost"] = span.cost
