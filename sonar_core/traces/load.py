@@ -2,9 +2,9 @@
 
 The spans are streamed: each line (or protobuf message) is decoded, each span read through its
 convention into a small :class:`~.spans.SpanInfo` (:mod:`.mapping`, in worker processes when
-``traces.workers`` asks for them, or the files are large: :mod:`.parallel`), and grouped by trace in bounded memory (:mod:`.grouping`, spilling under the
-output folder past ``limit`` spans). :class:`TraceRows` hands the rows over one at a time;
-:func:`load_traces` holds them as the run's dataset. What cannot be used is counted by reason
+``traces.workers`` asks for them, or the files are large: :mod:`.parallel`), and grouped by trace in bounded
+memory (:mod:`.grouping`, spilling under the output folder past ``limit`` spans). :class:`TraceRows` hands the
+rows over one at a time; :func:`load_traces` holds them as the run's dataset. What cannot be used is counted by reason
 (:class:`~.spans.Tally`); the counts become run.json's ``result.dataset.traces`` and, when any span was
 skipped, a dataset problem of the run. When nothing at all can be read, or no row results, the load stops
 with one line saying why.

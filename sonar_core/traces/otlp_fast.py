@@ -1,10 +1,11 @@
 """The usual OTLP JSON line, read fast: decoded straight into the typed shapes below by msgspec, then read into
 :class:`~.spans.RawSpan` exactly as :mod:`.otlp_json` reads the same line decoded into dicts.
 
-Most of a load's time went into building a dict, and a dict per attribute and per attribute value, for every
-span of a line, and then into reading them; msgspec builds small structs for the shapes OTLP writers write
+Building a dict per span, per attribute and per attribute value for every span of a line, and reading them
+back, is a good part of a load's time; msgspec builds small structs for the shapes OTLP writers write
 (camelCase keys, ids and names as strings, attributes as ``{key, value: AnyValue}``) and reads the fields no
-row reads (status, links, flags) only as far as to know they are JSON orjson reads. Anything else about a line sends the whole line back to the general reader
+row reads (status, links, flags) only as far as to know they are JSON orjson reads. Anything else about a line
+sends the whole line back to the general reader
 (:func:`~.otlp_json.spans_of_request`), before any of its spans is handed over, so that what a line gives
 (spans, skipped spans and their reasons, in order) never depends on which reader read it:
 

@@ -8,9 +8,9 @@ exactly what mapping the units here would have told it (same rows, same order, s
 Workers are started (``spawn``: nothing of this process, its threads or its memory is inherited) when
 ``traces.workers`` is 2 or more, or by default (``auto``, :func:`worker_count`) when the span files hold at least
 :data:`AUTO_BYTES` and this process may use two CPUs or more: then two workers, the count past which the loading
-process itself is the bottleneck on a million spans (docs/traces.md, Speed and memory). They cost about 100 MB
-more memory and about a fifth more CPU in all (the lines go to the workers as JSON and the spans come back
-pickled), for a wall time about half as long on two free CPUs. At most a few batches are in flight, so memory
+process itself is the bottleneck on a million spans (docs/traces.md, Speed and memory). They cost about 110-140 MB
+more memory and a quarter to a third more CPU in all (the lines go to the workers as JSON and the spans come back
+pickled), for a wall time about a third shorter on two free CPUs. At most a few batches are in flight, so memory
 stays bounded; a worker that dies ends the load with an error, and Ctrl-C (which the workers ignore) or any error
 stops them.
 """

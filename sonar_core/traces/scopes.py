@@ -135,7 +135,8 @@ def span_records(trace: Trace, selection: Selection, by: str, tally: Tally) -> I
             continue
         record: dict[str, Any] = {
             "test_case_key": span.span_id, "model_key": _model([span] if span.kind == "LLM" else [], span, by),
-            "input": texts.setdefault(span.input, span.input), "actual_output": texts.setdefault(span.output, span.output), "categories": [span.name] if span.name else [],
+            "input": texts.setdefault(span.input, span.input),
+            "actual_output": texts.setdefault(span.output, span.output), "categories": [span.name] if span.name else [],
             "actual_duration": span.seconds, "trace_id": trace.trace_id, "span_id": span.span_id}
         if span.cost is not None:
             record["cost"] = span.cost
