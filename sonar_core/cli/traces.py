@@ -37,7 +37,7 @@ _OPTIONS = [
     click.option("--sample-seed", type=int, default=None, metavar="N", help="Seed of --sample-rate (default 0)."),
     click.option("--trace-workers", default=None, metavar="N|auto",
                  help="Processes that decode and map spans beside the run's own (default auto: two when the span "
-                      "files hold 64 MiB or more and two CPUs are free; 1: none)."),
+                      "files hold 64 MiB or more and the run may use two CPUs; 1: none)."),
 ]
 
 
