@@ -54,9 +54,9 @@ class TraceInput(BaseModel):
     model_key: Literal["model", "service"] = "model"
     #: A span with a text attribute longer than this many characters is skipped (and counted).
     max_attribute_chars: int = Field(default=1_000_000, ge=1_000)
-    #: Processes that decode and map spans beside the run's own: ``auto`` (two, when the span files hold 64 MiB or
-    #: more and the run may use two CPUs or more; else none), or a count (1: none; docs/traces.md). Rows and counts are the
-    #: same either way.
+    #: Processes that decode and map spans beside the run's own: ``auto`` (two, when the span files hold 64 MiB
+    #: or more and the run may use two CPUs or more; else none), or a count (1: none; docs/traces.md). Rows and
+    #: counts are the same either way.
     workers: int | Literal["auto"] = "auto"
 
     @field_validator("workers", mode="before")
