@@ -4,6 +4,7 @@ Usage:
   python bench/bench_traces.py [--spans 1000000] [--scopes trace,span,session] [--dir /tmp/bench_traces]
   python bench/bench_traces.py make SPANS.jsonl [--spans N]      (the span file only)
   python bench/bench_traces.py load SPANS.jsonl SCOPE SPILL_DIR [--workers N]  (one load, here; prints JSON)
+  python bench/bench_traces.py check [--dir D] [--workers N]   (the rows of 20,000 spans, hashed: unchanged?)
 
 The file is OpenInference traffic as an agent in production writes it: traces of five spans (an AGENT
 root, a RETRIEVER with three documents, two LLM calls with their messages, the first calling a tool,
@@ -150,7 +151,8 @@ def load(path: Path, scope: str, spill: Path, workers: int | None = None) -> Non
     sampler = _Peak()
     sampler.start()
     started = time.perf_counter()
-    dataset = load_traces(TraceInput(files=[str(path)], scope=scope, workers=workers), spill_parent=spill)
+    spec = TraceInput(files=[str(path)], scope=scope, **({} if workers is None else {"workers": workers}))
+    dataset = load_traces(spec, spill_parent=spill)
     seconds = time.perf_counter() - started
     sampler.done.set()
     sampler.join()
@@ -159,24 +161,67 @@ def load(path: Path, scope: str, spill: Path, workers: int | None = None) -> Non
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers, ended by now
     print(json.dumps({"scope": scope, "seconds_in_load": round(seconds, 1), "rows": len(dataset.rows),
                       "spans_read": traces["spans_read"], "spans_skipped": traces["spans_skipped"],
-                      "workers": worker_count(workers),
+                      "workers": worker_count(spec.workers, [path]),
                       "cpu_seconds": round(usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime, 1),
                       "cpu_seconds_loader": round(usage.ru_utime + usage.ru_stime, 1),
                       "peak_rss_mib": round(max(usage.ru_maxrss, sampler.peak) / 1024)}))
 
 
+#: ``check``: the rows of the bench's 20,000 spans (seed 39) at each scope, hashed (:func:`rows_digest`), as the
+#: loader made them before its fast paths (main at 3f0d343, 27 November 2026): a change to the loader must leave
+#: them as they are.
+CHECK_SPANS = 20_000
+CHECK_DIGESTS = {"span": "6b67685680d21294b00578b61ad5b27d3e90ea99d493890b7531c84f60b3d2f2",
+                 "trace": "a80d989e65b7920e75b97cabeacdca5bd0ef00b17c322f50bc59f0a9a414a2e2",
+                 "session": "34047f10cc6047c89c97eb192798d29812df38632ea70276494e7253135ef957"}
+
+
+def rows_digest(dataset) -> str:
+    """sha256 of every row (all its fields) and of what the load counted, in order."""
+    import dataclasses
+    import hashlib
+
+    digest = hashlib.sha256()
+    for row in dataset.rows:
+        digest.update(json.dumps(dataclasses.asdict(row), sort_keys=True).encode("utf-8", "surrogatepass"))
+    digest.update(json.dumps(dataset.summary()["traces"], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def check(folder: Path, workers: int | None) -> int:
+    """Load the check's spans at each scope (spilling past 1,000 spans, so that the spill is checked too) and
+    compare the rows' digests with :data:`CHECK_DIGESTS`; 1 when one differs."""
+    from sonar_core.traces.load import load_traces
+    from sonar_core.traces.spec import TraceInput
+
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / f"check-{CHECK_SPANS}.jsonl"
+    if not data.is_file():
+        make(data, CHECK_SPANS)
+    differ = 0
+    for scope, expected in CHECK_DIGESTS.items():
+        spec = TraceInput(files=[str(data)], scope=scope, **({} if workers is None else {"workers": workers}))
+        found = rows_digest(load_traces(spec, spill_parent=folder / "spill", limit=1_000))
+        differ += found != expected
+        print(f"{scope:8s} {found} {'same' if found == expected else 'DIFFERENT from ' + expected}")
+    return 1 if differ else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", default="bench", choices=["bench", "make", "load"])
+    parser.add_argument("command", nargs="?", default="bench", choices=["bench", "make", "load", "check"])
     parser.add_argument("args", nargs="*")
     parser.add_argument("--spans", type=int, default=1_000_000)
     parser.add_argument("--scopes", default="trace,span,session")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_traces"))
     parser.add_argument("--workers", type=int, default=None,
-                        help="traces.workers (default 1: map in the loading process)")
+                        help="traces.workers (default auto: two workers on a large file and two CPUs or more; "
+                             "1: map in the loading process)")
     options = parser.parse_args()
     if options.command == "make":
         return make(Path(options.args[0]), options.spans)
+    if options.command == "check":
+        sys.exit(check(options.dir, options.workers))
     if options.command == "load":
         return load(Path(options.args[0]), options.args[1], Path(options.args[2]), options.workers)
     options.dir.mkdir(parents=True, exist_ok=True)

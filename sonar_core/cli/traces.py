@@ -35,6 +35,9 @@ _OPTIONS = [
     click.option("--sample-rate", type=float, default=None, metavar="RATE",
                  help="Keep this share of the rows (0 < RATE <= 1), chosen by a hash of each id and the seed."),
     click.option("--sample-seed", type=int, default=None, metavar="N", help="Seed of --sample-rate (default 0)."),
+    click.option("--trace-workers", default=None, metavar="N|auto",
+                 help="Processes that decode and map spans beside the run's own (default auto: two when the span "
+                      "files hold 64 MiB or more and the run may use two CPUs; 1: none)."),
 ]
 
 
@@ -57,6 +60,7 @@ def trace_overrides(flags: Mapping[str, Any]) -> dict[str, object] | None:
         "files": [str(p) for p in flags.get("traces") or ()], "scope": flags.get("trace_scope"),
         "span_kinds": list(flags.get("span_kinds") or ()), "span_names": list(flags.get("span_names") or ()),
         "attributes": attributes, "sample_rate": flags.get("sample_rate"), "seed": flags.get("sample_seed"),
+        "workers": flags.get("trace_workers"),
     }
     given = {key: value for key, value in given.items() if value not in (None, [], {})}
     return given or None

@@ -122,13 +122,10 @@ def _line_ids(line: bytes) -> list[bytes]:
     if plain != line.count(b'"traceId"') or b'"trace_' in line or b'"traceid"' in line:
         return _TRACE_ID.findall(line)
     found = []
-    at = 0
-    for _ in range(plain):
-        start = line.find(_PLAIN_KEY, at) + len(_PLAIN_KEY)
-        end = line.find(b'"', start)
-        at = start
-        if 0 < end - start <= 64 and line.find(b"\\", start, end) < 0:  # else the expression does not match here
-            found.append(line[start:end])
+    for part in line.split(_PLAIN_KEY)[1:] if plain else ():  # each id starts a part (half the time of a find loop)
+        end = part.find(b'"', 0, 65)
+        if end > 0 and part.find(b"\\", 0, end) < 0:  # else the expression does not match here
+            found.append(part[:end])
     return found
 
 

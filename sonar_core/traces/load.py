@@ -2,9 +2,9 @@
 
 The spans are streamed: each line (or protobuf message) is decoded, each span read through its
 convention into a small :class:`~.spans.SpanInfo` (:mod:`.mapping`, in worker processes when
-``traces.workers`` asks for them: :mod:`.parallel`), and grouped by trace in bounded memory (:mod:`.grouping`, spilling under the
-output folder past ``limit`` spans). :class:`TraceRows` hands the rows over one at a time;
-:func:`load_traces` holds them as the run's dataset. What cannot be used is counted by reason
+``traces.workers`` asks for them, or the files are large: :mod:`.parallel`), and grouped by trace in bounded
+memory (:mod:`.grouping`, spilling under the output folder past ``limit`` spans). :class:`TraceRows` hands the
+rows over one at a time; :func:`load_traces` holds them as the run's dataset. What cannot be used is counted by reason
 (:class:`~.spans.Tally`); the counts become run.json's ``result.dataset.traces`` and, when any span was
 skipped, a dataset problem of the run. When nothing at all can be read, or no row results, the load stops
 with one line saying why.
@@ -24,7 +24,7 @@ from ..text_clean import clean_value, count_cleaned
 from .files import read_units, resolve_files, trace_ends
 from .grouping import DEFAULT_LIMIT, Grouper, TraceAssembler
 from .mapping import SURROGATES
-from .parallel import mapped_units
+from .parallel import mapped_units, worker_count
 from .scopes import session_record, span_records, trace_of, trace_record, trace_turn
 from .selection import Selection
 from .spec import TraceInput
@@ -45,8 +45,12 @@ class TraceDataset(LLMDataset):
 
 #: Row's list and mapping fields: where a trace row has no value, it shares one empty list (mapping) with every
 #: other row instead of a new one each (nothing changes a row's lists after loading): a fifth of a row's memory.
+#: ``attack`` (a red-team row's) is one of them.
 _EMPTY_LISTS = ("context", "categories", "output_constraints", "corpus", "relationships", "conversation",
                 "expected_tool_calls", "tools", "tool_results")
+#: Span names whose one-name ``categories`` list rows share (a name repeats in every trace; a stream of distinct
+#: names, past this many, gets a list per row).
+_NAMES_SHARED = 10_000
 
 
 class TraceRows:
@@ -60,7 +64,8 @@ class TraceRows:
         self.files = resolve_files(spec.files, base_dir)
         self.spill_parent = spill_parent
         self.limit = limit
-        self.workers = spec.workers if workers is None else workers
+        #: The worker processes mapping spans (0: none; :func:`~.parallel.worker_count`).
+        self.workers = worker_count(spec.workers if workers is None else workers, self.files)
         self.tally = Tally()
         self.digest = hashlib.sha256()
         self.columns: dict[str, None] = {}
@@ -68,8 +73,9 @@ class TraceRows:
         self.rows = 0
         self._keys: set[str] = set()
         self._shared: dict[str, str] = {}
+        self._categories: dict[str, list[str]] = {}
         empty: list = []
-        self._empty: dict[str, Any] = {**{name: empty for name in _EMPTY_LISTS}, "simulated_user": {}}
+        self._empty: dict[str, Any] = {**{name: empty for name in _EMPTY_LISTS}, "simulated_user": {}, "attack": {}}
 
     def __iter__(self) -> Iterator[Row]:
         for record, where in self._records():
@@ -88,6 +94,13 @@ class TraceRows:
                     record[name], changed = clean_value(value)
                     count_cleaned(self.cleaned, name, changed)
         model = record["model_key"] = self._shared.setdefault(record["model_key"], record["model_key"])
+        categories = record.get("categories")
+        if categories and len(categories) == 1:  # a span name: one list per name, not one per row
+            shared = self._categories.get(categories[0])
+            if shared is not None:
+                record["categories"] = shared
+            elif len(self._categories) < _NAMES_SHARED:
+                self._categories[categories[0]] = categories
         self._keys.add(key)
         columns = self.columns
         for name in record:

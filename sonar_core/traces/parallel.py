@@ -5,16 +5,19 @@ load's work, needs no other unit, and so runs in ``workers`` processes while thi
 the order of the units whichever worker finished first: the events replayed in that order tell the loader
 exactly what mapping the units here would have told it (same rows, same order, same counts and examples).
 
-Workers are started (``spawn``: nothing of this process, its threads or its memory is inherited) only when
-``traces.workers`` is 2 or more. They are not the default: on Sonar's shared two-CPU machine they cost a third
-more CPU (the spans go to the workers as JSON and come back pickled) and about 150 MB more memory, for a wall
-time about a third shorter only where the CPUs are free (docs/traces.md, Speed and memory). At most a few
-batches are in flight, so memory stays bounded; a worker that dies ends the load with an error, and Ctrl-C
-(which the workers ignore) or any error stops them.
+Workers are started (``spawn``: nothing of this process, its threads or its memory is inherited) when
+``traces.workers`` is 2 or more, or by default (``auto``, :func:`worker_count`) when the span files hold at least
+:data:`AUTO_BYTES` and this process may use two CPUs or more: then two workers, the count past which the loading
+process itself is the bottleneck on a million spans (docs/traces.md, Speed and memory). They cost about 110-140 MB
+more memory and a quarter to a third more CPU in all (the lines go to the workers as JSON and the spans come back
+pickled), for a wall time about a third shorter on two free CPUs. At most a few batches are in flight, so memory
+stays bounded; a worker that dies ends the load with an error, and Ctrl-C (which the workers ignore) or any error
+stops them.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import types
@@ -22,11 +25,13 @@ from collections import deque
 from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..errors import DatasetError
 from .files import LINE
 from .mapping import map_units
+from .spans import SpanInfo
 
 __all__ = ["mapped_units", "worker_count"]
 
@@ -42,9 +47,36 @@ _SETTINGS: tuple[int, tuple[str, ...], bool] = (0, (), False)
 _END_WITHIN = 10
 
 
-def worker_count(setting: int | None) -> int:
-    """The worker processes to map with (0: map in this process)."""
-    return setting if setting is not None and setting >= 2 else 0
+#: ``auto`` maps in worker processes only when the span files hold at least this many bytes (about 60,000 spans of
+#: OTLP JSON): below, starting the workers (about a second) costs more than they save.
+AUTO_BYTES = 64 * 2**20
+#: ``auto``'s workers, at most: the loading process's own share of the work (the first pass, grouping, rows) is
+#: about a third of a load, so a third worker would wait for it.
+AUTO_MOST = 2
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def worker_count(setting: int | str | None, files: Iterable[Path] = ()) -> int:
+    """The worker processes to map with (0: map in this process). ``setting``: ``traces.workers``, a count or
+    ``auto`` (None: ``auto``); ``files``: the span files, whose size ``auto`` looks at."""
+    if setting is None or setting == "auto":
+        if usable_cpus() < 2:
+            return 0
+        size = 0
+        for path in files:
+            try:
+                size += path.stat().st_size
+            except OSError:
+                pass
+        return min(usable_cpus(), AUTO_MOST) if size >= AUTO_BYTES else 0
+    return setting if setting >= 2 else 0
 
 
 def _start(limit: int, filter_keys: tuple[str, ...], slim_llm: bool) -> None:
@@ -53,8 +85,23 @@ def _start(limit: int, filter_keys: tuple[str, ...], slim_llm: bool) -> None:
     _SETTINGS = (limit, filter_keys, slim_llm)
 
 
+#: A span travels back as a plain tuple of its fields: a named tuple is pickled through a Python call each way,
+#: a plain tuple by pickle's C code alone (a third less time to send, a third less to receive). The other events
+#: (:mod:`.mapping`) are ints, strings and 4-tuples, never of this length.
+_SPAN_FIELDS = len(SpanInfo._fields)
+_tuple_new = tuple.__new__
+
+
 def _map(batch: list) -> tuple[list[Any], int]:
-    return map_units(batch, *_SETTINGS)
+    events, read = map_units(batch, *_SETTINGS)
+    return [tuple(event) if type(event) is SpanInfo else event for event in events], read
+
+
+def _received(mapped: tuple[list[Any], int]) -> tuple[list[Any], int]:
+    """A worker's events with its spans as :class:`~.spans.SpanInfo` again."""
+    events, read = mapped
+    return [_tuple_new(SpanInfo, event) if type(event) is tuple and len(event) == _SPAN_FIELDS else event
+            for event in events], read
 
 
 @contextmanager
@@ -86,10 +133,10 @@ def _batches(units: Iterable[tuple]) -> Iterator[list[tuple]]:
 
 
 def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
-                 workers: int | None) -> Iterator[tuple[list[Any], int]]:
-    """``(events, spans read)`` of ``units`` (:func:`~.files.read_units`), batch by batch, in order."""
+                 count: int) -> Iterator[tuple[list[Any], int]]:
+    """``(events, spans read)`` of ``units`` (:func:`~.files.read_units`), batch by batch, in order, mapped by
+    ``count`` worker processes (0: here; :func:`worker_count`)."""
     settings = (spec.max_attribute_chars, filter_keys, spec.scope != "span")
-    count = worker_count(workers)
     if count == 0:
         for unit in units:
             yield map_units((unit,), *settings)
@@ -105,13 +152,13 @@ def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
             with _blank_main():  # a submit may start a worker
                 pending.append(pool.submit(_map, batch))
             if len(pending) > count:
-                yield pending.popleft().result()
+                yield _received(pending.popleft().result())
         while pending:
-            yield pending.popleft().result()
+            yield _received(pending.popleft().result())
         finished = True
     except BrokenProcessPool:
         raise DatasetError("a process mapping spans ended abruptly (out of memory?): set traces.workers: 1 "
-                           "to map them in the run's own process") from None
+                           "(--trace-workers 1) to map them in the run's own process") from None
     finally:
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=finished, cancel_futures=True)

@@ -124,6 +124,8 @@ def _needs_conversation(turns: list[dict[str, Any]]) -> bool:
 def span_records(trace: Trace, selection: Selection, by: str, tally: Tally) -> Iterator[tuple[SpanInfo, dict]]:
     """Span scope: ``(span, record)`` per matching, sampled span of the trace."""
     retrievers = [s for s in trace.spans if s.kind == "RETRIEVER"]
+    previous: list[str] = []
+    texts: dict[str, str] = {}  # the calls of a trace often ask the same question: its rows share one text
     for span in trace.spans:
         if not selection.row_span(span):
             tally.filtered_out += span.kind != UNKNOWN_KIND
@@ -133,16 +135,20 @@ def span_records(trace: Trace, selection: Selection, by: str, tally: Tally) -> I
             continue
         record: dict[str, Any] = {
             "test_case_key": span.span_id, "model_key": _model([span] if span.kind == "LLM" else [], span, by),
-            "input": span.input, "actual_output": span.output, "categories": [span.name] if span.name else [],
-            "actual_duration": span.seconds, "trace_id": span.trace_id, "span_id": span.span_id}
+            "input": texts.setdefault(span.input, span.input),
+            "actual_output": texts.setdefault(span.output, span.output), "categories": [span.name] if span.name else [],
+            "actual_duration": span.seconds, "trace_id": trace.trace_id, "span_id": span.span_id}
         if span.cost is not None:
             record["cost"] = span.cost
         context = [d for r in retrievers if r.end <= span.start for d in r.documents]
         if span.kind == "RETRIEVER":
             context = list(span.documents)
         if context:
-            record["context"] = context
-        turns = [dict(t) for t in span.messages + span.reply]
+            # The rows of one trace share their trace id's text and, when it is the same, their context list.
+            if context == previous:
+                context = previous
+            record["context"] = previous = context
+        turns = list(span.messages + span.reply)  # the span's own turns: nothing else holds them once it is read
         if _needs_conversation(turns):
             record["conversation"] = turns
         yield span, record

@@ -54,9 +54,23 @@ class TraceInput(BaseModel):
     model_key: Literal["model", "service"] = "model"
     #: A span with a text attribute longer than this many characters is skipped (and counted).
     max_attribute_chars: int = Field(default=1_000_000, ge=1_000)
-    #: Processes that decode and map spans beside the run's own (default, 1: none; docs/traces.md). Rows and
+    #: Processes that decode and map spans beside the run's own: ``auto`` (two, when the span files hold 64 MiB
+    #: or more and the run may use two CPUs or more; else none), or a count (1: none; docs/traces.md). Rows and
     #: counts are the same either way.
-    workers: int | None = Field(default=None, ge=1, le=64)
+    workers: int | Literal["auto"] = "auto"
+
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _auto_workers(cls, workers: Any) -> Any:
+        if workers is None or workers == "auto":  # None: a run.json written before ``auto`` (then the default)
+            return "auto"
+        try:
+            count = int(workers) if not isinstance(workers, (bool, float)) else 0
+        except (TypeError, ValueError):
+            count = 0
+        if not 1 <= count <= 64:
+            raise ValueError(f"use auto or a number of processes from 1 to 64, not {str(workers)[:20]!r}")
+        return count
 
     @field_validator("span_kinds")
     @classmethod

@@ -36,6 +36,30 @@ def test_flags_refine_the_files_traces(tmp_path):
     assert config.base_dir == str(tmp_path)
 
 
+def test_workers_are_auto_by_default_two_on_large_files_and_a_count_when_given(tmp_path, monkeypatch):
+    from sonar_core.traces import parallel
+    from sonar_core.traces.spec import TraceInput
+
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    small.write_bytes(b"{}\n")
+    with open(large, "wb") as handle:  # sparse: 64 MiB on paper
+        handle.truncate(parallel.AUTO_BYTES)
+    assert TraceInput(files=["s"]).workers == "auto" and TraceInput(files=["s"], workers=None).workers == "auto"
+    assert TraceInput(files=["s"], workers="3").workers == 3
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 8)
+    assert [parallel.worker_count("auto", [small]), parallel.worker_count("auto", [large]),
+            parallel.worker_count("auto", [small, large]), parallel.worker_count(1, [large]),
+            parallel.worker_count(3, [small])] == [0, 2, 2, 0, 3]
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 1)
+    assert parallel.worker_count("auto", [large]) == 0
+    config = load_config(None, {"traces": {"files": ["s.jsonl"], "workers": "1"}})
+    assert config.traces.workers == 1
+    for wrong in ("many", 0, 65, 2.5):
+        with pytest.raises(ConfigError, match=r"^<command line>: configuration key 'traces.workers': Value error, use "
+                                              rf"auto or a number of processes from 1 to 64, not '{wrong}'$"):
+            load_config(None, {"traces": {"files": ["s.jsonl"], "workers": wrong}})
+
+
 def test_a_run_without_traces_records_no_traces_key(tmp_path):
     import sonar_core
 
@@ -58,9 +82,10 @@ def test_cli_flags_and_their_errors(tmp_path, sonar_cli):
     assert done.stderr == ("error: give a CONFIG file, --dataset, --test-suite or --traces "
                            "(try: sonar run configs/quickstart.yaml)\n")
     done = subprocess.run([sonar_cli, "run", "--traces", str(spans), "--trace-scope", "span", "--span-kind", "retriever",
-                           "--sample-rate", "1", "-e", "pii_leakage", "-o", str(tmp_path), "--run-id", "r",
+                           "--sample-rate", "1", "--trace-workers", "1", "-e", "pii_leakage", "-o", str(tmp_path), "--run-id", "r",
                            "--no-progress"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r" / "run.json").read_text())["interpretation_parameters"]["traces"]["workers"] == 1
     table = (tmp_path / "r" / "annotations.csv").read_text().splitlines()
     assert [line.split(",")[0] for line in table[1:]] == ["b1" * 8, "b2" * 8]  # the two retriever spans
 

@@ -5,6 +5,8 @@ input (a seeded mix of missing fields, attributes of odd types, odd list keys, l
 cut lines, trace-id keys spelled the other ways):
 
 * the first pass's byte search for trace ids against the regular expression it stands in for;
+* the typed decoding of the usual OTLP JSON line (:mod:`sonar_core.traces.otlp_fast`) against the general reading
+  of the same line, event for event, and on lines built to send it back to the general reading;
 * OpenInference's reading (a cache of parsed list keys, type checks skipped for plain strings) against the
   plain reading, :func:`plain_extract` below (the reading as it was before the fast paths);
 * rows and counts mapped in worker processes, and through the standard JSON parser, against rows and counts
@@ -17,6 +19,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import random
 import signal
 import subprocess
@@ -26,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from sonar_core.traces import mapping, openinference
+from sonar_core.traces import mapping, openinference, otlp_fast
 from sonar_core.traces.files import _TRACE_ID, _line_ids
 from sonar_core.traces.load import load_traces
 from sonar_core.traces.mapping import raw_spans
@@ -149,6 +152,127 @@ def test_the_trace_id_search_finds_what_the_regular_expression_finds(hostile):
         assert _line_ids(line) == _TRACE_ID.findall(line), line[:200]
         checked += bool(_TRACE_ID.findall(line))
     assert checked > 80
+
+
+def _span_json(**changes) -> dict:
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "parentSpanId": "", "name": "chat", "kind": 3,
+            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": "1700000001000000000",
+            "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "LLM"}},
+                           {"key": "llm.input_messages.0.message.role", "value": {"stringValue": "user"}},
+                           {"key": "llm.input_messages.0.message.content", "value": {"stringValue": "Hi?"}}],
+            "status": {"code": 1}}
+    span.update(changes)
+    return span
+
+
+def _line(*spans, resource=None, **group) -> bytes:
+    request = {"resourceSpans": [{"resource": resource or {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "claims"}}]}, "scopeSpans": [{"scope": {"name": "t"},
+                                                                                      "spans": list(spans)}], **group}]}
+    return json.dumps(request).encode() + b"\n"
+
+
+def _attr(key: str, value) -> dict:
+    return {"key": key, "value": value}
+
+
+#: Lines the typed reading must read as the general one does, or hand to it: every AnyValue field, numbers past
+#: 64 bits, nulls, snake_case, unknown fields, events and resources, texts over the limit, text that is not UTF-8.
+ODD_LINES = [
+    _line(_span_json(), _span_json(spanId="ef" * 8, parentSpanId="cd" * 8)),
+    _line(_span_json(attributes=[_attr("llm.token_count.prompt", {"intValue": "12"}),
+                                 _attr("llm.token_count.completion", {"intValue": 7}),
+                                 _attr("llm.cost.total", {"doubleValue": 3}),
+                                 _attr("llm.cost.prompt", {"doubleValue": "NaN"}),
+                                 _attr("flag", {"boolValue": True}), _attr("blob", {"bytesValue": "AAE="}),
+                                 _attr("list", {"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": "2"}]}}),
+                                 _attr("map", {"kvlistValue": {"values": [_attr("k", {"stringValue": "v"})]}}),
+                                 _attr("empty", {}), _attr("both", {"stringValue": "s", "intValue": "1"}),
+                                 _attr(KIND_KEY, {"stringValue": "LLM"})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}),
+                                 _attr("llm.token_count.prompt", {"intValue": 2**70})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}),
+                                 _attr("llm.token_count.prompt", {"intValue": -(2**63) - 1})])),
+    _line(_span_json(startTimeUnixNano=2**65, endTimeUnixNano=2**66)),
+    _line(_span_json(startTimeUnixNano=1700000000000000000, endTimeUnixNano=1600000000000000000)),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"intValue": "x1"})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"doubleValue": "inf"})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"intValue": 5})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"intValue": "1"}),
+                                 _attr("x", {"stringValue": "later"})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"stringValue": None})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"arrayValue": None})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"arrayValue": {"values": 3}})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"weird": 1})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), {"key": 5, "value": {}}])),
+    _line(_span_json(attributes=None)), _line(_span_json(attributes="none")), _line(_span_json(name=None)),
+    _line(_span_json(name=5)), _line(_span_json(traceId=None)), _line(_span_json(traceId="0" * 32)),
+    _line(_span_json(traceId="q83vQ83vq83vq83vq83vqw==")), _line(_span_json(spanId=7)),
+    _line(_span_json(parentSpanId=None)), _line(_span_json(startTimeUnixNano=None)),
+    _line(_span_json(startTimeUnixNano=1.5)), _line(_span_json(trace_id="ab" * 16)), _line(_span_json(extra=1)),
+    _line(_span_json(events=[{"name": "gen_ai.client.inference.operation.details",
+                              "attributes": [_attr("gen_ai.input.messages", {"stringValue": "[]"})]},
+                             {"name": "exception", "attributes": []}])),
+    _line(_span_json(events=None)), _line(_span_json(events=[])), _line(_span_json(events=[{"attributes": 5}])),
+    _line(_span_json(events=[{"name": "gen_ai.x", "attributes": [_attr("n", {"intValue": 2**70})]}])),
+    _line(_span_json(), resource={"attributes": [_attr("service.name", {"intValue": "5"})]}),
+    _line(_span_json(), resource={"attributes": 3}), _line(_span_json(), schemaUrl="https://x"),
+    _line(_span_json(), instrumentationLibrarySpans=[]),
+    json.dumps({"resourceSpans": [{"resource": None, "scopeSpans": [{"spans": [_span_json()]}]}]}).encode(),
+    json.dumps({"resourceSpans": [{"scope_spans": [{"spans": [_span_json()]}]}]}).encode(),
+    json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": None}]}]}).encode(),
+    json.dumps({"resourceSpans": [{"scopeSpans": None}]}).encode(),
+    json.dumps({"resourceSpans": [None, 5, {"scopeSpans": [{"spans": [_span_json(), 5]}]}]}).encode(),
+    json.dumps({"resourceSpans": "x"}).encode(), json.dumps({"resource_spans": []}).encode(), b"[1, 2]\n",
+    _line(_span_json(status={"message": "caf\u00e9"})),
+    _line(_span_json(status={"message": "x"})).replace(b'"x"', b'"\xff"'),
+    _line(_span_json(status={"message": "x"})).replace(b'"x"', b'"\\ud800"'),
+    _line(_span_json(status={"message": "x"})).replace(b'"x"', b"1e400"),
+    _line(_span_json(status={"message": "x"})).replace(b'"x"', b"NaN"),
+    _line(_span_json()).replace(b'"Hi?"', b'"caf\\u00e9 \\ud83d\\ude00"'),
+    _line(_span_json()).replace(b'"Hi?"', b'"\\ud800"'), _line(_span_json())[:-40],
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("big", {"stringValue": "b" * 1500})])),
+    _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("big", {"stringValue": "b" * 900}),
+                                 _attr("big2", {"stringValue": "\u00e9" * 999})])),
+]
+
+
+def _mapped(line: bytes, limit: int, fast: bool, monkeypatch) -> tuple:
+    monkeypatch.setattr(otlp_fast, "FAST", fast)
+    return mapping.map_units([(1, "f: line 1", "line", line)], limit, ("flag",), False)
+
+
+@pytest.mark.parametrize("limit", [1_000, 1_000_000])
+def test_the_typed_reading_of_a_line_gives_what_the_general_reading_gives(hostile, monkeypatch, limit):
+    lines = DEMO.read_bytes().splitlines(keepends=True) + hostile.read_bytes().splitlines(keepends=True)
+    typed = 0
+    for line in lines + ODD_LINES:
+        if not line.strip():
+            continue
+        general = _mapped(line, limit, False, monkeypatch)
+        assert _mapped(line, limit, True, monkeypatch) == general, line[:300]
+        typed += otlp_fast.fast_spans(line, "here", limit) is not None
+    assert typed > 50  # the typed reading did read most of them (the rest went to the general one)
+
+
+def test_the_typed_reading_reads_the_usual_line_and_hands_over_the_rest():
+    usual = [line for line in DEMO.read_bytes().splitlines() if line.strip()]
+    assert all(otlp_fast.fast_spans(line, "here", 1_000_000) is not None for line in usual)
+    items, read = otlp_fast.fast_spans(ODD_LINES[1], "f: line 1", 1_000_000)
+    attributes = dict(items[0].attributes)
+    assert read == 1 and math.isnan(attributes.pop("llm.cost.prompt"))
+    assert attributes == {"llm.token_count.prompt": 12, "llm.token_count.completion": 7, "llm.cost.total": 3.0,
+                          "flag": True, "blob": "AAE=", "list": ["a", 2], "map": {"k": "v"}, "empty": None,
+                          "both": "s", KIND_KEY: "LLM"}
+    (where, skip), = otlp_fast.fast_spans(ODD_LINES[2], "f: line 3", 1_000_000)[0]  # 2**70: orjson reads a float
+    assert (where, skip.reason, skip.detail) == ("f: line 3, span cdcdcdcdcdcdcdcd", "wrong attribute type",
+                                                 "attribute 'llm.token_count.prompt': intValue '1.1805916207174113e+21' "
+                                                 "is not an integer")
+    for odd in (_line(_span_json(trace_id="ab" * 16)), _line(_span_json(name=None)),
+                _line(_span_json(), instrumentationLibrarySpans=[]), b"[1, 2]\n",
+                _line(_span_json(status={"message": "x"})).replace(b'"x"', b'"\xff"'),
+                _line(_span_json(attributes=[_attr(KIND_KEY, {"stringValue": "LLM"}), _attr("x", {"arrayValue": None})]))):
+        assert otlp_fast.fast_spans(odd, "here", 1_000_000) is None, odd
 
 
 def plain_lists(attrs: dict) -> dict:
