@@ -25,6 +25,7 @@ from ..llm.cache import CacheMissError
 from .per_turn import PerTurn
 from .executors import LOCAL
 from .row_cache import RowResultCache, records_model_rows
+from .shared_details import DetailsPool
 from .state import Job, RunServices
 
 __all__ = ["score_job", "eligible_rows", "whole_cases_subset", "judge_note", "job_logger", "not_scored_rows"]
@@ -168,6 +169,7 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
         raise CacheMissError(f"no cached answer for request: {len(to_score)} row(s) of evaluator '{job.label}' "
                              f"are not recorded in the pack (cache-only: no model may be loaded)")
     fresh: dict[int, RowResult] = {}
+    pool = DetailsPool()
     # The executor scores the rows (here, or shards on a Ray cluster) and hands back batches in order.
     executor = services.executor or LOCAL
     for number, (start, batch, results, seconds, where) in enumerate(executor.batches(
@@ -177,6 +179,7 @@ def score_job(job: Job, dataset: LLMDataset, services: RunServices, journal: Jou
         if len(results) != len(batch):
             raise RuntimeError(f"evaluator returned {len(results)} results for a batch of {len(batch)} rows")
         for index, result in zip(indices, results):
+            result.details = pool.share(result.details)  # equal details held once (shared_details.py)
             fresh[index] = result
             if row_cache is not None:
                 row_cache.put(keys[index], result)
