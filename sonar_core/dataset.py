@@ -12,14 +12,14 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NotRequired, TypedDict
+from typing import Any, Iterable, Iterator, TypedDict
 
 from .dataset_files import DATASET_FIELDS, RowFields, check_utf8, read_csv, read_json, read_jsonl
 from .conversation import (STRUCTURED_FIELDS, SimulatedUser, ToolCall, ToolDeclaration, ToolResult, Turn,
                            conversation_defaults, parse_field)
 from .errors import DatasetError
 from .inputs import Input
-from .jsontypes import JsonObject
+from .jsontypes import JsonObject, JsonValue  # noqa: F401  (JsonValue: JsonObject names it; type hints resolve the name here)
 from .text_clean import clean_value, count_cleaned
 
 __all__ = ["Row", "RowFields", "DatasetSummary", "LLMDataset", "load_dataset", "DATASET_FIELDS"]
@@ -88,15 +88,21 @@ class Row:
         return asdict(self)  # type: ignore[return-value]  # asdict gives exactly the fields
 
 
-class DatasetSummary(TypedDict):
-    """run.json's ``result.dataset``: the dataset's shape, columns and unique counts."""
+class _DatasetShape(TypedDict):
     source: str
     fingerprint: str
     shape: list[int]
     columns: list[str]
     models: list[str]
     unique_test_cases: int
-    text_cleaned: NotRequired[dict[str, int]]  #: values cleaned per field, only where any were
+
+
+# The optional keys in a total=False subclass: under ``from __future__ import annotations`` Python 3.11
+# cannot see NotRequired at run time, and run.json's shape is checked at run time (test_record_shapes).
+class DatasetSummary(_DatasetShape, total=False):
+    """run.json's ``result.dataset``: the dataset's shape, columns and unique counts."""
+    text_cleaned: dict[str, int]  #: values cleaned per field, only where any were
+    traces: JsonObject  #: a run on production traces: what was read and skipped (docs/traces.md)
 
 
 

@@ -7,7 +7,7 @@ come from configurations and plugins, so every cell goes through :func:`.markdow
 from __future__ import annotations
 
 from .markdown import md_cell
-from .record_shapes import CostsJson
+from ..llm.ledger import CostsRecord
 
 __all__ = ["costs_markdown", "costs_summary", "COST_KINDS"]
 
@@ -19,7 +19,7 @@ def _cost(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
 
 
-def costs_markdown(costs: CostsJson) -> str:
+def costs_markdown(costs: CostsRecord) -> str:
     """The table, the total, and the budget when the run had one."""
     lines = ["# Costs", "",
              "Calls this run made (answers from the response cache cost nothing), their tokens (the endpoint's "
@@ -41,7 +41,7 @@ def costs_markdown(costs: CostsJson) -> str:
     return "\n".join(lines) + "\n"
 
 
-def costs_summary(costs: CostsJson) -> str:
+def costs_summary(costs: CostsRecord) -> str:
     """The costs in one line, for the top of index.html: calls, tokens, and the cost or why there is none.
 
     ``121 calls · 33,260 input and 155 output tokens · no prices set``; with prices, the cost in USD

@@ -16,7 +16,7 @@ from typing import NotRequired, TypedDict
 from ..findings.judge_status import JudgeTrustJson
 from ..jsontypes import JsonObject, JsonValue
 
-__all__ = ["CalibrationJson", "CostLineJson", "CostsJson", "DatasetSummaryJson", "DrilldownRowsJson", "DescriptorJson", "ExplanationJson", "ParameterJson", "BoardJson", "BoardRowJson", "IntervalJson", "LeaderboardFileJson",
+__all__ = ["CalibrationJson", "DrilldownRowsJson", "DescriptorJson", "ExplanationJson", "ParameterJson", "BoardJson", "BoardRowJson", "IntervalJson", "LeaderboardFileJson",
            "LeaderboardIndexJson", "PairJson", "ExecutedJson", "InsightJson", "ItemJson",
            "LlmJson", "PipelineJson", "ProblemJson", "ServicesJson", "StatisticsJson", "TimingsJson", "VersionsJson"]
 
@@ -65,19 +65,6 @@ class ExecutedJson(TypedDict):
     error: str
     duration: float | None
     resumed: NotRequired[bool]
-
-
-class DatasetSummaryJson(TypedDict):
-    """``result.dataset``: where the rows came from and their shape."""
-
-    source: str
-    fingerprint: str
-    shape: list[int]
-    columns: list[str]
-    models: list[str]
-    unique_test_cases: int
-    text_cleaned: NotRequired[dict[str, int]]
-    traces: NotRequired[JsonObject]
 
 
 class VersionsJson(TypedDict):
@@ -146,26 +133,6 @@ class PipelineJson(TypedDict, total=False):
     failed_items: int
     dataset: str
     host_settings: dict[str, JsonObject]
-
-
-class CostLineJson(TypedDict):
-    """Calls, tokens and cost (null without a price) of a host, a judge, an evaluator or the run."""
-
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    cost: float | None
-
-
-class CostsJson(TypedDict):
-    """``costs``: per host, judge and evaluator, and the total; with ``--max-cost`` the budget."""
-
-    currency: str
-    hosts: dict[str, JsonObject]
-    judges: dict[str, JsonObject]
-    evaluators: dict[str, JsonObject]
-    total: CostLineJson
-    budget: NotRequired[JsonObject]
 
 
 class DrilldownRowsJson(TypedDict):

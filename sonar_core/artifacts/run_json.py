@@ -23,7 +23,9 @@ from .. import names
 from ..jsontypes import JsonObject, JsonValue  # noqa: F401  (JsonValue: JsonObject names it; pydantic resolves the name here)
 from .benchmark_dir import BenchmarkJson
 from .formats import write_json
-from .record_shapes import (CalibrationJson, CostsJson, DatasetSummaryJson, ExecutedJson, LlmJson, PipelineJson,
+from ..dataset import DatasetSummary
+from ..llm.ledger import CostsRecord
+from .record_shapes import (CalibrationJson, ExecutedJson, LlmJson, PipelineJson,
                             ServicesJson, StatisticsJson, TimingsJson, VersionsJson)
 
 __all__ = ["AsGiven", "RunRecord", "RunOutcome", "OverallResult", "write_run_record"]
@@ -80,7 +82,7 @@ class OverallResult(_Record):
 class RunOutcome(_Record):
     """``result``: what the run scored, ran, skipped and found (H2O Sonar's key names)."""
 
-    dataset: AsGiven[DatasetSummaryJson]
+    dataset: AsGiven[DatasetSummary]
     """The dataset summary: source, fingerprint, shape, columns, models, unique test cases; and
     ``text_cleaned`` (field -> values whose lone surrogates became U+FFFD) when any were (docs/reliability.md);
     ``traces`` (what was read and skipped) in a run of production traces (docs/traces.md)."""
@@ -153,7 +155,7 @@ class RunRecord(_Record):
     redteam: AsGiven[JsonObject] | None = None
     """Red-team runs (``redteam:``): attack success rates per model and per hazard x technique, hit@k,
     over-refusal, the leaderboard, grades, problems, insights and detector figures (docs/redteam.md)."""
-    costs: AsGiven[CostsJson] | None = None
+    costs: AsGiven[CostsRecord] | None = None
     """Runs that called a host or judge (or had a budget): ``currency``, and per host, judge and evaluator
     (its judge calls) ``calls``, ``input_tokens``, ``output_tokens``, ``cost`` (null without a price), the
     ``total``, and with ``--max-cost`` the ``budget`` (``max_cost``, ``spent``, ``stopped``); docs/costs.md."""

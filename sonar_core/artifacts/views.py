@@ -10,7 +10,9 @@ same page. ``NotRequired`` keys are present only where the comment beside them s
 from typing import NotRequired, TypedDict
 
 from ..jsontypes import JsonObject, JsonValue
-from .record_shapes import (BoardJson, CostsJson, DatasetSummaryJson, DrilldownRowsJson, InsightJson, PairJson,
+from ..dataset import DatasetSummary
+from ..llm.ledger import CostsRecord
+from .record_shapes import (BoardJson, DrilldownRowsJson, InsightJson, PairJson,
                             PipelineJson, ProblemJson)
 
 __all__ = ["EvaluatorSummaryJson", "BenchmarkRowView", "BenchmarkView", "GradeCellView", "HazardRef", "OverallGradeView", "TradeoffView",
@@ -114,7 +116,7 @@ class RunView(TypedDict):
     run_id: str
     created: str
     status: str
-    dataset: DatasetSummaryJson
+    dataset: DatasetSummary
     models: list[str]
     best_model: str | None
     ranked_evaluators: int
@@ -127,7 +129,7 @@ class RunView(TypedDict):
     core_problems: list[ProblemJson]
     host_calls: dict[str, dict[str, int]]
     concurrency: list[ConcurrencyView]
-    costs: CostsJson | None
+    costs: CostsRecord | None
     costs_line: str | None
     redteam_report: JsonValue
 

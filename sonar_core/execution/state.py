@@ -17,15 +17,16 @@ from ..contract import Evaluator
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..artifacts.drilldown import Casebook
-    from ..artifacts.record_shapes import (CalibrationJson, CostsJson, DatasetSummaryJson, ExecutedJson, InsightJson,
+    from ..artifacts.record_shapes import (CalibrationJson, ExecutedJson, InsightJson,
                                            PipelineJson, ProblemJson)
     from ..jsontypes import JsonObject
-    from ..dataset import LLMDataset
+    from ..dataset import DatasetSummary, LLMDataset
     from ..findings.judge_trust import JudgeTrust
     from ..findings.types import EvaluatorSummary, Problem
     from ..models import EmbeddingService
     from ..hosts.base import HostPool
     from ..llm import LLMService
+    from ..llm.ledger import CostsRecord
     from ..plugins import PluginManager
     from ..run_memo import RunMemo
 
@@ -64,7 +65,7 @@ class ExecutionResult:
     skipped: list[dict[str, str]] = field(default_factory=list)
     message: str = ""
     #: run.json's ``costs`` (a dry run: its estimate, :meth:`~sonar_core.llm.ledger.CostLedger.estimate_record`).
-    costs: CostsJson | None = None
+    costs: CostsRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class RunState:
     plugins: "PluginManager"
     services: RunServices
     dataset: "LLMDataset | None"
-    dataset_summary: DatasetSummaryJson
+    dataset_summary: DatasetSummary
     result: ExecutionResult
     #: Settings of a run with a test suite and hosts (``test_suite``, its fingerprint, then counts).
     pipeline: PipelineJson | None = None

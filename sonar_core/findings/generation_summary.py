@@ -146,7 +146,7 @@ class GenerationFindings:
     graph: GraphRecord
     #: Check -> its judge's trust.
     judges: dict[str, JudgeTrustJson]
-    #: The cost ledger's record (run.json's ``costs`` shape, ``artifacts.record_shapes.CostsJson``).
+    #: The cost ledger's record (run.json's ``costs`` shape, ``llm.ledger.CostsRecord``).
     costs: JsonObject | None
     #: The generation's settings as given (its configuration's JSON dump, the generator, judge and quotas).
     settings: JsonObject

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from .backends import Answer
 from .budget import Budget, Reservation, units_of
@@ -51,14 +51,19 @@ class BudgetRecord(TypedDict):
     stopped: bool
 
 
-class CostsRecord(TypedDict):
-    """run.json's ``costs``: every host's, judge's and evaluator's tally, the total, the budget if any."""
+class _CostsTally(TypedDict):
     currency: str
     hosts: dict[str, TallyRecord]
     judges: dict[str, TallyRecord]
     evaluators: dict[str, TallyRecord]
     total: TallyRecord
-    budget: NotRequired[BudgetRecord]
+
+
+# ``budget`` in a total=False subclass: under ``from __future__ import annotations`` Python 3.11 cannot see
+# NotRequired at run time, and run.json's shape is checked at run time (test_record_shapes).
+class CostsRecord(_CostsTally, total=False):
+    """run.json's ``costs``: every host's, judge's and evaluator's tally, the total, the budget if any."""
+    budget: BudgetRecord
 
 
 class TokenPair(TypedDict):

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from sonar_core import names
+from sonar_core.dataset import DatasetSummary
+from sonar_core.llm.ledger import CostsRecord
 from sonar_core.artifacts import record_shapes as shapes
 from sonar_core.artifacts.views import EvaluatorView
 
@@ -69,12 +71,12 @@ def run_dir(tmp_path_factory) -> Path:
 def test_run_json_holds_the_declared_shapes(run_dir):
     record = json.loads((run_dir / names.RUN_JSON).read_text(encoding="utf-8"))
     sections = {"versions": shapes.VersionsJson, "timings": shapes.TimingsJson, "statistics": shapes.StatisticsJson,
-                "services": shapes.ServicesJson, "llm": shapes.LlmJson, "costs": shapes.CostsJson,
+                "services": shapes.ServicesJson, "llm": shapes.LlmJson, "costs": CostsRecord,
                 "pipeline": shapes.PipelineJson}
     found = [m for key, tp in sections.items() if record.get(key) is not None
              for m in _mismatches(record[key], tp, key)]
     result = record["result"]
-    found += _mismatches(result["dataset"], shapes.DatasetSummaryJson, "dataset")
+    found += _mismatches(result["dataset"], DatasetSummary, "dataset")
     found += _mismatches(result["executed_explainers"], list[shapes.ExecutedJson], "executed_explainers")
     found += _mismatches(result["problems"], list[shapes.ProblemJson], "problems")
     found += _mismatches(result["insights"], list[shapes.InsightJson], "insights")
@@ -92,3 +94,22 @@ def test_each_evaluator_summary_holds_the_declared_view_and_drilldown_rows(run_d
         problems = run_dir / entry["job_location"] / names.PROBLEMS_DIR / names.PROBLEMS_FILE
         found += _mismatches(json.loads(problems.read_text(encoding="utf-8")), list[shapes.ProblemJson], "problems")
     assert found == []
+
+
+# A finding and the JSON shape an artifact writes it as are declared apart (findings/ holds no file format);
+# adding a field to one and not the other must fail here, not in a reader's hands.
+def _mirrors():
+    from sonar_core.artifacts import comparison_json as cj, views
+    from sonar_core.findings import comparison_types as ct, types as ft
+    from sonar_core.llm import calibration
+    return [(ct.SideMean, cj.SideJson), (ct.PairedComparison, cj.TestJson), (ct.Flips, cj.FlipsJson),
+            (ct.MetricComparison, cj.MetricJson), (ct.EvaluatorComparison, cj.EvaluatorJson),
+            (ct.OneRunOnly, cj.OneRunOnlyJson), (ct.RunRef, cj.RunRefJson), (ct.PartialRun, cj.PartialJson),
+            (calibration.CalibrationResult, calibration.CalibrationRecord), (ft.PairwiseTest, shapes.PairJson),
+            (ft.TradeoffRow, views.TradeoffRowView)]
+
+
+@pytest.mark.parametrize("record, shape", _mirrors(), ids=lambda tp: tp.__name__)
+def test_a_findings_record_and_its_json_shape_name_the_same_fields(record, shape):
+    import dataclasses
+    assert {f.name for f in dataclasses.fields(record)} == shape.__required_keys__ | shape.__optional_keys__
