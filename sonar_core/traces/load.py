@@ -24,8 +24,9 @@ from ..text_clean import clean_value, count_cleaned
 from .files import read_units, resolve_files, trace_ends
 from .grouping import DEFAULT_LIMIT, Grouper, TraceAssembler
 from .mapping import SURROGATES
-from .parallel import mapped_units, worker_count
-from .scopes import session_record, span_records, trace_of, trace_record, trace_turn
+from .parallel import mapped_ranges, mapped_units, worker_count
+from .ranges import RangeSink
+from .scopes import any_matched, session_record, span_records, trace_of, trace_record, trace_turn
 from .selection import Selection
 from .spec import TraceInput
 from .spans import UNKNOWN_KIND, SpanInfo, SpanSkip, Tally
@@ -112,8 +113,17 @@ class TraceRows:
     def _records(self) -> Iterator[tuple[dict[str, Any], str]]:
         """``(record, where)`` per row, in order: traces as they complete, sessions at the end."""
         spec, tally, selection = self.spec, self.tally, Selection(self.spec)
-        units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys, self.workers)
-        with TraceAssembler(trace_ends(self.files), self.spill_parent, self.limit) as assembler, \
+        sink = RangeSink() if self.workers else None
+        ends = trace_ends(self.files, sink)
+        if sink is not None and sink.usable:  # the workers read the lines themselves (traces/ranges.py)
+            tally.files += [str(path) for path in self.files]
+            tally.lines_read = sink.units
+            self.digest = sink.digest
+            units = mapped_ranges(sink.ranges, spec, selection.filter_keys, self.workers)
+        else:
+            units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys,
+                                 self.workers)
+        with TraceAssembler(ends, self.spill_parent, self.limit) as assembler, \
                 Grouper(self.spill_parent, self.limit, ".sonar-sessions-") as sessions:
             for trace_id, spans in _traces(units, tally, assembler):
                 tally.traces += 1
@@ -150,7 +160,7 @@ class TraceRows:
                 sessions.add(session, turn)
             for session, turns in sessions.groups():
                 tally.sessions += 1
-                if not any(turn.matched for turn in turns):
+                if not any_matched(turns):
                     tally.filtered_out += 1
                 elif not selection.sampled(session):
                     tally.sampled_out += 1

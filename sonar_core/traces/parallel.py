@@ -31,9 +31,10 @@ from typing import Any, Iterable, Iterator
 from ..errors import DatasetError
 from .files import LINE
 from .mapping import map_units
+from .ranges import LineRange, range_units
 from .spans import SpanInfo
 
-__all__ = ["mapped_units", "worker_count"]
+__all__ = ["mapped_units", "mapped_ranges", "worker_count"]
 
 #: A batch: units up to this many bytes of JSON (about 2,000 spans), sent to a worker at once (smaller batches
 #: kept the 1,000,000-span bench under 1 GiB with two workers: docs/traces.md, Speed and memory).
@@ -92,8 +93,10 @@ _SPAN_FIELDS = len(SpanInfo._fields)
 _tuple_new = tuple.__new__
 
 
-def _map(batch: list) -> tuple[list[Any], int]:
-    events, read = map_units(batch, *_SETTINGS)
+def _map(batch: list | LineRange) -> tuple[list[Any], int]:
+    """A batch's events, each span a plain tuple; a batch is a list of units, or a range of a file to read here."""
+    units = range_units(batch) if type(batch) is LineRange else batch
+    events, read = map_units(units, *_SETTINGS)
     return [tuple(event) if type(event) is SpanInfo else event for event in events], read
 
 
@@ -141,6 +144,17 @@ def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
         for unit in units:
             yield map_units((unit,), *settings)
         return
+    yield from _pooled(_batches(units), settings, count)
+
+
+def mapped_ranges(ranges: list[LineRange], spec, filter_keys: tuple[str, ...],
+                  count: int) -> Iterator[tuple[list[Any], int]]:
+    """As :func:`mapped_units`, the workers reading the units of each range themselves (:mod:`.ranges`)."""
+    yield from _pooled(ranges, (spec.max_attribute_chars, filter_keys, spec.scope != "span"), count)
+
+
+def _pooled(batches: Iterable[list | LineRange], settings: tuple, count: int) -> Iterator[tuple[list[Any], int]]:
+    """Each batch's events, in order, mapped by ``count`` worker processes."""
     import multiprocessing
 
     pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
@@ -148,7 +162,7 @@ def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
     pending: deque = deque()
     finished = False
     try:
-        for batch in _batches(units):
+        for batch in batches:
             with _blank_main():  # a submit may start a worker
                 pending.append(pool.submit(_map, batch))
             if len(pending) > count:
