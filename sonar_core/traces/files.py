@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, Iterator
 from ..errors import DatasetError
 from .spans import SpanSkip, Tally
 
-__all__ = ["resolve_files", "read_units", "trace_ends", "SPAN_SUFFIXES", "MAX_LINE_BYTES", "LINE", "LONG_LINE",
+__all__ = ["resolve_files", "read_units", "trace_ends", "ends_of", "plain_lines", "SPAN_SUFFIXES", "MAX_LINE_BYTES", "LINE", "LONG_LINE",
            "REQUEST", "MESSAGE", "BROKEN"]
 
 SPAN_SUFFIXES = (".jsonl", ".ndjson", ".json", ".pb", ".binpb")
@@ -133,12 +133,17 @@ def trace_ends(files: list[Path], sink=None) -> dict[str, int]:
     """A first, lighter pass: trace id -> the unit (line or message, as :func:`read_units` numbers them) that
     holds the trace's last span. Only ids are read: a JSON line is searched for them, not parsed. ``sink``: a
     :class:`~.ranges.RangeSink`, told of every file and line (where worker processes are to read the lines)."""
-    from .otlp_json import normal_id
-
     last: dict[Any, int] = {}  # the ids as written -> the last unit holding one
     for unit, found in _id_units(files, sink):
         if found:
             last.update(dict.fromkeys(found, unit))
+    return ends_of(last)
+
+
+def ends_of(last: dict[Any, int]) -> dict[str, int]:
+    """Trace id (normalised) -> last unit, from the ids as written (bytes or text) -> the last unit holding one."""
+    from .otlp_json import normal_id
+
     ends: dict[str, int] = {}
     for raw, unit in last.items():
         try:
@@ -150,12 +155,21 @@ def trace_ends(files: list[Path], sink=None) -> dict[str, int]:
     return ends
 
 
+def plain_lines(path: Path) -> bool:
+    """Whether ``path`` is read line by line from its bytes as they are (JSON lines, not compressed)."""
+    return _by_lines(path) and not path.name.lower().endswith(".gz")
+
+
+def _by_lines(path: Path) -> bool:
+    return not (_kind(path) in _PROTO or _is_whole_json(path))
+
+
 def _id_units(files: list[Path], sink=None) -> Iterator[tuple[int, list]]:
     """``(unit, trace ids)`` numbered as :func:`read_units` numbers units (a JSON line that is not an object, or
     does not parse, is a unit too; so is a protobuf message, parsed for its ids)."""
     tally = Tally()
     for path in files:
-        by_lines = not (_kind(path) in _PROTO or _is_whole_json(path))
+        by_lines = _by_lines(path)
         if sink is not None:
             sink.file(path, by_lines and not path.name.lower().endswith(".gz"))
         if not by_lines:  # read as the second pass reads them

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,7 +25,8 @@ from ..text_clean import clean_value, count_cleaned
 from .files import read_units, resolve_files, trace_ends
 from .grouping import DEFAULT_LIMIT, Grouper, TraceAssembler
 from .mapping import SURROGATES
-from .parallel import mapped_ranges, mapped_units, worker_count
+from .first_pass import shared_first_pass
+from .parallel import Workers, mapped_units, worker_count
 from .ranges import RangeSink
 from .scopes import any_matched, session_record, span_records, trace_of, trace_record, trace_turn
 from .selection import Selection
@@ -113,16 +115,23 @@ class TraceRows:
     def _records(self) -> Iterator[tuple[dict[str, Any], str]]:
         """``(record, where)`` per row, in order: traces as they complete, sessions at the end."""
         spec, tally, selection = self.spec, self.tally, Selection(self.spec)
-        sink = RangeSink() if self.workers else None
-        ends = trace_ends(self.files, sink)
-        if sink is not None and sink.usable:  # the workers read the lines themselves (traces/ranges.py)
-            tally.files += [str(path) for path in self.files]
-            tally.lines_read = sink.units
-            self.digest = sink.digest
-            units = mapped_ranges(sink.ranges, spec, selection.filter_keys, self.workers)
-        else:
-            units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys,
-                                 self.workers)
+        with (Workers(self.workers, spec, selection.filter_keys) if self.workers else nullcontext()) as workers:
+            sink = RangeSink() if workers is not None else None
+            ends = shared_first_pass(self.files, workers, sink) if workers is not None else None
+            if ends is None:
+                ends = trace_ends(self.files, sink)
+            if sink is not None and sink.usable:  # the workers read the lines themselves (traces/ranges.py)
+                tally.files += [str(path) for path in self.files]
+                tally.lines_read = sink.units
+                self.digest = sink.digest
+                units = workers.ordered(sink.ranges)
+            else:
+                units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys, workers)
+            yield from self._assembled(units, ends, selection)
+
+    def _assembled(self, units, ends: dict[str, int], selection: Selection) -> Iterator[tuple[dict[str, Any], str]]:
+        """The rows of the mapped ``units``."""
+        spec, tally = self.spec, self.tally
         with TraceAssembler(ends, self.spill_parent, self.limit) as assembler, \
                 Grouper(self.spill_parent, self.limit, ".sonar-sessions-") as sessions:
             for trace_id, spans in _traces(units, tally, assembler):

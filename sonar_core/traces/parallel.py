@@ -34,7 +34,7 @@ from .mapping import map_units
 from .ranges import LineRange, range_units
 from .spans import SpanInfo
 
-__all__ = ["mapped_units", "mapped_ranges", "worker_count"]
+__all__ = ["Workers", "mapped_units", "worker_count"]
 
 #: A batch: units up to this many bytes of JSON (about 2,000 spans), sent to a worker at once (smaller batches
 #: kept the 1,000,000-span bench under 1 GiB with two workers: docs/traces.md, Speed and memory).
@@ -135,45 +135,42 @@ def _batches(units: Iterable[tuple]) -> Iterator[list[tuple]]:
         yield batch
 
 
-def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
-                 count: int) -> Iterator[tuple[list[Any], int]]:
-    """``(events, spans read)`` of ``units`` (:func:`~.files.read_units`), batch by batch, in order, mapped by
-    ``count`` worker processes (0: here; :func:`worker_count`)."""
-    settings = (spec.max_attribute_chars, filter_keys, spec.scope != "span")
-    if count == 0:
-        for unit in units:
-            yield map_units((unit,), *settings)
-        return
-    yield from _pooled(_batches(units), settings, count)
+class Workers:
+    """The worker processes of one load (``spawn``ed at the first task), a context manager: on leaving it the
+    tasks not started are cancelled and the workers end (see :meth:`__exit__`)."""
 
+    def __init__(self, count: int, spec, filter_keys: tuple[str, ...]) -> None:
+        import multiprocessing
 
-def mapped_ranges(ranges: list[LineRange], spec, filter_keys: tuple[str, ...],
-                  count: int) -> Iterator[tuple[list[Any], int]]:
-    """As :func:`mapped_units`, the workers reading the units of each range themselves (:mod:`.ranges`)."""
-    yield from _pooled(ranges, (spec.max_attribute_chars, filter_keys, spec.scope != "span"), count)
+        self.count = count
+        self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+                                         initargs=(spec.max_attribute_chars, filter_keys, spec.scope != "span"))
 
+    def __enter__(self) -> "Workers":
+        return self
 
-def _pooled(batches: Iterable[list | LineRange], settings: tuple, count: int) -> Iterator[tuple[list[Any], int]]:
-    """Each batch's events, in order, mapped by ``count`` worker processes."""
-    import multiprocessing
+    def submit(self, function, *args: Any):
+        """A future of ``function(*args)`` run by a worker."""
+        with _blank_main():  # a submit may start a worker
+            return self._pool.submit(function, *args)
 
-    pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
-                               initargs=settings)
-    pending: deque = deque()
-    finished = False
-    try:
-        for batch in batches:
-            with _blank_main():  # a submit may start a worker
-                pending.append(pool.submit(_map, batch))
-            if len(pending) > count:
+    def ordered(self, batches: Iterable[list | LineRange]) -> Iterator[tuple[list[Any], int]]:
+        """Each batch's events (:func:`_map`), in order; a few batches in flight, so memory stays bounded."""
+        pending: deque = deque()
+        try:
+            for batch in batches:
+                pending.append(self.submit(_map, batch))
+                if len(pending) > self.count:
+                    yield _received(pending.popleft().result())
+            while pending:
                 yield _received(pending.popleft().result())
-        while pending:
-            yield _received(pending.popleft().result())
-        finished = True
-    except BrokenProcessPool:
-        raise DatasetError("a process mapping spans ended abruptly (out of memory?): set traces.workers: 1 "
-                           "(--trace-workers 1) to map them in the run's own process") from None
-    finally:
+        except BrokenProcessPool:
+            raise DatasetError("a process mapping spans ended abruptly (out of memory?): set traces.workers: 1 "
+                               "(--trace-workers 1) to map them in the run's own process") from None
+
+    def __exit__(self, kind: type | None, *rest: object) -> None:
+        finished = kind is None
+        pool = self._pool
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=finished, cancel_futures=True)
         if not finished:
@@ -185,3 +182,15 @@ def _pooled(batches: Iterable[list | LineRange], settings: tuple, count: int) ->
                 process.join(timeout=_END_WITHIN)
                 if process.is_alive():
                     process.kill()
+
+
+def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
+                 workers: Workers | None) -> Iterator[tuple[list[Any], int]]:
+    """``(events, spans read)`` of ``units`` (:func:`~.files.read_units`), batch by batch, in order, mapped by
+    ``workers`` (None: here)."""
+    if workers is None:
+        settings = (spec.max_attribute_chars, filter_keys, spec.scope != "span")
+        for unit in units:
+            yield map_units((unit,), *settings)
+        return
+    yield from workers.ordered(_batches(units))
