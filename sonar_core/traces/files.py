@@ -26,8 +26,8 @@ from typing import Any, BinaryIO, Iterator
 from ..errors import DatasetError
 from .spans import SpanSkip, Tally
 
-__all__ = ["resolve_files", "read_units", "trace_ends", "ends_of", "plain_lines", "SPAN_SUFFIXES", "MAX_LINE_BYTES", "LINE", "LONG_LINE",
-           "REQUEST", "MESSAGE", "BROKEN"]
+__all__ = ["resolve_files", "read_units", "trace_ends", "ends_of", "plain_lines", "SPAN_SUFFIXES", "MAX_LINE_BYTES",
+           "LINE", "LONG_LINE", "REQUEST", "MESSAGE", "BROKEN"]
 
 SPAN_SUFFIXES = (".jsonl", ".ndjson", ".json", ".pb", ".binpb")
 _PROTO = (".pb", ".binpb")

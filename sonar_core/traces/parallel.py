@@ -8,11 +8,12 @@ exactly what mapping the units here would have told it (same rows, same order, s
 Workers are started (``spawn``: nothing of this process, its threads or its memory is inherited) when
 ``traces.workers`` is 2 or more, or by default (``auto``, :func:`worker_count`) when the span files hold at least
 :data:`AUTO_BYTES` and this process may use two CPUs or more: then two workers, the count past which the loading
-process itself is the bottleneck on a million spans (docs/traces.md, Speed and memory). They cost about 110-140 MB
-more memory and a quarter to a third more CPU in all (the lines go to the workers as JSON and the spans come back
-pickled), for a wall time about a third shorter on two free CPUs. At most a few batches are in flight, so memory
-stays bounded; a worker that dies ends the load with an error, and Ctrl-C (which the workers ignore) or any error
-stops them.
+process itself is the bottleneck on a million spans (docs/traces.md, Speed and memory). A batch is a list of units
+this process read (:func:`mapped_units`), or, for plain JSON-lines files, a range of lines the worker reads from the
+file itself (:mod:`.ranges`; the first pass is then shared among the workers too, :mod:`.first_pass`). They cost
+about 90 MB more memory and about 15% more CPU in all (the spans come back pickled), for a wall time about a third
+shorter on two free CPUs. At most a few batches are in flight, so memory stays bounded; a worker that dies ends the
+load with an error, and Ctrl-C (which the workers ignore) or any error stops them.
 """
 
 from __future__ import annotations
