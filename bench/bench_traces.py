@@ -168,12 +168,13 @@ def load(path: Path, scope: str, spill: Path, workers: int | None = None) -> Non
 
 
 #: ``check``: the rows of the bench's 20,000 spans (seed 39) at each scope, hashed (:func:`rows_digest`), as the
-#: loader made them before its fast paths (main at 3f0d343, 27 November 2026): a change to the loader must leave
-#: them as they are.
+#: loader made them on main at f37c0b6 (28 November 2026; the same rows as before its fast paths, 3f0d343, whose
+#: digests were taken with the file named by its absolute path, which the skipped spans' examples carry: the file
+#: is now named relative to --dir, so the digests hold wherever it is): a change to the loader must leave them.
 CHECK_SPANS = 20_000
-CHECK_DIGESTS = {"span": "6b67685680d21294b00578b61ad5b27d3e90ea99d493890b7531c84f60b3d2f2",
-                 "trace": "a80d989e65b7920e75b97cabeacdca5bd0ef00b17c322f50bc59f0a9a414a2e2",
-                 "session": "34047f10cc6047c89c97eb192798d29812df38632ea70276494e7253135ef957"}
+CHECK_DIGESTS = {"span": "41ba26bfe24283df07a629cd22ecb14f81b522e939fcdfd350b3193077186e7e",
+                 "trace": "6c01756bd5c134d23b2320e54dee8c5903ee3667eb5f5fae45e20430eee3ec04",
+                 "session": "7794bc4abdc7b781f1a3044f779e32b83829f29d09802514aeffd7060f08b9ba"}
 
 
 def rows_digest(dataset) -> str:
@@ -198,10 +199,11 @@ def check(folder: Path, workers: int | None) -> int:
     data = folder / f"check-{CHECK_SPANS}.jsonl"
     if not data.is_file():
         make(data, CHECK_SPANS)
+    os.chdir(folder)  # the file named as it is here: the examples of what was skipped name it, the digests hold it
     differ = 0
     for scope, expected in CHECK_DIGESTS.items():
-        spec = TraceInput(files=[str(data)], scope=scope, **({} if workers is None else {"workers": workers}))
-        found = rows_digest(load_traces(spec, spill_parent=folder / "spill", limit=1_000))
+        spec = TraceInput(files=[data.name], scope=scope, **({} if workers is None else {"workers": workers}))
+        found = rows_digest(load_traces(spec, spill_parent=Path("spill"), limit=1_000))
         differ += found != expected
         print(f"{scope:8s} {found} {'same' if found == expected else 'DIFFERENT from ' + expected}")
     return 1 if differ else 0

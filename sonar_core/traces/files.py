@@ -26,8 +26,8 @@ from typing import Any, BinaryIO, Iterator
 from ..errors import DatasetError
 from .spans import SpanSkip, Tally
 
-__all__ = ["resolve_files", "read_units", "trace_ends", "SPAN_SUFFIXES", "MAX_LINE_BYTES", "LINE", "LONG_LINE",
-           "REQUEST", "MESSAGE", "BROKEN"]
+__all__ = ["resolve_files", "read_units", "trace_ends", "ends_of", "plain_lines", "SPAN_SUFFIXES", "MAX_LINE_BYTES",
+           "LINE", "LONG_LINE", "REQUEST", "MESSAGE", "BROKEN"]
 
 SPAN_SUFFIXES = (".jsonl", ".ndjson", ".json", ".pb", ".binpb")
 _PROTO = (".pb", ".binpb")
@@ -129,15 +129,21 @@ def _line_ids(line: bytes) -> list[bytes]:
     return found
 
 
-def trace_ends(files: list[Path]) -> dict[str, int]:
+def trace_ends(files: list[Path], sink=None) -> dict[str, int]:
     """A first, lighter pass: trace id -> the unit (line or message, as :func:`read_units` numbers them) that
-    holds the trace's last span. Only ids are read: a JSON line is searched for them, not parsed."""
-    from .otlp_json import normal_id
-
+    holds the trace's last span. Only ids are read: a JSON line is searched for them, not parsed. ``sink``: a
+    :class:`~.ranges.RangeSink`, told of every file and line (where worker processes are to read the lines)."""
     last: dict[Any, int] = {}  # the ids as written -> the last unit holding one
-    for unit, found in _id_units(files):
+    for unit, found in _id_units(files, sink):
         if found:
             last.update(dict.fromkeys(found, unit))
+    return ends_of(last)
+
+
+def ends_of(last: dict[Any, int]) -> dict[str, int]:
+    """Trace id (normalised) -> last unit, from the ids as written (bytes or text) -> the last unit holding one."""
+    from .otlp_json import normal_id
+
     ends: dict[str, int] = {}
     for raw, unit in last.items():
         try:
@@ -149,12 +155,24 @@ def trace_ends(files: list[Path]) -> dict[str, int]:
     return ends
 
 
-def _id_units(files: list[Path]) -> Iterator[tuple[int, list]]:
+def plain_lines(path: Path) -> bool:
+    """Whether ``path`` is read line by line from its bytes as they are (JSON lines, not compressed)."""
+    return _by_lines(path) and not path.name.lower().endswith(".gz")
+
+
+def _by_lines(path: Path) -> bool:
+    return not (_kind(path) in _PROTO or _is_whole_json(path))
+
+
+def _id_units(files: list[Path], sink=None) -> Iterator[tuple[int, list]]:
     """``(unit, trace ids)`` numbered as :func:`read_units` numbers units (a JSON line that is not an object, or
     does not parse, is a unit too; so is a protobuf message, parsed for its ids)."""
     tally = Tally()
     for path in files:
-        if _kind(path) in _PROTO or _is_whole_json(path):  # read as the second pass reads them
+        by_lines = _by_lines(path)
+        if sink is not None:
+            sink.file(path, by_lines and not path.name.lower().endswith(".gz"))
+        if not by_lines:  # read as the second pass reads them
             for unit, _, what, payload in read_units([path], tally, _NoDigest()):
                 if what == MESSAGE:
                     yield unit, _proto_trace_ids(payload)
@@ -163,13 +181,36 @@ def _id_units(files: list[Path]) -> Iterator[tuple[int, list]]:
             continue
         with _open(path) as handle:
             try:
+                if sink is not None and sink.usable:
+                    yield from _sunk_id_units(handle, sink, tally)
+                    continue
                 for _, line in _lines(handle, _NoDigest()):
                     if line is not None and not line.strip():
                         continue
                     tally.lines_read += 1
                     yield tally.lines_read, _line_ids(line) if line is not None else []
             except (EOFError, gzip.BadGzipFile, zlib.error):
+                if sink is not None:
+                    sink.usable = False
                 continue
+    if sink is not None:
+        sink.finish()
+
+
+def _sunk_id_units(handle: BinaryIO, sink, tally: Tally) -> Iterator[tuple[int, list]]:
+    """:func:`_id_units` of one JSON-lines file, telling ``sink`` of each line and hashing its bytes."""
+    offset = 0
+    for number, line in _lines(handle, sink.digest):
+        sink.line(number, offset, line)
+        if line is None:  # too long: the file is read the old way (the offsets past it are not known)
+            tally.lines_read += 1
+            yield tally.lines_read, []
+            continue
+        offset += len(line)
+        if not line.strip():
+            continue
+        tally.lines_read += 1
+        yield tally.lines_read, _line_ids(line)
 
 
 def _is_whole_json(path: Path) -> bool:

@@ -33,6 +33,8 @@ __all__ = ["Grouper", "TraceAssembler", "BUCKETS", "DEFAULT_LIMIT"]
 BUCKETS = 64
 #: Items held in memory before spilling (spans read through their convention: a few KB each).
 DEFAULT_LIMIT = 100_000
+#: Records per pickle in a bucket's sorted run: the merge holds one such slice per bucket.
+_RUN_SLICE = 256
 
 
 class Grouper:
@@ -85,8 +87,15 @@ class Grouper:
             self.spill_parent.mkdir(parents=True, exist_ok=True)
             self._folder = Path(tempfile.mkdtemp(prefix=self.prefix, dir=self.spill_parent))
             self._buckets = [open(self._folder / f"bucket-{n:02d}.pkl", "w+b") for n in range(BUCKETS)]
+        # One pickle per bucket and spill (a list of records), not one per group: pickle's C code then does the
+        # whole list, where a call per group cost more than the pickling itself.
+        shares: list[list] = [[] for _ in range(BUCKETS)]
+        first = self._first
         for key, items in self._memory.items():
-            pickle.dump((self._first[key], key, items), self._buckets[_bucket(key)], protocol=pickle.HIGHEST_PROTOCOL)
+            shares[_bucket(key)].append((first[key], key, items))
+        for handle, share in zip(self._buckets, shares):
+            if share:
+                pickle.dump(share, handle, protocol=pickle.HIGHEST_PROTOCOL)
         self.spilled += self._held
         self._memory, self._first, self._held = {}, {}, 0
 
@@ -118,9 +127,11 @@ class Grouper:
                 found[2].extend(items)
         handle.seek(0)
         handle.truncate()
-        for record in sorted(merged.values(), key=lambda r: r[0]):
-            pickle.dump(record, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        ordered = sorted(merged.values(), key=lambda r: r[0])
         merged.clear()
+        for start in range(0, len(ordered), _RUN_SLICE):  # read back a slice at a time: memory stays bounded
+            pickle.dump(ordered[start:start + _RUN_SLICE], handle, protocol=pickle.HIGHEST_PROTOCOL)
+        del ordered
         handle.flush()
         handle.seek(0)
         return handle
@@ -131,11 +142,13 @@ class Grouper:
 
 
 def _records(handle) -> Iterator[Any]:
+    """The records of a bucket file, written as lists of records."""
     while True:
         try:
-            yield pickle.load(handle)
+            share = pickle.load(handle)
         except EOFError:
             return
+        yield from share
 
 
 def _bucket(key: str) -> int:

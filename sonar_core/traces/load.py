@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,8 +25,10 @@ from ..text_clean import clean_value, count_cleaned
 from .files import read_units, resolve_files, trace_ends
 from .grouping import DEFAULT_LIMIT, Grouper, TraceAssembler
 from .mapping import SURROGATES
-from .parallel import mapped_units, worker_count
-from .scopes import session_record, span_records, trace_of, trace_record, trace_turn
+from .first_pass import shared_first_pass
+from .parallel import Workers, mapped_units, worker_count
+from .ranges import RangeSink
+from .scopes import any_matched, session_record, span_records, trace_of, trace_record, trace_turn
 from .selection import Selection
 from .spec import TraceInput
 from .spans import UNKNOWN_KIND, SpanInfo, SpanSkip, Tally
@@ -112,8 +115,24 @@ class TraceRows:
     def _records(self) -> Iterator[tuple[dict[str, Any], str]]:
         """``(record, where)`` per row, in order: traces as they complete, sessions at the end."""
         spec, tally, selection = self.spec, self.tally, Selection(self.spec)
-        units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys, self.workers)
-        with TraceAssembler(trace_ends(self.files), self.spill_parent, self.limit) as assembler, \
+        with (Workers(self.workers, spec, selection.filter_keys) if self.workers else nullcontext()) as workers:
+            sink = RangeSink() if workers is not None else None
+            ends = shared_first_pass(self.files, workers, sink) if workers is not None else None
+            if ends is None:
+                ends = trace_ends(self.files, sink)
+            if sink is not None and sink.usable:  # the workers read the lines themselves (traces/ranges.py)
+                tally.files += [str(path) for path in self.files]
+                tally.lines_read = sink.units
+                self.digest = sink.digest
+                units = workers.ordered(sink.ranges)
+            else:
+                units = mapped_units(read_units(self.files, tally, self.digest), spec, selection.filter_keys, workers)
+            yield from self._assembled(units, ends, selection)
+
+    def _assembled(self, units, ends: dict[str, int], selection: Selection) -> Iterator[tuple[dict[str, Any], str]]:
+        """The rows of the mapped ``units``."""
+        spec, tally = self.spec, self.tally
+        with TraceAssembler(ends, self.spill_parent, self.limit) as assembler, \
                 Grouper(self.spill_parent, self.limit, ".sonar-sessions-") as sessions:
             for trace_id, spans in _traces(units, tally, assembler):
                 tally.traces += 1
@@ -150,7 +169,7 @@ class TraceRows:
                 sessions.add(session, turn)
             for session, turns in sessions.groups():
                 tally.sessions += 1
-                if not any(turn.matched for turn in turns):
+                if not any_matched(turns):
                     tally.filtered_out += 1
                 elif not selection.sampled(session):
                     tally.sampled_out += 1

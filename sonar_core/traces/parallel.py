@@ -8,11 +8,12 @@ exactly what mapping the units here would have told it (same rows, same order, s
 Workers are started (``spawn``: nothing of this process, its threads or its memory is inherited) when
 ``traces.workers`` is 2 or more, or by default (``auto``, :func:`worker_count`) when the span files hold at least
 :data:`AUTO_BYTES` and this process may use two CPUs or more: then two workers, the count past which the loading
-process itself is the bottleneck on a million spans (docs/traces.md, Speed and memory). They cost about 110-140 MB
-more memory and a quarter to a third more CPU in all (the lines go to the workers as JSON and the spans come back
-pickled), for a wall time about a third shorter on two free CPUs. At most a few batches are in flight, so memory
-stays bounded; a worker that dies ends the load with an error, and Ctrl-C (which the workers ignore) or any error
-stops them.
+process itself is the bottleneck on a million spans (docs/traces.md, Speed and memory). A batch is a list of units
+this process read (:func:`mapped_units`), or, for plain JSON-lines files, a range of lines the worker reads from the
+file itself (:mod:`.ranges`; the first pass is then shared among the workers too, :mod:`.first_pass`). They cost
+about 90 MB more memory and about 15% more CPU in all (the spans come back pickled), for a wall time about a third
+shorter on two free CPUs. At most a few batches are in flight, so memory stays bounded; a worker that dies ends the
+load with an error, and Ctrl-C (which the workers ignore) or any error stops them.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ from typing import Any, Iterable, Iterator
 from ..errors import DatasetError
 from .files import LINE
 from .mapping import map_units
+from .ranges import LineRange, range_units
 from .spans import SpanInfo
 
-__all__ = ["mapped_units", "worker_count"]
+__all__ = ["Workers", "mapped_units", "worker_count"]
 
 #: A batch: units up to this many bytes of JSON (about 2,000 spans), sent to a worker at once (smaller batches
 #: kept the 1,000,000-span bench under 1 GiB with two workers: docs/traces.md, Speed and memory).
@@ -92,8 +94,10 @@ _SPAN_FIELDS = len(SpanInfo._fields)
 _tuple_new = tuple.__new__
 
 
-def _map(batch: list) -> tuple[list[Any], int]:
-    events, read = map_units(batch, *_SETTINGS)
+def _map(batch: list | LineRange) -> tuple[list[Any], int]:
+    """A batch's events, each span a plain tuple; a batch is a list of units, or a range of a file to read here."""
+    units = range_units(batch) if type(batch) is LineRange else batch
+    events, read = map_units(units, *_SETTINGS)
     return [tuple(event) if type(event) is SpanInfo else event for event in events], read
 
 
@@ -132,34 +136,42 @@ def _batches(units: Iterable[tuple]) -> Iterator[list[tuple]]:
         yield batch
 
 
-def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
-                 count: int) -> Iterator[tuple[list[Any], int]]:
-    """``(events, spans read)`` of ``units`` (:func:`~.files.read_units`), batch by batch, in order, mapped by
-    ``count`` worker processes (0: here; :func:`worker_count`)."""
-    settings = (spec.max_attribute_chars, filter_keys, spec.scope != "span")
-    if count == 0:
-        for unit in units:
-            yield map_units((unit,), *settings)
-        return
-    import multiprocessing
+class Workers:
+    """The worker processes of one load (``spawn``ed at the first task), a context manager: on leaving it the
+    tasks not started are cancelled and the workers end (see :meth:`__exit__`)."""
 
-    pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
-                               initargs=settings)
-    pending: deque = deque()
-    finished = False
-    try:
-        for batch in _batches(units):
-            with _blank_main():  # a submit may start a worker
-                pending.append(pool.submit(_map, batch))
-            if len(pending) > count:
+    def __init__(self, count: int, spec, filter_keys: tuple[str, ...]) -> None:
+        import multiprocessing
+
+        self.count = count
+        self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+                                         initargs=(spec.max_attribute_chars, filter_keys, spec.scope != "span"))
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def submit(self, function, *args: Any):
+        """A future of ``function(*args)`` run by a worker."""
+        with _blank_main():  # a submit may start a worker
+            return self._pool.submit(function, *args)
+
+    def ordered(self, batches: Iterable[list | LineRange]) -> Iterator[tuple[list[Any], int]]:
+        """Each batch's events (:func:`_map`), in order; a few batches in flight, so memory stays bounded."""
+        pending: deque = deque()
+        try:
+            for batch in batches:
+                pending.append(self.submit(_map, batch))
+                if len(pending) > self.count:
+                    yield _received(pending.popleft().result())
+            while pending:
                 yield _received(pending.popleft().result())
-        while pending:
-            yield _received(pending.popleft().result())
-        finished = True
-    except BrokenProcessPool:
-        raise DatasetError("a process mapping spans ended abruptly (out of memory?): set traces.workers: 1 "
-                           "(--trace-workers 1) to map them in the run's own process") from None
-    finally:
+        except BrokenProcessPool:
+            raise DatasetError("a process mapping spans ended abruptly (out of memory?): set traces.workers: 1 "
+                               "(--trace-workers 1) to map them in the run's own process") from None
+
+    def __exit__(self, kind: type | None, *rest: object) -> None:
+        finished = kind is None
+        pool = self._pool
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=finished, cancel_futures=True)
         if not finished:
@@ -171,3 +183,15 @@ def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
                 process.join(timeout=_END_WITHIN)
                 if process.is_alive():
                     process.kill()
+
+
+def mapped_units(units: Iterable[tuple], spec, filter_keys: tuple[str, ...],
+                 workers: Workers | None) -> Iterator[tuple[list[Any], int]]:
+    """``(events, spans read)`` of ``units`` (:func:`~.files.read_units`), batch by batch, in order, mapped by
+    ``workers`` (None: here)."""
+    if workers is None:
+        settings = (spec.max_attribute_chars, filter_keys, spec.scope != "span")
+        for unit in units:
+            yield map_units((unit,), *settings)
+        return
+    yield from workers.ordered(_batches(units))

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from .messages import last_user_text, reply_text
 from .selection import Selection
 from .spans import UNKNOWN_KIND, SpanInfo, SpanSkip, Tally
 
-__all__ = ["Trace", "trace_of", "span_records", "trace_record", "TraceTurn", "trace_turn", "session_record", "slim"]
+__all__ = ["Trace", "trace_of", "span_records", "trace_record", "TraceTurn", "trace_turn", "session_record",
+           "any_matched", "slim"]
 
 
 def slim(span: SpanInfo) -> SpanInfo:
@@ -97,10 +98,10 @@ def _cost(spans: list[SpanInfo]) -> float | None:
     return sum(costs) if costs else None
 
 
-def _tool_turns(tools: list[SpanInfo], start: int = 0) -> list[dict[str, Any]]:
+def _tool_turns(tools: Iterable[tuple], start: int = 0) -> list[dict[str, Any]]:
+    """The assistant's call and the tool's answer per tool call (:attr:`~.spans.SpanInfo.tool`)."""
     turns = []
-    for n, span in enumerate(tools, start=start):
-        name, arguments, result, call_id = span.tool
+    for n, (name, arguments, result, call_id) in enumerate(tools, start=start):
         call_id = call_id or f"call_{n}"
         turns.append({"role": "assistant", "content": "", "tool_calls": [{"name": name, "arguments": arguments,
                                                                           "id": call_id}]})
@@ -174,14 +175,15 @@ def trace_record(trace: Trace, by: str) -> dict[str, Any] | None:
         record["context"] = documents
     tools = [s for s in known if s.kind == "TOOL"]
     if tools:
-        record["conversation"] = (_system(llm) + [{"role": "user", "content": question}] + _tool_turns(tools)
+        record["conversation"] = (_system(llm) + [{"role": "user", "content": question}]
+                                  + _tool_turns(s.tool for s in tools)
                                   + [{"role": "assistant", "content": answer}])
     return record
 
 
-@dataclass(slots=True)
-class TraceTurn:
-    """One trace as a turn of its session: what a session row needs of it."""
+class TraceTurn(NamedTuple):
+    """One trace as a turn of its session: what a session row needs of it. Held, and spilled, as a plain tuple
+    (:func:`turn_tuple`): pickle's C code alone writes and reads it back."""
 
     start: int
     trace_id: str
@@ -189,9 +191,10 @@ class TraceTurn:
     name: str
     question: str
     answer: str
-    tools: list[SpanInfo]
+    #: Each tool span's call, ``(name, arguments, result, call id)`` (:attr:`~.spans.SpanInfo.tool`).
+    tools: tuple
     documents: list[str]
-    models: list[str]
+    models: tuple
     system: list[dict[str, Any]]
     service: str
     seconds: float
@@ -199,26 +202,46 @@ class TraceTurn:
     matched: bool
 
 
-def trace_turn(trace: Trace, selection: Selection) -> tuple[str, TraceTurn] | None:
-    """Session scope: ``(session id, turn)``; None for a trace with no known span; "" as session id when
-    no span of it names one."""
-    record = trace_record(trace, "model")
-    if record is None:
+def trace_turn(trace: Trace, selection: Selection) -> tuple[str, tuple] | None:
+    """Session scope: ``(session id, turn)``, the turn a plain tuple of :class:`TraceTurn`'s fields (as
+    :func:`session_record` takes it); None for a trace with no root or no known span; "" as session id when no
+    span of it names one. The question, answer, documents and cost are those :func:`trace_record` gives."""
+    root = trace.root
+    if root is None:
         return None
     known = _known(trace)
+    if not known:
+        return None
     top = _top(trace, known)
+    llm, tools, documents = [], [], []
+    for span in known:
+        kind = span.kind
+        if kind == "LLM":
+            llm.append(span)
+        elif kind == "TOOL":
+            tools.append(span.tool)
+        elif kind == "RETRIEVER":
+            documents += span.documents
+    question = top.input or (last_user_text(llm[0].messages) if llm else "")
+    answer = top.output or (reply_text(llm[-1].reply) if llm else "")
     session = top.session or next((s.session for s in known if s.session), "")
-    llm = [s for s in known if s.kind == "LLM"]
-    turn = TraceTurn(trace.root.start, trace.trace_id, trace.root.span_id, top.name, record["input"],
-                     record["actual_output"], [s for s in known if s.kind == "TOOL"], record.get("context", []),
-                     [s.model for s in llm if s.model], _system(llm), top.service, trace.root.seconds,
-                     record.get("cost"), selection.keeps_trace(trace.spans))
-    return session, turn
+    return session, (root.start, trace.trace_id, root.span_id, top.name, question, answer, tuple(tools), documents,
+                     tuple(s.model for s in llm if s.model), _system(llm), top.service, root.seconds, _cost(llm),
+                     selection.keeps_trace(trace.spans))
 
 
-def session_record(session: str, turns: list[TraceTurn], by: str) -> dict[str, Any]:
-    """Session scope: the session's row, its traces in start order."""
-    turns = sorted(turns, key=lambda t: (t.start, t.trace_id))
+_as_turn = TraceTurn._make
+_MATCHED = TraceTurn._fields.index("matched")
+
+
+def any_matched(turns: list[tuple]) -> bool:
+    """Whether any of a session's turns (:func:`trace_turn`'s tuples) passed the run's filters."""
+    return any(turn[_MATCHED] for turn in turns)
+
+
+def session_record(session: str, turns: list[tuple], by: str) -> dict[str, Any]:
+    """Session scope: the session's row, its traces (:func:`trace_turn`'s tuples) in start order."""
+    turns = sorted((_as_turn(t) for t in turns), key=lambda t: (t.start, t.trace_id))
     conversation: list[dict[str, Any]] = list(next((t.system for t in turns if t.system), []))
     called = 0
     for turn in turns:

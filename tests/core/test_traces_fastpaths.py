@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gzip
+import hashlib
 import json
 import math
 import random
@@ -483,3 +485,50 @@ def test_an_error_while_rows_are_read_ends_the_workers(tmp_path):
     assert done.returncode == 1 and "RuntimeError: the rows' consumer failed" in done.stderr
     pids = [int(p) for p in done.stdout.splitlines()[0].split()[1:]]
     assert len(pids) == 2 and _ended(pids)
+
+
+def _units_of_ranges(ranges) -> list:
+    from sonar_core.traces.ranges import range_units
+
+    return [unit for span in ranges for unit in range_units(span)]
+
+
+def test_the_first_pass_shared_among_workers_finds_what_one_process_finds(hostile, monkeypatch):
+    """Every file cut into parts (one per worker): the same trace ends, unit count and fingerprint as the serial
+    pass, and ranges that cover each file end to end and hand over the units read_units hands over."""
+    from sonar_core.traces import first_pass
+    from sonar_core.traces.files import read_units, trace_ends
+    from sonar_core.traces.parallel import Workers
+    from sonar_core.traces.ranges import RangeSink
+
+    monkeypatch.setattr(first_pass, "_PART_BYTES", 1)
+    files = [hostile, DEMO]
+    serial = RangeSink()
+    ends = trace_ends(files, serial)
+    with Workers(3, TraceInput(files=[str(f) for f in files]), ()) as workers:
+        shared = RangeSink()
+        assert first_pass.shared_first_pass(files, workers, shared) == ends
+    assert len(shared.ranges) > len(serial.ranges) >= 2  # cut at the parts' ends too
+    requests = len(DEMO.read_text().splitlines())  # 6: the hostile file has them 12 times, then "[1, 2]" and a blank
+    assert shared.units == serial.units == 12 * requests + 1 + requests
+    assert shared.digest.hexdigest() == serial.digest.hexdigest()
+    for path in files:
+        mine = [(r.start, r.end) for r in shared.ranges if r.path == str(path)]
+        assert mine[0][0] == 0 and mine[-1][1] == path.stat().st_size
+        assert all(a[1] == b[0] for a, b in zip(mine, mine[1:]))
+    expected = [unit for unit in read_units(files, Tally(), hashlib.sha256()) if unit[2] == "line"]
+    assert _units_of_ranges(shared.ranges) == _units_of_ranges(serial.ranges) == expected
+
+
+@pytest.mark.parametrize("scope", ["span", "session"])
+def test_files_cut_into_parts_or_compressed_give_the_rows_of_one_process(hostile, tmp_path, monkeypatch, scope):
+    from sonar_core.traces import first_pass
+
+    monkeypatch.setattr(first_pass, "_PART_BYTES", 1)
+    packed = tmp_path / "demo.jsonl.gz"
+    packed.write_bytes(gzip.compress(DEMO.read_bytes()))
+    for files in ([str(hostile), str(DEMO)], [str(hostile), str(packed)]):  # ranges; then the units sent as before
+        loads = [load_traces(TraceInput(files=files, scope=scope), spill_parent=tmp_path, limit=40, workers=n)
+                 for n in (1, 2)]
+        here, there = [(_everything(d), d.fingerprint) for d in loads]
+        assert there == here and here[0][0]
