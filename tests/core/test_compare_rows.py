@@ -67,7 +67,8 @@ def test_pairs_equal_a_dictionary_of_b_keys_on_random_keys_with_repeats():
         a = _ev([f"t{x}" for x in rng.integers(0, 30, 200)], [f"m{x}" for x in rng.integers(0, 4, 200)])
         b = _ev([f"t{x}" for x in rng.integers(0, 40, 150)], [f"m{x}" for x in rng.integers(0, 5, 150)])
         rows_of_b = {key: i for i, key in enumerate(zip(b.test_case_keys, b.model_keys))}  # the last row wins
-        expected = [(i, rows_of_b[key]) for i, key in enumerate(zip(a.test_case_keys, a.model_keys)) if key in rows_of_b]
+        keys_a = zip(a.test_case_keys, a.model_keys)
+        expected = [(i, rows_of_b[key]) for i, key in enumerate(keys_a) if key in rows_of_b]
         pairs = PairingMemo(["m0", "m1", "m2", "m3"]).pairs(a, b)
         assert list(zip(pairs.rows_a.tolist(), pairs.rows_b.tolist())) == expected
         assert pairs.rows_only_b == len(rows_of_b) - len(expected)
