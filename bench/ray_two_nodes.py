@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from compare_runs import compare  # noqa: E402
 
 #: Ray's token authentication: every node, probe and driver of this cluster shares one token.
 ENV = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
@@ -107,6 +106,9 @@ def _placements(shards: list[dict], evaluators: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Here, not at the top: tests import _placements from this file, and tests/compare_runs.py has the same name.
+    from compare_runs import compare
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evaluators", default=DEFAULT)
     parser.add_argument("--keep", type=Path, help="leave the run folders here")

@@ -46,7 +46,11 @@ def _bench():
 
     spec = importlib.util.spec_from_file_location("ray_two_nodes", SCRIPT)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path  # the bench puts bench/ first: its compare_runs.py is not tests/compare_runs.py
     return module
 
 
