@@ -6,9 +6,17 @@ Starts a Ray head and a second worker node with ``ray start --block`` in two pro
 its own temporary folder and one CPU; runs ``sonar run`` once locally and once with
 ``--executor ray --ray-address 127.0.0.1:PORT`` (same configuration, same run id); compares the
 two result folders with bench/compare_runs.py (everything but the journal, apart from timestamps
-and durations); checks that shards ran on both nodes; stops both nodes (by their process, never
-with ``ray stop``, which would stop every Ray on the machine). Exit 0 when the artifacts are
-identical, 1 otherwise. tests/core/test_ray_two_nodes.py runs it in CI.
+and durations); checks that every shard of every evaluator ran, and that the shards of an actor
+pool ran on both nodes; stops both nodes (by their process, never with ``ray stop``, which would
+stop every Ray on the machine). Exit 0 when all of this holds, 1 otherwise.
+tests/core/test_ray_two_nodes.py runs it in CI.
+
+Where the work lands: a pool's actors take one CPU each for their lifetime, and each node has one
+CPU, so a pool of two actors has one on each node and its shards (shard ``i`` on actor ``i mod 2``)
+run on both: Ray's resource accounting guarantees it. A row-wise evaluator's shards are tasks, which
+go where Ray's scheduler puts them (its default policy fills a node before it spreads, and a worker
+that ends a short shard takes the next one): they may all run on one node, so their spread is
+printed, not checked.
 """
 
 from __future__ import annotations
@@ -27,11 +35,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from compare_runs import compare  # noqa: E402
 
 #: Ray's token authentication: every node, probe and driver of this cluster shares one token.
 ENV = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
-DEFAULT = "text_matching,pii_leakage,sensitive_data_leakage,encoding_guardrail,factual_knowledge"
+#: Row-wise evaluators (tasks) and one on the embedding pool (two actors: one per node).
+DEFAULT = ("text_matching,pii_leakage,sensitive_data_leakage,encoding_guardrail,factual_knowledge,"
+           "answer_semantic_similarity")
 
 
 def _port() -> int:
@@ -73,7 +82,33 @@ def _sonar(config: Path, *args: str) -> None:
         raise SystemExit(f"sonar run failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
 
+def _placements(shards: list[dict], evaluators: list[str]) -> dict:
+    """Per evaluator: its shards (all of them ran?) and the nodes they ran on; ``ok`` when every shard of
+    every evaluator ran and the shards of each pool of two or more actors ran on two nodes (one actor
+    per one-CPU node: guaranteed by Ray's resources). A task's node is Ray's choice: printed only."""
+    lines, ok = [], True
+    for name in evaluators:
+        mine = [e for e in shards if e.get("evaluator") == name]
+        if not mine:  # an evaluator that scores on the driver (requires_hosts) has no shard events
+            lines.append(f"{name}: no shard on the cluster")
+            continue
+        total = mine[0]["shards"]
+        ran = sorted({e["shard"] for e in mine})
+        nodes = {e["node"].split("@")[0] for e in mine}
+        actors = mine[0].get("actors", 0)
+        complete = ran == list(range(1, total + 1))
+        pooled = actors >= 2
+        ok = ok and complete and (not pooled or len(nodes) == 2)
+        where = f"{mine[0]['on']} ({actors} actors)" if actors else mine[0]["on"]
+        check = "checked" if pooled else "Ray's choice, not checked"
+        lines.append(f"{name}: {len(ran)} of {total} shards on {where}, on {len(nodes)} node(s) ({check})")
+    return {"lines": lines, "ok": ok}
+
+
 def main(argv: list[str] | None = None) -> int:
+    # Here, not at the top: tests import _placements from this file, and tests/compare_runs.py has the same name.
+    from compare_runs import compare
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evaluators", default=DEFAULT)
     parser.add_argument("--keep", type=Path, help="leave the run folders here")
@@ -110,17 +145,21 @@ def main(argv: list[str] | None = None) -> int:
                          aliases=[(str(work / "local"), str(work / "ray"))])
         report.pop("journal.jsonl", None)  # the journal says where things ran: it differs by design
         journal = [json.loads(line) for line in (work / "ray" / "two" / "journal.jsonl").read_text().splitlines()]
-        nodes = {e["node"].split("@")[0] for e in journal if e.get("executor") == "ray" and "node" in e}
+        shards = [e for e in journal if e.get("executor") == "ray" and "node" in e]
+        nodes = {e["node"].split("@")[0] for e in shards}
         started_event = next(e for e in journal if e["message"] == "started executor")
         print(f"cluster: {started_event['nodes']} nodes, resources {started_event['resources']}")
         print(f"shards ran on {len(nodes)} node(s); local {local_seconds:.1f} s, ray {ray_seconds:.1f} s "
               f"(end to end, including the driver's start)")
+        placed = _placements(shards, args.evaluators.split(","))
+        for line in placed["lines"]:
+            print(line)
         for name, lines in report.items():
             print(f"DIFFERS {name}: {lines[:3]}")
         if args.keep:
             shutil.copytree(work / "local", args.keep / "local", dirs_exist_ok=True)
             shutil.copytree(work / "ray", args.keep / "ray", dirs_exist_ok=True)
-        ok = not report and started_event["nodes"] == 2 and len(nodes) == 2
+        ok = not report and started_event["nodes"] == 2 and placed["ok"]
         print("identical artifacts on two nodes" if ok else "FAILED")
         return 0 if ok else 1
     finally:

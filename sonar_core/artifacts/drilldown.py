@@ -277,8 +277,6 @@ def redact(value: Any, hidden: frozenset[str]) -> Any:
             return {k: clean(v) for k, v in item.items()}
         if isinstance(item, (list, tuple)):
             return type(item)(clean(v) for v in item)
-        if isinstance(item, Sequence):  # a run's problems read back from their file (StoredList)
-            return [clean(v) for v in item]
         return item
 
     return clean(value)

@@ -37,8 +37,7 @@ def write_json(path: Path, data: Any, fragments: Fragments | None = None) -> Non
     """JSON indented by 2, with a stable key order and no NaN (NaN is not JSON), written atomically.
 
     A run killed mid-write must not leave a truncated run.json behind: resume reads it.
-    ``fragments`` reuses the text of objects already written elsewhere, and a
-    :class:`~.jsontext.ListFiles` value is copied from its files (see :mod:`.jsontext`).
+    ``fragments`` reuses the text of objects already written elsewhere (see :mod:`.jsontext`).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")

@@ -10,10 +10,7 @@ A run writes the same problem and insight objects into several files (the evalua
 problems file, its summary, and ``run.json`` after every evaluator). A :class:`Fragments`
 cache encodes such an object once: JSON text nested ``d`` levels deep is the top-level text
 with ``2 * d`` spaces after each line break (strings never hold a raw line break), so the
-cached text is re-indented rather than encoded again. For the same reason a list that is
-already on disk, as a file this module wrote, can be copied into another document
-(:class:`ListFiles`) without being parsed or held in memory: run.json gathers every
-evaluator's problems this way.
+cached text is re-indented rather than encoded again.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["dumps_indented", "write_indented", "Fragments", "ListFiles", "compact_encoder"]
+__all__ = ["dumps_indented", "write_indented", "Fragments", "compact_encoder"]
 
 _string = json.encoder.encode_basestring  # the C function when the _json accelerator is present
 _float_repr = float.__repr__
@@ -39,46 +36,6 @@ class Fragments:
     def keep(self, *objects: Any) -> None:
         for obj in objects:
             self._texts.setdefault(id(obj), (obj, None))
-
-
-class ListFiles:
-    """A JSON list whose items are those of the top-level lists in ``paths``, in order.
-
-    Each file must hold a list written by :func:`write_indented` (or ``json.dumps(indent=2)``,
-    which is the same text). :func:`write_indented` copies the items' text, re-indented.
-    """
-
-    def __init__(self, paths) -> None:
-        self.paths = list(paths)
-
-
-_COPY_BLOCK = 1 << 20  # characters per read when copying a list file
-
-
-def _copy_items(path, pad: str, write) -> bool:
-    """Write the items of the list file ``path`` indented by ``pad``; False when it is empty.
-
-    The file is ``[\\n  item,\\n  item\\n]\\n`` (or ``[]\\n``): its first two and last three
-    characters are the brackets' lines, everything between is the items at depth 1.
-    """
-    with open(path, encoding="utf-8") as handle:
-        head = handle.read(2)
-        if head != "[\n":
-            if head.startswith("[]"):
-                return False
-            raise ValueError(f"{path}: not a JSON list written by Sonar")
-        newline = "\n" + pad
-        held = ""  # the last three characters read, which may be the closing "\n]\n"
-        first = True
-        while block := handle.read(_COPY_BLOCK):
-            block = held + block
-            held, block = block[-3:], block[:-3]
-            if block:
-                write((pad if first else "") + block.replace("\n", newline))
-                first = False
-        if held != "\n]\n":
-            raise ValueError(f"{path}: not a JSON list written by Sonar")
-        return True
 
 
 def _float_text(value: float) -> str:
@@ -111,8 +68,7 @@ def dumps_indented(data: Any, fragments: Fragments | None = None) -> str:
 
 
 def write_indented(handle, data: Any, fragments: Fragments | None = None) -> None:
-    """Write :func:`dumps_indented`'s text of ``data`` to the text file ``handle``, copying the
-    items of :class:`ListFiles` values from their files as it goes."""
+    """Write :func:`dumps_indented`'s text of ``data`` to the text file ``handle``."""
     parts: list[str] = []
     _encode_into(data, parts, fragments, handle)
     handle.write("".join(parts))
@@ -189,23 +145,6 @@ def _encode_into(data: Any, parts: list[str], fragments: Fragments | None, handl
                 separator = "," + inner
                 encode(value, inner)
             append(newline + "}")
-        elif isinstance(o, ListFiles) and handle is not None:
-            # Flush what is encoded so far, then copy each file's items straight to the output.
-            append("[")
-            flush()
-            state = {"items": False, "file_started": False}
-
-            def write_items(text: str) -> None:
-                if not state["file_started"]:  # the separator before a file's first item
-                    handle.write(",\n" if state["items"] else "\n")
-                    state["file_started"] = True
-                handle.write(text)
-
-            for path in o.paths:
-                state["file_started"] = False
-                if _copy_items(path, newline[1:], write_items):
-                    state["items"] = True
-            append(newline + "]" if state["items"] else "]")
         else:
             encode(str(o), newline)  # json's default=str
 

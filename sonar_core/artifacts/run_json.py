@@ -4,8 +4,7 @@ The run builds a :class:`RunRecord` from its state (``sonar_core.execution.recor
 only declares the shape and writes it. docs/result-directory.md describes every field, and
 tests/test_result_directory.py checks that it names each field declared here.
 
-Field values are written exactly as given (no conversion on the way): a finished evaluator's
-problems and insights arrive as :class:`~.jsontext.ListFiles`, copied from their files. The sections'
+Field values are written exactly as given (no conversion on the way). The sections'
 shapes are declared once, as ``TypedDict`` s (:mod:`.record_shapes`, :mod:`.benchmark_dir`); they are
 :data:`AsGiven` here, so that pydantic neither copies, reorders nor drops a key, and
 tests/core/test_record_shapes.py checks a real run's run.json against them.

@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .comparability import IncompatibleRuns, check_comparable
+from .comparison_rows import PairingMemo, model_codes
 from .comparison_types import (NO_VALUES, Comparison, EvaluatorComparison, Flips, MetricComparison, OneRunOnly,
                                PairedComparison, RunRef, SideMean)
 from .confidence import STATS_SEED
@@ -84,8 +85,8 @@ def _reusable(run: RunData, confidence: float, resamples: int) -> bool:
             and stats.get("seed") == STATS_SEED)
 
 
-def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
-                    resamples: int, reuse: bool = False) -> dict[tuple[str, str], SideMean]:
+def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float, resamples: int,
+                    reuse: bool = False, codes: np.ndarray | None = None) -> dict[tuple[str, str], SideMean]:
     """Every (metric, model) mean of one run's evaluator with its interval.
 
     Wilson for 0/1 values, the seeded percentile bootstrap otherwise: the intervals
@@ -93,10 +94,10 @@ def _side_intervals(ev: EvaluatorData, models: list[str], confidence: float,
     draws (:func:`~.statistics.bootstrap_mean_intervals`), the costly part at 200,000 rows. With
     ``reuse``, an interval the run's leaderboard stored over the same number of values is taken as it
     is: the run drew it with the same seed and settings, so it is the one computed here, without the
-    draws.
+    draws. ``codes``: the rows' :func:`~.comparison_rows.model_codes` (computed when not given).
     """
-    model_keys = np.array(ev.model_keys, dtype=object)
-    masks = {model: model_keys == model for model in models}
+    codes = model_codes(ev.model_keys, models) if codes is None else codes
+    masks = {model: codes == k for k, model in enumerate(models)}
     out: dict[tuple[str, str], SideMean] = {}
     pending: dict[int, list[tuple[tuple[str, str], float, np.ndarray]]] = {}
     for metric in ev.metrics:
@@ -150,18 +151,14 @@ def _paired(pending: _Pending, adjusted: float, correction: str | None, family_s
 
 
 def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], confidence: float,
-                       resamples: int, reuse_a: bool = False, reuse_b: bool = False) -> EvaluatorComparison:
-    rows_b = {key: i for i, key in enumerate(zip(eb.test_case_keys, eb.model_keys))}
-    keys_a = list(zip(ea.test_case_keys, ea.model_keys))
-    shared = [(i, rows_b[key]) for i, key in enumerate(keys_a) if key in rows_b]
-    ia = np.array([i for i, _ in shared], dtype=np.int64)
-    ib = np.array([j for _, j in shared], dtype=np.int64)
-    shared_models = np.array([ea.model_keys[i] for i in ia.tolist()], dtype=object)
-    shared_cases = [ea.test_case_keys[i] for i in ia.tolist()]
+                       resamples: int, reuse_a: bool = False, reuse_b: bool = False,
+                       memo: PairingMemo | None = None) -> EvaluatorComparison:
+    memo = memo or PairingMemo(models)
+    pairs = memo.pairs(ea, eb)
     metrics_b = {m.key: m for m in eb.metrics}
     pendings: list[_Pending] = []
-    sides_a = _side_intervals(ea, models, confidence, resamples, reuse_a)
-    sides_b = _side_intervals(eb, models, confidence, resamples, reuse_b)
+    sides_a = _side_intervals(ea, models, confidence, resamples, reuse_a, memo.codes(ea.model_keys))
+    sides_b = _side_intervals(eb, models, confidence, resamples, reuse_b, memo.codes(eb.model_keys))
     for metric in ea.metrics:
         other = metrics_b.get(metric.key)
         if other is None:
@@ -172,22 +169,17 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
             b_side = sides_b.get((metric.key, model), NO_VALUES)
             if a_side.n == 0 and b_side.n == 0:
                 continue
-            mine = shared_models == model
-            pa, pb = va[ia[mine]], vb[ib[mine]]
-            cases = [c for c, keep in zip(shared_cases, mine.tolist()) if keep]
+            rows_a, rows_b = pairs.by_model[model]
+            pa, pb = va[rows_a], vb[rows_b]
             both = ~np.isnan(pa) & ~np.isnan(pb)
             test, differing, flips = None, 0, Flips()
             if not metric.model_level and both.any():
                 # B against A: the test's delta is mean(B) - mean(A) over the pairs.
-                test = paired_test(pb[both].tolist(), pa[both].tolist(), seed=0)
+                test = paired_test(pb[both], pa[both], seed=0)
                 differing = int(np.count_nonzero(pb[both] != pa[both]))
                 fail_a, fail_b = failing(metric, pa), failing(other, pb)
-                present = both.tolist()
-                flips = Flips(
-                    pass_to_fail=tuple(c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
-                                       if p and not x and y),
-                    fail_to_pass=tuple(c for c, x, y, p in zip(cases, fail_a.tolist(), fail_b.tolist(), present)
-                                       if p and x and not y))
+                flips = Flips(pass_to_fail=tuple(pairs.cases_a[rows_a[both & ~fail_a & fail_b]].tolist()),
+                              fail_to_pass=tuple(pairs.cases_a[rows_a[both & fail_a & ~fail_b]].tolist()))
             pendings.append(_Pending(metric, other, model, a_side, b_side, test, differing, flips))
     # Holm's family: the tests that could reject at all. A test whose pairs all agree has p = 1
     # whatever happens (its smallest attainable p-value is 1), so, as in Tarone's correction for
@@ -208,13 +200,11 @@ def _compare_evaluator(ea: EvaluatorData, eb: EvaluatorData, models: list[str], 
         entries.append(MetricComparison(p.metric.key, p.metric.display_name, p.model, p.metric.higher_is_better,
                                         p.metric.is_primary, p.metric.threshold, p.other.threshold, p.a, p.b, delta,
                                         test, p.flips, significant, regression))
-    cases_a, cases_b = set(ea.test_case_keys), set(eb.test_case_keys)
     return EvaluatorComparison(
         label_a=ea.label, label_b=eb.label, evaluator_id=ea.evaluator_id, parameters=ea.parameters,
-        folder_a=ea.folder, folder_b=eb.folder, shared_rows=len(shared),
-        rows_only_a=len(keys_a) - len(shared), rows_only_b=len(rows_b) - len(shared),
-        test_cases_only_a=tuple(c for c in dict.fromkeys(ea.test_case_keys) if c not in cases_b),
-        test_cases_only_b=tuple(c for c in dict.fromkeys(eb.test_case_keys) if c not in cases_a),
+        folder_a=ea.folder, folder_b=eb.folder, shared_rows=len(pairs.rows_a),
+        rows_only_a=pairs.rows_only_a, rows_only_b=pairs.rows_only_b,
+        test_cases_only_a=pairs.test_cases_only_a, test_cases_only_b=pairs.test_cases_only_b,
         metrics=tuple(entries))
 
 
@@ -273,7 +263,9 @@ def compare_runs(a: RunData, b: RunData, confidence: float = DEFAULT_CONFIDENCE,
     partial, reasons = check_comparable(a, b, len(pairs), allow_partial)
     models = [m for m in a.models if m in set(b.models)]
     reuse = (_reusable(a, confidence, resamples), _reusable(b, confidence, resamples))
-    evaluators = tuple(_compare_evaluator(ea, eb, models, confidence, resamples, *reuse) for ea, eb in pairs)
+    memo = PairingMemo(models)  # the evaluators of a run usually share their rows: paired once
+    evaluators = tuple(_compare_evaluator(ea, eb, models, confidence, resamples, *reuse, memo=memo)
+                       for ea, eb in pairs)
     problems = tuple(regression_problem(ev, entry, confidence) for ev in evaluators for entry in ev.metrics
                      if entry.regression)
     cases_b = set(b.test_cases)

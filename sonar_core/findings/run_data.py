@@ -19,7 +19,7 @@ def value_array(ev: EvaluatorData, key: str) -> np.ndarray:
     """The values of metric ``key``, one per row, as a float64 array (NaN: no value)."""
     array = ev._arrays.get(key)
     if array is None:
-        array = ev._arrays[key] = np.array([np.nan if v is None else v for v in ev.values[key]], dtype=float)
+        array = ev._arrays[key] = np.array(ev.values[key], dtype=float)  # None becomes NaN
     return array
 
 

@@ -288,7 +288,7 @@ class EvaluatorSummary:
     """What the run keeps of one finished evaluator, read by run.json, index.html and the drill-down.
 
     ``leaderboard``: its typed leaderboard (the best model overall is chosen from these). ``problems``
-    and ``insights``: as written to its folder (H2O's JSON items; read back lazily on a large run).
+    and ``insights``: as written to its folder (H2O's JSON items; a problem lists at most 1,000 rows).
     ``view``: the writers' own layout of it (index.html's section), kept so that a resumed run draws
     the same page; nothing outside :mod:`sonar_core.artifacts` reads it. ``test_cases``: the
     drill-down's cells (None in a summary written before the drill-down existed). ``metrics``: each

@@ -3,9 +3,9 @@ model, and the rows that flipped, a page at a time and filtered (docs/view.md).
 
 The comparison is :func:`sonar_core.findings.comparison.compare_runs` over the runs read by
 :func:`sonar_core.artifacts.run_reader.read_run`, the path ``sonar compare`` takes; nothing here computes a
-statistic. Its result is read only through :func:`_get` (a key of a dict or an attribute of an object of the
-same names), so the result may become dataclasses without this module changing. A comparison is made once
-per pair of run versions (run.json's modification time) and kept; paging and filtering the flips read it.
+statistic. Its result is a :class:`~sonar_core.findings.comparison_types.Comparison`, read by attribute. A
+comparison is made once per pair of run versions (run.json's modification time) and kept; paging and
+filtering the flips read it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 from ..artifacts.columnar import RUN_DATASET_PARQUET
 from ..errors import SonarError
+from ..findings.comparison_types import Comparison, MetricComparison, PairedComparison, SideMean
 from .queries import Run, connection
 
 __all__ = ["comparison", "flips", "DIRECTIONS", "FLIPS_PAGE_SIZE", "LISTED"]
@@ -31,13 +32,6 @@ _KEPT = 4
 
 _cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
 _cache_lock = threading.Lock()
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    """A field of compare_runs' result: a dict's key or an object's attribute."""
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def _version(run: Run) -> tuple[str, int]:
@@ -57,9 +51,9 @@ def _compute(a: Run, b: Run) -> dict[str, Any]:
     except SonarError as exc:
         raise ValueError(f"{a.run_id} and {b.run_id} cannot be compared: {str(exc).splitlines()[0]}") from None
     # Every flip once, in the comparison's order: (evaluator, metric, model, direction, test case).
-    flipped = [(_get(ev, "label_b"), _get(entry, "metric"), _get(entry, "model"), direction, case)
-               for ev in _get(data, "evaluators", []) for entry in _get(ev, "metrics", [])
-               for direction in DIRECTIONS for case in _get(_get(entry, "flips", {}), direction, [])]
+    flipped = [(ev.label_b, entry.metric, entry.model, direction, case)
+               for ev in data.evaluators for entry in ev.metrics
+               for direction in DIRECTIONS for case in getattr(entry.flips, direction)]
     return {"data": data, "flips": flipped}
 
 
@@ -76,25 +70,25 @@ def _compared(a: Run, b: Run) -> dict[str, Any]:
         return found
 
 
-def _side(side: Any) -> dict[str, Any]:
-    return {name: _get(side, name) for name in ("value", "ci_low", "ci_high", "n", "method")}
+def _side(side: SideMean) -> dict[str, Any]:
+    return {"value": side.value, "ci_low": side.ci_low, "ci_high": side.ci_high, "n": side.n, "method": side.method}
 
 
-def _verdict(entry: Any) -> str:
+def _verdict(entry: MetricComparison) -> str:
     """``worse`` (a significant change for the worse), ``better`` (significant, the other way), ``same``
     (tested, not significant) or ``untested`` (no paired test: a model-level metric or no shared values)."""
-    if _get(entry, "test") is None:
+    if entry.test is None:
         return "untested"
-    if _get(entry, "regression"):
+    if entry.regression:
         return "worse"
-    return "better" if _get(entry, "significant") else "same"
+    return "better" if entry.significant else "same"
 
 
-def _test(test: Any) -> dict[str, Any] | None:
+def _test(test: PairedComparison | None) -> dict[str, Any] | None:
     if test is None:
         return None
-    return {name: _get(test, name) for name in ("test", "n", "delta", "p_value", "p_adjusted", "correction",
-                                                "family_size")}
+    return {"test": test.test, "n": test.n, "delta": test.delta, "p_value": test.p_value,
+            "p_adjusted": test.p_adjusted, "correction": test.correction, "family_size": test.family_size}
 
 
 def _listed(items: list) -> dict[str, Any]:
@@ -109,30 +103,27 @@ def comparison(a: Run, b: Run) -> dict[str, Any]:
     ``sonar compare`` concludes, the flips counted (:func:`flips` lists them). ValueError (one line) when the
     runs cannot be compared or read."""
     compared = _compared(a, b)
-    data = compared["data"]
+    data: Comparison = compared["data"]
     metrics, evaluators = [], []
-    for ev in _get(data, "evaluators", []):
-        evaluators.append({"label": _get(ev, "label_b"), "shared_rows": _get(ev, "shared_rows"),
-                           "rows_only_a": _get(ev, "rows_only_a"), "rows_only_b": _get(ev, "rows_only_b")})
-        for entry in _get(ev, "metrics", []):
-            flipped = _get(entry, "flips", {})
-            metrics.append({"evaluator": _get(ev, "label_b"), "metric": _get(entry, "metric"),
-                            "metric_name": _get(entry, "metric_name"), "model": _get(entry, "model"),
-                            "higher_is_better": _get(entry, "higher_is_better"),
-                            "a": _side(_get(entry, "a")), "b": _side(_get(entry, "b")),
-                            "delta": _get(entry, "delta"), "test": _test(_get(entry, "test")),
-                            "verdict": _verdict(entry),
-                            **{d: len(_get(flipped, d, [])) for d in DIRECTIONS}})
-    only = {side: [{"label": _get(e, "label"), "reason": _get(e, "reason")}
-                   for e in _get(data, f"evaluators_only_{side}", [])] for side in ("a", "b")}
-    return {"a": a.run_id, "b": b.run_id, "confidence_level": _get(data, "confidence_level"),
-            "regressions": _get(data, "regressions"), "models": list(_get(data, "models", [])),
-            "models_only_a": list(_get(data, "models_only_a", [])), "models_only_b": list(_get(data, "models_only_b", [])),
-            "test_cases_shared": _get(data, "test_cases_shared"),
-            "test_cases_only_a": _listed(_get(data, "test_cases_only_a", [])),
-            "test_cases_only_b": _listed(_get(data, "test_cases_only_b", [])),
+    for ev in data.evaluators:
+        evaluators.append({"label": ev.label_b, "shared_rows": ev.shared_rows,
+                           "rows_only_a": ev.rows_only_a, "rows_only_b": ev.rows_only_b})
+        for entry in ev.metrics:
+            metrics.append({"evaluator": ev.label_b, "metric": entry.metric, "metric_name": entry.metric_name,
+                            "model": entry.model, "higher_is_better": entry.higher_is_better,
+                            "a": _side(entry.a), "b": _side(entry.b), "delta": entry.delta,
+                            "test": _test(entry.test), "verdict": _verdict(entry),
+                            **{d: len(getattr(entry.flips, d)) for d in DIRECTIONS}})
+    only = {side: [{"label": e.label, "reason": e.reason} for e in getattr(data, f"evaluators_only_{side}")]
+            for side in ("a", "b")}
+    return {"a": a.run_id, "b": b.run_id, "confidence_level": data.confidence_level,
+            "regressions": data.regressions, "models": list(data.models),
+            "models_only_a": list(data.models_only_a), "models_only_b": list(data.models_only_b),
+            "test_cases_shared": data.test_cases_shared,
+            "test_cases_only_a": _listed(data.test_cases_only_a),
+            "test_cases_only_b": _listed(data.test_cases_only_b),
             "evaluators_only_a": only["a"], "evaluators_only_b": only["b"],
-            "not_comparable": list(_get(data, "not_comparable") or []), "partial": _get(data, "partial") or {},
+            "not_comparable": list(data.not_comparable), "partial": data.partial or {},
             "evaluators": evaluators, "metrics": metrics, "flips": len(compared["flips"])}
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sonar_core.artifacts.jsontext import Fragments, ListFiles, compact_encoder, dumps_indented, write_indented
+from sonar_core.artifacts.jsontext import Fragments, compact_encoder, dumps_indented, write_indented
 
 
 class Colour(str, enum.Enum):
@@ -60,29 +60,6 @@ def test_fragments_are_encoded_once_and_reindented():
     # The cached text is the object's own top-level text.
     ((_, text),) = fragments._texts.values()
     assert text == json.dumps(problem, indent=2, ensure_ascii=False)
-
-
-def test_list_files_are_copied_item_by_item(tmp_path, monkeypatch):
-    import sonar_core.artifacts.jsontext as jsontext
-
-    monkeypatch.setattr(jsontext, "_COPY_BLOCK", 3)  # items cross block boundaries
-    lists = [[{"a": 1, "b": ["x\ny"]}], [], ["s", [1, 2]], []]
-    paths = []
-    for n, items in enumerate(lists):
-        path = tmp_path / f"{n}.json"
-        path.write_text(json.dumps(items, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        paths.append(path)
-    handle = io.StringIO()
-    write_indented(handle, {"result": {"problems": ListFiles(paths), "after": True}, "empty": ListFiles(paths[1:2])})
-    expected = {"result": {"problems": [item for items in lists for item in items], "after": True}, "empty": []}
-    assert handle.getvalue() == json.dumps(expected, indent=2, ensure_ascii=False)
-
-
-def test_list_file_that_is_not_a_list_is_an_error(tmp_path):
-    path = tmp_path / "x.json"
-    path.write_text('{"a": 1}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="not a JSON list written by Sonar"):
-        write_indented(io.StringIO(), {"x": ListFiles([path])})
 
 
 def test_compact_encoder_matches_json_dumps():
