@@ -93,8 +93,9 @@ def graph_encoder(settings: GraphSettings, service, say: Callable[[str], None] =
     """The settings with the encoder chosen, and its ``embed(texts)``; see the module docstring.
 
     ``service`` is the run's :class:`~sonar_core.models.embeddings.EmbeddingService` (its store,
-    device and progress bar). Nothing heavy happens here: the ONNX model is exported or loaded on the
-    first ``embed`` call, so a graph read back from its file costs no export.
+    device and progress bar). The ONNX export happens here the first time (once per model and machine;
+    if it fails, torch embeds, with one line saying why); its sessions are made on the first ``embed``
+    call, so a graph read back from its file costs none.
     """
     from ..models import onnx_encoder
 
@@ -108,7 +109,13 @@ def graph_encoder(settings: GraphSettings, service, say: Callable[[str], None] =
         elif service.device != "cpu":
             why = f"the embedding device is {service.device}, and the ONNX encoder runs on the CPU"
         else:
-            why = onnx_encoder.onnx_supported(service.store.resolve(settings.embedding_model))
+            folder = service.store.resolve(settings.embedding_model)
+            why = onnx_encoder.onnx_supported(folder)
+            if why is None:
+                try:  # exported once per model and machine, here, so the key names the encoder that runs
+                    onnx_encoder.onnx_model(folder, say=say)
+                except Exception as error:  # noqa: BLE001 - any failure of the exporter leaves torch's path
+                    why = f"the ONNX export of {folder.name} failed ({type(error).__name__}: {error})"
     if backend == "torch" or why is not None:
         if why is not None:
             say(f"the document graph embeds with torch: {why}")

@@ -29,6 +29,7 @@ import importlib.util
 import json
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -150,7 +151,7 @@ def _export(folder: Path, target: Path) -> None:
     try:
         import warnings
 
-        with torch.no_grad(), warnings.catch_warnings():
+        with torch.no_grad(), warnings.catch_warnings(), _without_onnx_package():
             warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and tracer notes
             torch.onnx.export(model, (example, torch.ones_like(example), torch.zeros_like(example)), str(temporary),
                               input_names=list(_INPUTS), output_names=["embedding"],
@@ -159,6 +160,30 @@ def _export(folder: Path, target: Path) -> None:
         os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+@contextmanager
+def _without_onnx_package():
+    """Let torch's TorchScript exporter write its model without the ``onnx`` package when it is missing.
+
+    The exporter serialises the model itself, then hands the bytes to ``onnx`` only to insert
+    onnx-script functions, of which this export has none. ``onnx`` needs protobuf 3.20 or later, which
+    lmppl (the models extra) refuses, so it is not installed with Sonar: that step is skipped then.
+    """
+    try:
+        from torch.onnx._internal.torchscript_exporter import onnx_proto_utils
+    except ImportError:  # another torch: its exporter is used as it is
+        yield
+        return
+    if importlib.util.find_spec("onnx") is not None or not hasattr(onnx_proto_utils, "_add_onnxscript_fn"):
+        yield
+        return
+    original = onnx_proto_utils._add_onnxscript_fn
+    onnx_proto_utils._add_onnxscript_fn = lambda model_bytes, custom_opsets: model_bytes
+    try:
+        yield
+    finally:
+        onnx_proto_utils._add_onnxscript_fn = original
 
 
 def onnx_model(folder: Path, cache: Path | None = None, say: Callable[[str], None] = lambda line: None) -> Path:
