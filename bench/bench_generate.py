@@ -1,12 +1,14 @@
 """Benchmarks of ``sonar generate`` (docs/generate.md): the document graph at 10,000 chunks, and the LLM
 calls per kept item against a clean scripted server.
 
-    python bench/bench_generate.py graph [--chunks 10000] [--device cpu]
+    python bench/bench_generate.py graph [--chunks 10000] [--device cpu] [--backend auto|onnx|torch]
     python bench/bench_generate.py calls [--chunks 300] [-n 100]
 
 ``graph`` writes a corpus of synthetic chunks (a ``.jsonl`` of the user's own chunks, so the count is
 exact; each chunk five to eight sentences drawn from a fixed vocabulary with a seeded generator, so no two
-are alike) and times :func:`~sonar_core.generation.graph.build_graph` step by step. ``calls`` generates
+are alike) and times :func:`~sonar_core.generation.graph.build_graph` step by step, with the encoder
+:func:`~sonar_core.generation.graph.graph_encoder` chooses for ``--backend`` (reported as ``encoder``; the
+model's load and a first ONNX export are done before the clock starts). ``calls`` generates
 ``n`` items from such a corpus against tests/judge_server.py answering as tests/generation_script.py
 does (no fault), and divides the server's calls by the items kept; the quality judge's calibration
 (once per judge, then cached) is counted apart. Each prints the machine's load average and the graph its
@@ -55,23 +57,30 @@ def load() -> str:
     return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} CPUs"
 
 
-def bench_graph(chunks: int, device: str) -> None:
+def bench_graph(chunks: int, device: str, backend: str, vectors_out: str | None = None) -> None:
     from sonar_core.generation.documents import read_corpus
-    from sonar_core.generation.graph import GraphSettings, build_graph
+    from sonar_core.generation.graph import GraphSettings, build_graph, graph_encoder
     from sonar_core.models.embeddings import EmbeddingService
 
     with tempfile.TemporaryDirectory() as folder:
         path = corpus(Path(folder) / "chunks.jsonl", chunks)
         service = EmbeddingService(device=device)
-        service.embed(["warm the model up"])  # the model's load is not the graph's time
+        settings, embed = graph_encoder(GraphSettings(embedding_backend=backend), service, print)
+        embed(["warm the model up"])  # the model's load (and a first ONNX export) is not the graph's time
+        made = []
         started, cpu = time.perf_counter(), time.process_time()
-        graph = build_graph(read_corpus([path]), GraphSettings(), service.embed)
+        graph = build_graph(read_corpus([path]), settings, lambda texts: made.append(embed(texts)) or made[-1])
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    print(json.dumps({"bench": "graph", "chunks": chunks, "kept": len(graph.chunks), "topics": len(graph.topics),
+    print(json.dumps({"bench": "graph", "encoder": settings.embedding_backend, "chunks": chunks,
+                      "kept": len(graph.chunks), "topics": len(graph.topics),
                       "links": len(graph.links), "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
                       "steps": graph.seconds,
                       "device": service.device, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
                       "machine": load()}, indent=1))
+    if vectors_out:  # every unique chunk's vector, in chunk order (to compare two encoders' graphs)
+        import numpy as np
+
+        np.save(vectors_out, made[0])
 
 
 def bench_calls(chunks: int, n: int) -> None:
@@ -106,9 +115,12 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=None)
     parser.add_argument("-n", type=int, default=100)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"),
+                        help="who embeds the graph's chunks (GraphSettings.embedding_backend)")
+    parser.add_argument("--vectors", help="graph: save the chunks' vectors to this .npy file")
     args = parser.parse_args()
     if args.what == "graph":
-        bench_graph(args.chunks or 10_000, args.device)
+        bench_graph(args.chunks or 10_000, args.device, args.backend, args.vectors)
     else:
         bench_calls(args.chunks or 300, args.n)
 

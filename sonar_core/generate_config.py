@@ -58,6 +58,9 @@ class GenerateSpec(BaseModel):
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     max_cost: float | None = Field(default=None, gt=0)
     device: str = "auto"
+    #: Who embeds the document graph's chunks: ``auto`` (ONNX Runtime on the CPU when installed), ``onnx``
+    #: or ``torch`` (docs/generate.md); the evaluators' embeddings are torch's whatever this says.
+    embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
     #: The folder relative paths are resolved from (a run configuration's).
     base_dir: str | None = None
 

@@ -3,7 +3,13 @@
 Built without any LLM (:mod:`.graph_parts` holds the steps), so the same documents and settings
 give the same graph on every run. It is written as one JSON file and reused when the same
 documents come again: its ``key`` is a SHA-256 over the documents' names and contents, the
-chunking and linking settings, the embedding model and :data:`GRAPH_VERSION`.
+chunking and linking settings, the embedding model, the encoder that ran it and :data:`GRAPH_VERSION`.
+
+The chunks are embedded by :func:`graph_encoder`'s choice (``embedding_backend``): ``auto`` (the
+default) runs the embedding model with ONNX Runtime on the CPU (:mod:`sonar_core.models.onnx_encoder`,
+about half torch's CPU time, the same vectors to float32 rounding) when onnxruntime is installed,
+the device is the CPU and the model is a mean-pooled sentence-transformers folder; otherwise, and
+with ``torch``, the run's embedding service (torch) embeds them, with one line saying why.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -26,10 +32,13 @@ from .graph_parts import key_terms, links, near_duplicates, topics
 from .language import detect_many
 from .records import ChunkRecord, DuplicateRecord, LinkRecord, TopicRecord
 
-__all__ = ["DocumentGraph", "GraphSettings", "build_graph", "load_graph", "save_graph", "graph_key", "GRAPH_VERSION"]
+__all__ = ["DocumentGraph", "GraphSettings", "build_graph", "load_graph", "save_graph", "graph_key", "graph_encoder",
+           "GRAPH_VERSION", "EMBEDDING_BACKENDS"]
 
-#: Part of every graph's key: a change in how graphs are built builds them afresh.
-GRAPH_VERSION = 1
+#: Part of every graph's key: a change in how graphs are built builds them afresh (2: the encoder is in the key).
+GRAPH_VERSION = 2
+#: Who embeds the chunks (see the module docstring).
+EMBEDDING_BACKENDS = ("auto", "onnx", "torch")
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,9 @@ class GraphSettings:
     link_k: int = 5
     link_similarity: float = 0.5
     embedding_model: str = "all-MiniLM-L6-v2"
+    #: ``auto``, ``onnx`` or ``torch``; :func:`graph_encoder` replaces it by the encoder chosen
+    #: (``onnx-v<export version>`` or ``torch``), so a graph made by another encoder is not reused.
+    embedding_backend: str = "auto"
 
 
 @dataclass
@@ -74,6 +86,49 @@ class DocumentGraph:
 def graph_key(corpus: Corpus, settings: GraphSettings) -> str:
     payload = {"version": GRAPH_VERSION, "documents": corpus.fingerprint(), "settings": settings.__dict__}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def graph_encoder(settings: GraphSettings, service, say: Callable[[str], None] = lambda line: None,
+                  ) -> tuple[GraphSettings, Callable[[list[str]], np.ndarray]]:
+    """The settings with the encoder chosen, and its ``embed(texts)``; see the module docstring.
+
+    ``service`` is the run's :class:`~sonar_core.models.embeddings.EmbeddingService` (its store,
+    device and progress bar). The ONNX export happens here the first time (once per model and machine;
+    if it fails, torch embeds, with one line saying why); its sessions are made on the first ``embed``
+    call, so a graph read back from its file costs none.
+    """
+    from ..models import onnx_encoder
+
+    backend = settings.embedding_backend
+    if backend not in EMBEDDING_BACKENDS:
+        raise ValueError(f"embedding_backend '{backend}': expected one of {', '.join(EMBEDDING_BACKENDS)}")
+    why = None
+    if backend != "torch":
+        if not onnx_encoder.onnx_available():
+            why = "onnxruntime is not installed (pip install 'sonar-eval[generate]')"
+        elif service.device != "cpu":
+            why = f"the embedding device is {service.device}, and the ONNX encoder runs on the CPU"
+        else:
+            folder = service.store.resolve(settings.embedding_model)
+            why = onnx_encoder.onnx_supported(folder)
+            if why is None:
+                try:  # exported once per model and machine, here, so the key names the encoder that runs
+                    onnx_encoder.onnx_model(folder, say=say)
+                except Exception as error:  # noqa: BLE001 - any failure of the exporter leaves torch's path
+                    why = f"the ONNX export of {folder.name} failed ({type(error).__name__}: {error})"
+    if backend == "torch" or why is not None:
+        if why is not None:
+            say(f"the document graph embeds with torch: {why}")
+        return replace(settings, embedding_backend="torch"), lambda texts: service.embed(texts, settings.embedding_model)
+    encoders: list[onnx_encoder.OnnxEncoder] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        if not encoders:
+            encoders.append(onnx_encoder.OnnxEncoder(service.store.resolve(settings.embedding_model), say=say))
+        advance = service.progress("embedding chunks (ONNX)", len(texts)) if service.progress and len(texts) > 512 else None
+        return encoders[0].encode(texts, advance)
+
+    return replace(settings, embedding_backend=f"onnx-v{onnx_encoder.EXPORT_VERSION}"), embed
 
 
 def _normal(text: str) -> str:

@@ -23,7 +23,7 @@ from ..findings.judge_trust import JudgeTrust
 from ..journal import Journal
 from ..llm.ledger import CostEstimate
 from .documents import read_corpus
-from .graph import DocumentGraph, GraphSettings, build_graph, graph_key, load_graph, save_graph
+from .graph import DocumentGraph, GraphSettings, build_graph, graph_encoder, graph_key, load_graph, save_graph
 from .items import item_outcomes, suite_lines
 from .quality import calibrate_checks, judge_checks, rule_scores
 from .quotas import plan_items
@@ -81,12 +81,13 @@ def _services(spec: GenerateSpec, journal, dry: bool):
 
 
 def _graph(spec: GenerateSpec, corpus, files: dict[str, Path], embeddings, dry: bool, say) -> DocumentGraph:
-    settings = GraphSettings(max_tokens=spec.chunk_tokens)
+    settings, embed = graph_encoder(GraphSettings(max_tokens=spec.chunk_tokens,
+                                                  embedding_backend=spec.embedding_backend), embeddings, say)
     key = graph_key(corpus, settings)
     graph = load_graph(files["graph"], key)
     if graph is None:
         say("building the document graph (chunks, embeddings, topics, links)")
-        graph = build_graph(corpus, settings, embeddings.embed)
+        graph = build_graph(corpus, settings, embed)
         if not dry:
             save_graph(graph, files["graph"])
     return graph
