@@ -7,7 +7,7 @@ chunking and linking settings, the embedding model, the encoder that ran it and 
 
 The chunks are embedded by :func:`graph_encoder`'s choice (``embedding_backend``): ``auto`` (the
 default) runs the embedding model with ONNX Runtime on the CPU (:mod:`sonar_core.models.onnx_encoder`,
-about half torch's CPU time, the same vectors to float32 rounding) when onnxruntime is installed,
+about 0.8 of torch's CPU time, the same vectors to float32 rounding) when onnxruntime is installed,
 the device is the CPU and the model is a mean-pooled sentence-transformers folder; otherwise, and
 with ``torch``, the run's embedding service (torch) embeds them, with one line saying why.
 """
