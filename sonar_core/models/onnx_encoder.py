@@ -47,6 +47,8 @@ _OPSET = 17
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _DIGESTS: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
 _EXPORT_LOCK = threading.Lock()
+#: Texts shared among the sessions at a time (what an interrupted encoding still finishes).
+_BLOCK = 256
 
 
 def onnx_available() -> bool:
@@ -261,9 +263,14 @@ class OnnxEncoder:
                 with lock:
                     advance(count)
 
-        with ThreadPoolExecutor(n, thread_name_prefix="sonar-onnx") as pool:
-            shares = list(pool.map(lambda i: self._encode_share(i, texts[i::n], tick), range(n)))
-        merged = np.empty((len(texts), shares[0].shape[1]), dtype=np.float32)
-        for i, share in enumerate(shares):
-            merged[i::n] = share
-        return merged
+        parts = []
+        # A block at a time: Ctrl-C waits for the block in hand (well under a second a text), not for them all.
+        for start in range(0, len(texts), _BLOCK):
+            block = texts[start:start + _BLOCK]
+            with ThreadPoolExecutor(n, thread_name_prefix="sonar-onnx") as pool:
+                shares = list(pool.map(lambda i: self._encode_share(i, block[i::n], tick), range(n)))
+            merged = np.empty((len(block), shares[0].shape[1]), dtype=np.float32)
+            for i, share in enumerate(shares):
+                merged[i::n] = share
+            parts.append(merged)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
