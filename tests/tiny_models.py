@@ -145,3 +145,31 @@ def seq2seq_lm_folder(folder: Path) -> Path:
     model.save_pretrained(folder)
     fast.save_pretrained(folder)
     return folder
+
+
+def tiny_bert_folder(folder: Path, corpus: list[str]) -> Path:
+    """A one-layer BERT (hidden size 16) and a fast WordPiece tokenizer trained on ``corpus`` (with a pair template),
+    for a sentence-transformers folder built on it (the semantic evaluators' and the ONNX export's tests)."""
+    import torch
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers.models import WordPiece
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tokenizer = Tokenizer(WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.train_from_iterator(corpus, trainers.WordPieceTrainer(vocab_size=120, special_tokens=specials))
+    cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    tokenizer.decoder = decoders.WordPiece()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    bert = BertModel(BertConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=16, num_hidden_layers=1,
+                                num_attention_heads=2, intermediate_size=32, max_position_embeddings=64))
+    bert.save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return folder

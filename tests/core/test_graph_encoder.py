@@ -31,29 +31,11 @@ REAL_COSINE_BOUND = 0.99999
 @pytest.fixture(scope="module")
 def tiny_st(tmp_path_factory) -> Path:
     """A tiny sentence-transformers folder: random BERT, WordPiece tokenizer, mean pooling, Normalize."""
-    import torch
     from sentence_transformers import SentenceTransformer, models
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors, trainers
-    from tokenizers.models import WordPiece
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+    from tiny_models import tiny_bert_folder
 
     root = tmp_path_factory.mktemp("tiny_st")
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tokenizer = Tokenizer(WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.train_from_iterator(TEXTS, trainers.WordPieceTrainer(vocab_size=120, special_tokens=specials))
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tokenizer.token_to_id("[CLS]")),
-                                                 ("[SEP]", tokenizer.token_to_id("[SEP]"))])
-    tokenizer.decoder = decoders.WordPiece()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]",
-                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    torch.manual_seed(0)
-    bert = BertModel(BertConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=16, num_hidden_layers=1,
-                                num_attention_heads=2, intermediate_size=32, max_position_embeddings=64))
-    bert.save_pretrained(root / "hf")
-    fast.save_pretrained(root / "hf")
+    tiny_bert_folder(root / "hf", TEXTS)
     encoder = SentenceTransformer(modules=[models.Transformer(str(root / "hf"), max_seq_length=24),
                                            models.Pooling(16, "mean"), models.Normalize()])
     encoder.save(str(root / "tiny-st"))

@@ -93,33 +93,13 @@ def test_every_evaluator_folder_is_complete_and_scores_identical_texts_as_one(tm
 def tiny_model(tmp_path_factory):
     """A tiny sentence-transformers model saved to a folder: random BERT weights, a WordPiece
     tokenizer trained on a few sentences, mean pooling."""
-    import torch
     from sentence_transformers import SentenceTransformer, models
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors, trainers
-    from tokenizers.models import WordPiece
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+    from tiny_models import tiny_bert_folder
 
     root = tmp_path_factory.mktemp("tiny_model")
     corpus = ["Paris is the capital of France.", "The cat sat on the mat.", "Click forgot password.",
               "Claims are paid within ten days.", "Upload photos of the damage."]
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tokenizer = Tokenizer(WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.train_from_iterator(corpus, trainers.WordPieceTrainer(vocab_size=120, special_tokens=specials))
-    cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
-    tokenizer.decoder = decoders.WordPiece()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]",
-                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    torch.manual_seed(0)
-    bert = BertModel(BertConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=16, num_hidden_layers=1,
-                                num_attention_heads=2, intermediate_size=32, max_position_embeddings=64))
-    hf_folder = root / "hf"
-    bert.save_pretrained(hf_folder)
-    fast.save_pretrained(hf_folder)
+    hf_folder = tiny_bert_folder(root / "hf", corpus)
     word = models.Transformer(str(hf_folder), max_seq_length=32)
     encoder = SentenceTransformer(modules=[word, models.Pooling(16, "mean")])
     folder = root / "tiny-st"
