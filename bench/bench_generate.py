@@ -1,14 +1,17 @@
 """Benchmarks of ``sonar generate`` (docs/generate.md): the document graph at 10,000 chunks, and the LLM
 calls per kept item against a clean scripted server.
 
-    python bench/bench_generate.py graph [--chunks 10000] [--device cpu] [--backend auto|onnx|torch]
+    python bench/bench_generate.py graph [--chunks 10000] [--device cpu] [--backend auto|onnx|torch] [--grow K]
     python bench/bench_generate.py calls [--chunks 300] [-n 100]
 
 ``graph`` writes a corpus of synthetic chunks (a ``.jsonl`` of the user's own chunks, so the count is
 exact; each chunk five to eight sentences drawn from a fixed vocabulary with a seeded generator, so no two
 are alike) and times :func:`~sonar_core.generation.graph.build_graph` step by step, with the encoder
 :func:`~sonar_core.generation.graph.graph_encoder` chooses for ``--backend`` (reported as ``encoder``; the
-model's load and a first ONNX export are done before the clock starts). ``calls`` generates
+model's load and a first ONNX export are done before the clock starts); with ``--grow K`` the graph is
+then saved, a file of K new chunks joins the corpus and the graph is built again taking the saved
+graph's vectors (what ``sonar generate`` does when documents were added), timed the same way
+(``grown``). ``calls`` generates
 ``n`` items from such a corpus against tests/judge_server.py answering as tests/generation_script.py
 does (no fault), and divides the server's calls by the items kept; the quality judge's calibration
 (once per judge, then cached) is counted apart. Each prints the machine's load average and the graph its
@@ -37,7 +40,7 @@ _EVENTS = ("storm", "flood", "fire", "theft", "hail", "lightning", "burglary", "
 _VERBS = ("covers", "excludes", "limits", "doubles", "reduces", "refunds", "replaces", "inspects")
 
 
-def corpus(path: Path, chunks: int, seed: int = 7) -> Path:
+def corpus(path: Path, chunks: int, seed: int = 7, prefix: str = "c") -> Path:
     rng = random.Random(seed)
     with path.open("w", encoding="utf-8") as handle:
         for number in range(chunks):
@@ -47,8 +50,8 @@ def corpus(path: Path, chunks: int, seed: int = 7) -> Path:
                                  f"{rng.choice(_NOUNS)} up to {rng.randint(1, 90) * 250} dollars when the "
                                  f"{rng.choice(_NOUNS)} was {rng.choice(('locked', 'insured', 'inspected', 'listed'))} "
                                  f"within {rng.randint(2, 60)} days.")
-            handle.write(json.dumps({"id": f"c{number:05d}", "text": " ".join(sentences),
-                                     "source": f"file-{number % 40:02d}.txt"}) + "\n")
+            handle.write(json.dumps({"id": f"{prefix}{number:05d}", "text": " ".join(sentences),
+                                     "source": f"{'' if prefix == 'c' else prefix + '-'}file-{number % 40:02d}.txt"}) + "\n")
     return path
 
 
@@ -57,9 +60,10 @@ def load() -> str:
     return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} CPUs"
 
 
-def bench_graph(chunks: int, device: str, backend: str, vectors_out: str | None = None) -> None:
+def bench_graph(chunks: int, device: str, backend: str, vectors_out: str | None = None, grow: int = 0) -> None:
     from sonar_core.generation.documents import read_corpus
-    from sonar_core.generation.graph import GraphSettings, build_graph, graph_encoder
+    from sonar_core.generation.graph import (GraphSettings, build_graph, earlier_vectors, graph_encoder, reusing,
+                                             save_graph)
     from sonar_core.models.embeddings import EmbeddingService
 
     with tempfile.TemporaryDirectory() as folder:
@@ -71,11 +75,21 @@ def bench_graph(chunks: int, device: str, backend: str, vectors_out: str | None 
         started, cpu = time.perf_counter(), time.process_time()
         graph = build_graph(read_corpus([path]), settings, lambda texts: made.append(embed(texts)) or made[-1])
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        grown = None
+        if grow:
+            save_graph(graph, Path(folder) / "suite.graph.json")
+            added = corpus(Path(folder) / "added.jsonl", grow, seed=8, prefix="new")
+            started_again, cpu_again, counted = time.perf_counter(), time.process_time(), []
+            earlier = earlier_vectors(Path(folder) / "suite.graph.json", settings)
+            regraph = build_graph(read_corpus([path, added]), settings, reusing(embed, earlier, counted))
+            grown = {"added_chunks": grow, "kept": len(regraph.chunks), "vectors_reused": sum(counted),
+                     "seconds": round(time.perf_counter() - started_again, 1),
+                     "cpu_seconds": round(time.process_time() - cpu_again, 1), "steps": regraph.seconds}
     print(json.dumps({"bench": "graph", "encoder": settings.embedding_backend, "chunks": chunks,
                       "kept": len(graph.chunks), "topics": len(graph.topics),
                       "links": len(graph.links), "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
                       "steps": graph.seconds,
-                      "device": service.device, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+                      "grown": grown, "device": service.device, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
                       "machine": load()}, indent=1))
     if vectors_out:  # every unique chunk's vector, in chunk order (to compare two encoders' graphs)
         import numpy as np
@@ -118,9 +132,11 @@ def main() -> None:
     parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "torch"),
                         help="who embeds the graph's chunks (GraphSettings.embedding_backend)")
     parser.add_argument("--vectors", help="graph: save the chunks' vectors to this .npy file")
+    parser.add_argument("--grow", type=int, default=0, metavar="K",
+                        help="graph: then add a file of K new chunks and build the graph again, reusing the vectors")
     args = parser.parse_args()
     if args.what == "graph":
-        bench_graph(args.chunks or 10_000, args.device, args.backend, args.vectors)
+        bench_graph(args.chunks or 10_000, args.device, args.backend, args.vectors, args.grow)
     else:
         bench_calls(args.chunks or 300, args.n)
 

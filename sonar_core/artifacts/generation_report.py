@@ -33,6 +33,12 @@ def _write(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
+def _vectors_reused(graph: dict) -> str:
+    """How many chunks kept the vectors of the output's earlier graph (documents added or changed)."""
+    count = graph.get("vectors_reused") or 0
+    return f" ({count} chunk(s) kept their vectors from the earlier graph)" if count else ""
+
+
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{_e(cell)}</td>" for cell in row) + "</tr>" for row in rows)
@@ -84,7 +90,7 @@ def render_generation_html(findings: GenerationFindings, suite_name: str) -> str
     parts.append(f"<p>{docs['read']} document(s) read, {len(docs['skipped'])} skipped; {f.graph['chunks']} chunks "
                  f"kept, {f.graph['duplicates']} duplicate chunk(s) dropped, {f.graph['short_chunks']} too short to "
                  f"seed a question; {f.graph['topics']} topic(s), {f.graph['links']} link(s); graph "
-                 f"{'reused' if f.graph['reused'] else 'built'}.</p>")
+                 f"{'reused' if f.graph['reused'] else 'built'}{_vectors_reused(f.graph)}.</p>")
     if docs["skipped"]:
         parts.append(_table(["skipped file", "why"], [[s["source"], s["reason"]] for s in docs["skipped"]]))
     parts.append("<h2>Calls, tokens and cost</h2>")

@@ -4,6 +4,8 @@ Built without any LLM (:mod:`.graph_parts` holds the steps), so the same documen
 give the same graph on every run. It is written as one JSON file and reused when the same
 documents come again: its ``key`` is a SHA-256 over the documents' names and contents, the
 chunking and linking settings, the embedding model, the encoder that ran it and :data:`GRAPH_VERSION`.
+When the documents changed, the chunks the earlier graph already embedded keep their vectors
+(:func:`earlier_vectors`, :func:`reusing`), so only new or changed chunks are encoded.
 
 The chunks are embedded by :func:`graph_encoder`'s choice (``embedding_backend``): ``auto`` (the
 default) runs the embedding model with ONNX Runtime on the CPU (:mod:`sonar_core.models.onnx_encoder`,
@@ -33,7 +35,7 @@ from .language import detect_many
 from .records import ChunkRecord, DuplicateRecord, LinkRecord, TopicRecord
 
 __all__ = ["DocumentGraph", "GraphSettings", "build_graph", "load_graph", "save_graph", "graph_key", "graph_encoder",
-           "GRAPH_VERSION", "EMBEDDING_BACKENDS"]
+           "earlier_vectors", "reusing", "GRAPH_VERSION", "EMBEDDING_BACKENDS"]
 
 #: Part of every graph's key: a change in how graphs are built builds them afresh (2: the encoder is in the key).
 GRAPH_VERSION = 2
@@ -69,6 +71,8 @@ class DocumentGraph:
     seconds: dict[str, float] = field(default_factory=dict)
     #: True when read back from a file instead of built.
     reused: bool = False
+    #: Chunks whose vectors came from the earlier graph of the same output (see :func:`reusing`).
+    vectors_reused: int = 0
 
     def __post_init__(self) -> None:
         self.index = {chunk["id"]: row for row, chunk in enumerate(self.chunks)}
@@ -211,6 +215,48 @@ def save_graph(graph: DocumentGraph, path: Path) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
     os.replace(temporary, path)
+
+
+def earlier_vectors(path: Path, settings: GraphSettings) -> dict[str, np.ndarray]:
+    """The vectors of the graph at ``path`` by the text each chunk was embedded as (heading and text).
+
+    Empty unless that graph was made by this :data:`GRAPH_VERSION` with the same embedding model and
+    encoder as ``settings`` (after :func:`graph_encoder`): only then is a stored vector the one the
+    encoder would give the text now (each text is encoded alone, so its vector depends on nothing else).
+    """
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        made = payload.get("settings") or {}
+        if (payload.get("graph_version") != GRAPH_VERSION or made.get("embedding_model") != settings.embedding_model
+                or made.get("embedding_backend") != settings.embedding_backend):
+            return {}
+        shape = tuple(payload["vectors"]["shape"])
+        vectors = np.frombuffer(base64.b64decode(payload["vectors"]["float32_base64"]), dtype="<f4").reshape(shape)
+        chunks = payload["chunks"]
+        if len(chunks) != len(vectors):
+            return {}
+        return {(f"{c['heading']}\n{c['text']}" if c["heading"] else c["text"]): vectors[row].astype(np.float32)
+                for row, c in enumerate(chunks)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def reusing(embed: Callable[[list[str]], np.ndarray], earlier: dict[str, np.ndarray], counted: list[int],
+            ) -> Callable[[list[str]], np.ndarray]:
+    """``embed`` that takes the vectors of texts in ``earlier`` from there and encodes only the others.
+
+    A corpus that grew by a few documents re-embeds only their chunks (minutes saved at 10,000 chunks);
+    ``counted`` gets the number of texts taken from ``earlier`` at each call.
+    """
+    def embed_new(texts: list[str]) -> np.ndarray:
+        fresh = [text for text in dict.fromkeys(texts) if text not in earlier]
+        table = dict(zip(fresh, np.asarray(embed(fresh), dtype=np.float32))) if fresh else {}
+        counted.append(sum(1 for text in texts if text in earlier))
+        if not texts:
+            return np.asarray(embed(texts), dtype=np.float32)
+        return np.stack([earlier[text] if text in earlier else table[text] for text in texts])
+
+    return embed_new
 
 
 def load_graph(path: Path, key: str) -> DocumentGraph | None:

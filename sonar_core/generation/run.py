@@ -23,7 +23,8 @@ from ..findings.judge_trust import JudgeTrust
 from ..journal import Journal
 from ..llm.ledger import CostEstimate
 from .documents import read_corpus
-from .graph import DocumentGraph, GraphSettings, build_graph, graph_encoder, graph_key, load_graph, save_graph
+from .graph import (DocumentGraph, GraphSettings, build_graph, earlier_vectors, graph_encoder, graph_key, load_graph,
+                    reusing, save_graph)
 from .items import item_outcomes, suite_lines
 from .quality import calibrate_checks, judge_checks, rule_scores
 from .quotas import plan_items
@@ -87,7 +88,14 @@ def _graph(spec: GenerateSpec, corpus, files: dict[str, Path], embeddings, dry: 
     graph = load_graph(files["graph"], key)
     if graph is None:
         say("building the document graph (chunks, embeddings, topics, links)")
+        # The documents changed since this output's graph was made: chunks it already embedded keep their vectors.
+        earlier, counted = earlier_vectors(files["graph"], settings), []
+        if earlier:
+            embed = reusing(embed, earlier, counted)
         graph = build_graph(corpus, settings, embed)
+        graph.vectors_reused = sum(counted)
+        if graph.vectors_reused:
+            say(f"{graph.vectors_reused} chunk(s) kept their vectors from the earlier graph of this output")
         if not dry:
             save_graph(graph, files["graph"])
     return graph
@@ -163,7 +171,7 @@ def _generate(spec, corpus, files, suite, service, generator, quality_key, journ
     graph = _graph(spec, corpus, files, embeddings, dry, say)
     journal.event("reused document graph" if graph.reused else "built document graph", "Generation", "graph",
                   key=graph.key, chunks=len(graph.chunks), duplicates=len(graph.duplicates), topics=len(graph.topics),
-                  links=len(graph.links), seconds=graph.seconds)
+                  links=len(graph.links), vectors_reused=graph.vectors_reused, seconds=graph.seconds)
     plan = plan_items(graph, spec.n, seed=spec.seed, weights=spec.types, spread=spec.spread,
                       personas=spec.personas, styles=spec.styles, min_tokens=spec.min_tokens)
     journal.event("planned items", "Generation", "plan", items=len(plan.items), quotas=plan.quotas, notes=plan.notes)
@@ -207,8 +215,8 @@ def _generate(spec, corpus, files, suite, service, generator, quality_key, journ
                              "sources": sorted(d.source for d in corpus.documents)},
         graph={"key": graph.key, "chunks": len(graph.chunks), "duplicates": len(graph.duplicates),
                "short_chunks": plan.short_chunks, "topics": len(graph.topics), "links": len(graph.links),
-               "reused": graph.reused, "seconds": graph.seconds, "duplicate_chunks": graph.duplicates[:200],
-               "topic_labels": graph.topics},
+               "reused": graph.reused, "vectors_reused": graph.vectors_reused, "seconds": graph.seconds,
+               "duplicate_chunks": graph.duplicates[:200], "topic_labels": graph.topics},
         trust={name: t.as_dict() for name, t in trust.items()}, costs=service.ledger.record(),
         settings={**spec.model_dump(mode="json", exclude={"base_dir"}), "generator": generator,
                   "quality_judge": quality_key, "quotas": plan.quotas},
