@@ -110,3 +110,16 @@ def hostile_result(tmp_path_factory):
     from hostile_run import run_hostile
 
     return run_hostile(tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """One headless Chromium (tests/chromium.py) for every browser test of the session, started once
+    (a start per test module cost one to three seconds each). Each test opens its own pages; a module
+    that changes the viewport overrides this fixture and puts the viewport back when it ends."""
+    from chromium import Browser, chromium_binary
+
+    folder = tmp_path_factory.mktemp("chromium")
+    instance = Browser(chromium_binary(), folder / "profile", folder / "chromium.log")
+    yield instance
+    instance.close()

@@ -12,20 +12,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from chromium import Browser, chromium_binary
 from compare_runs import CASES, build_runs
 from sonar_core import names
 from sonar_core.cli import cli
 from test_drilldown_browser import _verdict_class
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    binary = chromium_binary()
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(binary, folder / "profile", folder / "chromium.log")
-    yield instance
-    instance.close()
 
 
 def test_a_flip_links_to_both_runs_case_pages(browser, tmp_path):

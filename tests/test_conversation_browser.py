@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from chromium import Browser, chromium_binary
 from sonar_core import names, run
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
@@ -20,14 +19,6 @@ CONVERSATION = [
     {"role": "tool", "content": "theft covered " + PAYLOAD, "tool_call_id": "call_1", "name": "lookup_policy"},
     {"role": "assistant", "content": "Your policy covers theft. " + PAYLOAD},
 ]
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(chromium_binary(), folder / "profile", folder / "chromium.log")
-    yield instance
-    instance.close()
 
 
 def test_case_page_shows_the_transcript_with_a_tool_call(tmp_path, browser):

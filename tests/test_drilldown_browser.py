@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import sonar_core
-from chromium import Browser, chromium_binary
+from chromium import Browser
 from hostile_run import everywhere_rows, run_everywhere
 from sonar_core import names
 
@@ -47,15 +47,6 @@ _DOM_AUDIT_JS = """(() => {
     pwned: typeof window.__pwned,
   });
 })()""" % json.dumps(list(URL_ATTRIBUTES))
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    binary = chromium_binary()
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(binary, folder / "profile", folder / "chromium.log")
-    yield instance
-    instance.close()
 
 
 @pytest.fixture(scope="module")

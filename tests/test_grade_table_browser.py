@@ -11,7 +11,6 @@ import json
 
 import pytest
 
-from chromium import Browser, chromium_binary
 from sonar_core import names
 
 _TABLE_JS = """
@@ -28,15 +27,6 @@ JSON.stringify({
   beforeEvaluators: document.querySelector('#grade-table').compareDocumentPosition(document.querySelector('#overview')) === 4,
 })
 """
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    binary = chromium_binary()
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(binary, folder / "profile", folder / "chromium.log")
-    yield instance
-    instance.close()
 
 
 def test_grade_table_links_each_cell_to_its_unsafe_items(browser, tmp_path, monkeypatch):

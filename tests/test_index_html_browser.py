@@ -13,18 +13,8 @@ import json
 
 import pytest
 
-from chromium import Browser, chromium_binary
 from hostile_run import MODELS
 from sonar_core import names
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    binary = chromium_binary()
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(binary, folder / "profile", folder / "chromium.log")
-    yield instance
-    instance.close()
 
 
 # Per leaderboard table: the section heading, the evaluator id and the rendered cells.

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 import sonar_core
-from chromium import Browser, chromium_binary
+from chromium import Browser
 from conftest import REPO
 from sonar_core import names
 from sonar_core.artifacts.html import style
@@ -73,13 +73,12 @@ JSON.stringify(Array.from(document.querySelectorAll('svg.chart-tradeoff')).map(s
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(chromium_binary(), folder / "profile", folder / "chromium.log")
-    instance.call("Emulation.setDeviceMetricsOverride", session=True, width=WIDTH, height=HEIGHT,
-                  deviceScaleFactor=1, mobile=False)
-    yield instance
-    instance.close()
+def browser(browser):
+    """The session's Chromium (tests/conftest.py) at this module's viewport, given back as it was."""
+    browser.call("Emulation.setDeviceMetricsOverride", session=True, width=WIDTH, height=HEIGHT,
+                 deviceScaleFactor=1, mobile=False)
+    yield browser
+    browser.call("Emulation.clearDeviceMetricsOverride", session=True)
 
 
 @pytest.fixture(scope="module")

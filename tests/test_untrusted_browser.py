@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 import sonar_core
-from chromium import Browser, chromium_binary
 from judge_server import JudgeServer, write_llm_configs
 from sonar_core import names
 
@@ -62,14 +61,12 @@ def runs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    binary = chromium_binary()
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(binary, folder / "profile", folder / "chromium.log")
-    instance.call("Emulation.setDeviceMetricsOverride", session=True, width=800, height=1400, deviceScaleFactor=1,
-                  mobile=False)
-    yield instance
-    instance.close()
+def browser(browser):
+    """The session's Chromium (tests/conftest.py) at this module's viewport, given back as it was."""
+    browser.call("Emulation.setDeviceMetricsOverride", session=True, width=800, height=1400, deviceScaleFactor=1,
+                 mobile=False)
+    yield browser
+    browser.call("Emulation.clearDeviceMetricsOverride", session=True)
 
 
 # Every verdict chip of the matrix: its evaluator, class, text, colour, weight and whether it is cut off.

@@ -25,7 +25,7 @@ import pytest
 pytest.importorskip("duckdb")
 
 import sonar_core
-from chromium import Browser, act, chromium_binary, wait_for
+from chromium import Browser, act, wait_for
 from sonar_core.view.server import serve_in_thread
 from view_pair import HOSTILE_CASE, write_pair
 
@@ -78,14 +78,6 @@ def served(tmp_path_factory):
     server = serve_in_thread([reports])
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("chromium")
-    instance = Browser(chromium_binary(), folder / "profile", folder / "chromium.log")
-    yield instance
-    instance.close()
 
 
 CASES_READY = "document.getElementById('cases').dataset.ready === '1'"

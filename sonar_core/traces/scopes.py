@@ -98,6 +98,26 @@ def _cost(spans: list[SpanInfo]) -> float | None:
     return sum(costs) if costs else None
 
 
+def _essentials(top: SpanInfo, known: list[SpanInfo]) -> tuple[list[SpanInfo], list[tuple], list[str], str, str,
+                                                                 float | None]:
+    """What the trace and the session scope both take of a trace, in one walk of its known spans: its LLM
+    spans, its tool calls (:attr:`~.spans.SpanInfo.tool`), its retrievers' documents, its question and answer
+    (the top span's input and output, else the first LLM call's last user text and the last one's reply) and
+    the summed cost of its LLM calls (None when none has one)."""
+    llm, tools, documents = [], [], []
+    for span in known:
+        kind = span.kind
+        if kind == "LLM":
+            llm.append(span)
+        elif kind == "TOOL":
+            tools.append(span.tool)
+        elif kind == "RETRIEVER":
+            documents += span.documents
+    question = top.input or (last_user_text(llm[0].messages) if llm else "")
+    answer = top.output or (reply_text(llm[-1].reply) if llm else "")
+    return llm, tools, documents, question, answer, _cost(llm)
+
+
 def _tool_turns(tools: Iterable[tuple], start: int = 0) -> list[dict[str, Any]]:
     """The assistant's call and the tool's answer per tool call (:attr:`~.spans.SpanInfo.tool`)."""
     turns = []
@@ -161,23 +181,18 @@ def trace_record(trace: Trace, by: str) -> dict[str, Any] | None:
     if not known or trace.root is None:
         return None
     top = _top(trace, known)
-    llm = [s for s in known if s.kind == "LLM"]
-    question = top.input or (last_user_text(llm[0].messages) if llm else "")
-    answer = top.output or (reply_text(llm[-1].reply) if llm else "")
+    llm, tools, documents, question, answer, cost = _essentials(top, known)
     record: dict[str, Any] = {
         "test_case_key": trace.trace_id, "model_key": _model(llm, top, by), "input": question,
         "actual_output": answer, "categories": [top.name] if top.name else [],
         "actual_duration": trace.root.seconds, "trace_id": trace.trace_id, "span_id": trace.root.span_id}
-    if (cost := _cost(llm)) is not None:
+    if cost is not None:
         record["cost"] = cost
-    documents = [d for s in known if s.kind == "RETRIEVER" for d in s.documents]
     if documents:
         record["context"] = documents
-    tools = [s for s in known if s.kind == "TOOL"]
     if tools:
         record["conversation"] = (_system(llm) + [{"role": "user", "content": question}]
-                                  + _tool_turns(s.tool for s in tools)
-                                  + [{"role": "assistant", "content": answer}])
+                                  + _tool_turns(tools) + [{"role": "assistant", "content": answer}])
     return record
 
 
@@ -205,7 +220,8 @@ class TraceTurn(NamedTuple):
 def trace_turn(trace: Trace, selection: Selection) -> tuple[str, tuple] | None:
     """Session scope: ``(session id, turn)``, the turn a plain tuple of :class:`TraceTurn`'s fields (as
     :func:`session_record` takes it); None for a trace with no root or no known span; "" as session id when no
-    span of it names one. The question, answer, documents and cost are those :func:`trace_record` gives."""
+    span of it names one. The question, answer, documents and cost are those :func:`trace_record` gives (both take
+    them from :func:`_essentials`)."""
     root = trace.root
     if root is None:
         return None
@@ -213,20 +229,10 @@ def trace_turn(trace: Trace, selection: Selection) -> tuple[str, tuple] | None:
     if not known:
         return None
     top = _top(trace, known)
-    llm, tools, documents = [], [], []
-    for span in known:
-        kind = span.kind
-        if kind == "LLM":
-            llm.append(span)
-        elif kind == "TOOL":
-            tools.append(span.tool)
-        elif kind == "RETRIEVER":
-            documents += span.documents
-    question = top.input or (last_user_text(llm[0].messages) if llm else "")
-    answer = top.output or (reply_text(llm[-1].reply) if llm else "")
+    llm, tools, documents, question, answer, cost = _essentials(top, known)
     session = top.session or next((s.session for s in known if s.session), "")
     return session, (root.start, trace.trace_id, root.span_id, top.name, question, answer, tuple(tools), documents,
-                     tuple(s.model for s in llm if s.model), _system(llm), top.service, root.seconds, _cost(llm),
+                     tuple(s.model for s in llm if s.model), _system(llm), top.service, root.seconds, cost,
                      selection.keeps_trace(trace.spans))
 
 

@@ -45,6 +45,7 @@ def test_resume_after_kill_9_asks_the_host_only_for_the_missing_items(tmp_path, 
         answered_before = {r["test_case_key"] for r in kept}
         assert 8 <= len(answered_before) < N
         server.reset()
+        server.latency = 0.0  # slow answers let the kill land mid-run; the resumed run needs none
 
         done = subprocess.run([sonar_cli, "run", "--resume", str(run_dir), "--no-progress"],
                               capture_output=True, text=True, timeout=300)

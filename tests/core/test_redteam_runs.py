@@ -139,6 +139,7 @@ def test_a_multi_turn_attack_killed_and_resumed_asks_no_finished_turn_again(tmp_
         finished = _cached_entries(cache)
         assert 3 <= finished < 7
         server.reset()
+        server.latency = 0.0  # slow answers let the kill land mid-run; the resumed run needs none
         done = subprocess.run([sonar_cli, "redteam", "--resume", str(tmp_path / "out" / "r1"), "--json", "--no-progress"],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr

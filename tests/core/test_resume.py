@@ -45,6 +45,9 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tmp_path, sonar_cli, toy_
     common = ["-d", str(dataset), *EVALUATORS, "-p", "toy_plugin", "--run-id", "r"]
 
     slow_env = {**toy_env, "SONAR_TOY_SLEEP": "0.25"}  # 40 rows x 0.25 s: toy_slow takes ~10 s
+    # The uninterrupted run to compare with needs nothing of the killed one: it runs meanwhile.
+    fresh = subprocess.Popen([sonar_cli, "run", "--no-progress", *common, "-o", str(tmp_path / "fresh")], env=toy_env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     process = subprocess.Popen([sonar_cli, "run", "--no-progress", *common, "-o", str(tmp_path / "killed")],
                                env=slow_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run_dir = tmp_path / "killed" / "r"
@@ -70,8 +73,8 @@ def test_sigkill_then_resume_matches_uninterrupted_run(tmp_path, sonar_cli, toy_
     after = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in score_dir.rglob("*") if p.is_file()}
     assert after == before  # the finished evaluator was not touched
 
-    fresh = _sonar(sonar_cli, toy_env, *common, "-o", str(tmp_path / "fresh"))
-    assert fresh.returncode == 0, fresh.stderr
+    _, fresh_errors = fresh.communicate(timeout=120)
+    assert fresh.returncode == 0, fresh_errors
     resumed_files, fresh_files = _snapshot(run_dir), _snapshot(tmp_path / "fresh" / "r")
     assert sorted(resumed_files) == sorted(fresh_files)
     for rel in fresh_files:
