@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .documents import Corpus, Document
 
-__all__ = ["Chunk", "split_corpus", "count_tokens", "MAX_TOKENS"]
+__all__ = ["Chunk", "display_text", "split_corpus", "count_tokens", "MAX_TOKENS"]
 
 #: Most tokens in one chunk made here.
 MAX_TOKENS = 250
@@ -44,7 +44,13 @@ class Chunk:
 
     def display(self) -> str:
         """The chunk as a prompt or an embedding sees it: its heading path, then its text."""
-        return f"{self.heading}\n{self.text}" if self.heading else self.text
+        return display_text(self.heading, self.text)
+
+
+def display_text(heading: str, text: str) -> str:
+    """What a chunk with ``heading`` and ``text`` is embedded as (:meth:`Chunk.display`; a graph file's
+    chunk records hold the two apart)."""
+    return f"{heading}\n{text}" if heading else text
 
 
 def _sections(text: str) -> list[tuple[str, str]]:

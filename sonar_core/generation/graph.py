@@ -28,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from .chunking import Chunk, split_corpus
+from .chunking import Chunk, display_text, split_corpus
 from .documents import Corpus
 from .graph_parts import key_terms, links, near_duplicates, topics
 from .language import detect_many
@@ -235,8 +235,7 @@ def earlier_vectors(path: Path, settings: GraphSettings) -> dict[str, np.ndarray
         chunks = payload["chunks"]
         if len(chunks) != len(vectors):
             return {}
-        return {(f"{c['heading']}\n{c['text']}" if c["heading"] else c["text"]): vectors[row].astype(np.float32)
-                for row, c in enumerate(chunks)}
+        return {display_text(c["heading"], c["text"]): vectors[row].astype(np.float32) for row, c in enumerate(chunks)}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 
