@@ -251,8 +251,7 @@ class OnnxEncoder:
 
         if not texts:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
-        n = min(len(self._sessions), len(texts))
-        if n == 1:
+        if len(self._sessions) == 1 or len(texts) == 1:
             return self._encode_share(0, texts, advance)
         from concurrent.futures import ThreadPoolExecutor
 
@@ -267,6 +266,7 @@ class OnnxEncoder:
         # A block at a time: Ctrl-C waits for the block in hand (well under a second a text), not for them all.
         for start in range(0, len(texts), _BLOCK):
             block = texts[start:start + _BLOCK]
+            n = min(len(self._sessions), len(block))  # the last block may hold fewer texts than there are sessions
             with ThreadPoolExecutor(n, thread_name_prefix="sonar-onnx") as pool:
                 shares = list(pool.map(lambda i: self._encode_share(i, block[i::n], tick), range(n)))
             merged = np.empty((len(block), shares[0].shape[1]), dtype=np.float32)

@@ -68,6 +68,11 @@ def test_the_export_is_made_once_keyed_by_the_folder_content_and_gives_the_torch
     # One session or two, the same bytes (one text per pass on one thread each).
     assert again.encode(TEXTS).tobytes() == vectors.tobytes()
     assert again.encode([]).shape == (0, 16)
+    # Texts are shared among the sessions 256 at a time: a last block of one text (fewer than the sessions) too.
+    many = [f"{TEXTS[i % 4]} {i}" for i in range(257)]
+    shared = encoder.encode(many)
+    assert shared.shape == (257, 16)
+    assert shared.tobytes() == again.encode(many).tobytes()
 
 
 def test_a_changed_model_folder_is_exported_again(tiny_st, tmp_path):
