@@ -62,8 +62,8 @@ def load() -> str:
 
 def bench_graph(chunks: int, device: str, backend: str, vectors_out: str | None = None, grow: int = 0) -> None:
     from sonar_core.generation.documents import read_corpus
-    from sonar_core.generation.graph import (GraphSettings, build_graph, earlier_vectors, graph_encoder, reusing,
-                                             save_graph)
+    from sonar_core.generation.graph import (GraphSettings, Reusing, build_graph, earlier_vectors, graph_encoder,
+                                             read_graph_file, save_graph)
     from sonar_core.models.embeddings import EmbeddingService
 
     with tempfile.TemporaryDirectory() as folder:
@@ -79,10 +79,10 @@ def bench_graph(chunks: int, device: str, backend: str, vectors_out: str | None 
         if grow:
             save_graph(graph, Path(folder) / "suite.graph.json")
             added = corpus(Path(folder) / "added.jsonl", grow, seed=8, prefix="new")
-            started_again, cpu_again, counted = time.perf_counter(), time.process_time(), []
-            earlier = earlier_vectors(Path(folder) / "suite.graph.json", settings)
-            regraph = build_graph(read_corpus([path, added]), settings, reusing(embed, earlier, counted))
-            grown = {"added_chunks": grow, "kept": len(regraph.chunks), "vectors_reused": sum(counted),
+            started_again, cpu_again = time.perf_counter(), time.process_time()
+            encode = Reusing(embed, earlier_vectors(read_graph_file(Path(folder) / "suite.graph.json"), settings))
+            regraph = build_graph(read_corpus([path, added]), settings, encode)
+            grown = {"added_chunks": grow, "kept": len(regraph.chunks), "vectors_reused": encode.reused,
                      "seconds": round(time.perf_counter() - started_again, 1),
                      "cpu_seconds": round(time.process_time() - cpu_again, 1), "steps": regraph.seconds}
     print(json.dumps({"bench": "graph", "encoder": settings.embedding_backend, "chunks": chunks,

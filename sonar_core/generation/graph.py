@@ -5,7 +5,7 @@ give the same graph on every run. It is written as one JSON file and reused when
 documents come again: its ``key`` is a SHA-256 over the documents' names and contents, the
 chunking and linking settings, the embedding model, the encoder that ran it and :data:`GRAPH_VERSION`.
 When the documents changed, the chunks the earlier graph already embedded keep their vectors
-(:func:`earlier_vectors`, :func:`reusing`), so only new or changed chunks are encoded.
+(:func:`earlier_vectors`, :class:`Reusing`), so only new or changed chunks are encoded.
 
 The chunks are embedded by :func:`graph_encoder`'s choice (``embedding_backend``): ``auto`` (the
 default) runs the embedding model with ONNX Runtime on the CPU (:mod:`sonar_core.models.onnx_encoder`,
@@ -34,8 +34,8 @@ from .graph_parts import key_terms, links, near_duplicates, topics
 from .language import detect_many
 from .records import ChunkRecord, DuplicateRecord, LinkRecord, TopicRecord
 
-__all__ = ["DocumentGraph", "GraphSettings", "build_graph", "load_graph", "save_graph", "graph_key", "graph_encoder",
-           "earlier_vectors", "reusing", "GRAPH_VERSION", "EMBEDDING_BACKENDS"]
+__all__ = ["DocumentGraph", "GraphSettings", "build_graph", "read_graph_file", "stored_graph", "save_graph", "graph_key",
+           "graph_encoder", "earlier_vectors", "Reusing", "GRAPH_VERSION", "EMBEDDING_BACKENDS"]
 
 #: Part of every graph's key: a change in how graphs are built builds them afresh (2: the encoder is in the key).
 GRAPH_VERSION = 2
@@ -71,7 +71,7 @@ class DocumentGraph:
     seconds: dict[str, float] = field(default_factory=dict)
     #: True when read back from a file instead of built.
     reused: bool = False
-    #: Chunks whose vectors came from the earlier graph of the same output (see :func:`reusing`).
+    #: Chunks whose vectors came from the earlier graph of the same output (see :class:`Reusing`).
     vectors_reused: int = 0
 
     def __post_init__(self) -> None:
@@ -217,57 +217,65 @@ def save_graph(graph: DocumentGraph, path: Path) -> None:
     os.replace(temporary, path)
 
 
-def earlier_vectors(path: Path, settings: GraphSettings) -> dict[str, np.ndarray]:
-    """The vectors of the graph at ``path`` by the text each chunk was embedded as (heading and text).
-
-    Empty unless that graph was made by this :data:`GRAPH_VERSION` with the same embedding model and
-    encoder as ``settings`` (after :func:`graph_encoder`): only then is a stored vector the one the
-    encoder would give the text now (each text is encoded alone, so its vector depends on nothing else).
-    """
+def read_graph_file(path: Path) -> dict | None:
+    """The graph file at ``path`` as written by :func:`save_graph`, its ``vectors`` decoded to an (n, d)
+    float32 array; None when it is missing, unreadable, cut short or of another :data:`GRAPH_VERSION`."""
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
-        made = payload.get("settings") or {}
-        if (payload.get("graph_version") != GRAPH_VERSION or made.get("embedding_model") != settings.embedding_model
-                or made.get("embedding_backend") != settings.embedding_backend):
-            return {}
+        if payload.get("graph_version") != GRAPH_VERSION:
+            return None
         shape = tuple(payload["vectors"]["shape"])
-        vectors = np.frombuffer(base64.b64decode(payload["vectors"]["float32_base64"]), dtype="<f4").reshape(shape)
-        chunks = payload["chunks"]
-        if len(chunks) != len(vectors):
-            return {}
-        return {display_text(c["heading"], c["text"]): vectors[row].astype(np.float32) for row, c in enumerate(chunks)}
+        raw = base64.b64decode(payload["vectors"]["float32_base64"])
+        payload["vectors"] = np.frombuffer(raw, dtype="<f4").reshape(shape).astype(np.float32)
+        if len(payload["chunks"]) != len(payload["vectors"]):
+            return None
+        return payload
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def stored_graph(stored: dict | None, key: str) -> DocumentGraph | None:
+    """The graph a file read by :func:`read_graph_file` holds when it has ``key``; None otherwise (it is
+    built again)."""
+    if stored is None or stored.get("key") != key:
+        return None
+    try:
+        return DocumentGraph(key=key, chunks=stored["chunks"], duplicates=stored["duplicates"], topics=stored["topics"],
+                             links=stored["links"], vectors=stored["vectors"], settings=stored.get("settings") or {},
+                             seconds=stored.get("seconds") or {}, reused=True)
+    except (KeyError, TypeError):
+        return None
+
+
+def earlier_vectors(stored: dict | None, settings: GraphSettings) -> dict[str, np.ndarray]:
+    """The vectors of a graph file read by :func:`read_graph_file`, by the text each chunk was embedded as.
+
+    Empty unless that graph was made with the same embedding model and encoder as ``settings`` (after
+    :func:`graph_encoder`): only then is a stored vector the one the encoder would give the text now (each
+    text is encoded alone, so its vector depends on nothing else).
+    """
+    made = (stored or {}).get("settings") or {}
+    if (stored is None or made.get("embedding_model") != settings.embedding_model
+            or made.get("embedding_backend") != settings.embedding_backend):
+        return {}
+    try:
+        return {display_text(c["heading"], c["text"]): stored["vectors"][row] for row, c in enumerate(stored["chunks"])}
+    except (KeyError, TypeError):
         return {}
 
 
-def reusing(embed: Callable[[list[str]], np.ndarray], earlier: dict[str, np.ndarray], counted: list[int],
-            ) -> Callable[[list[str]], np.ndarray]:
-    """``embed`` that takes the vectors of texts in ``earlier`` from there and encodes only the others.
+class Reusing:
+    """An ``embed(texts)`` that takes the vectors of texts in ``earlier`` from there and has ``embed``
+    encode only the others: a corpus that grew by a few documents re-embeds only their chunks (minutes
+    saved at 10,000 chunks). ``reused`` counts the texts taken from ``earlier``."""
 
-    A corpus that grew by a few documents re-embeds only their chunks (minutes saved at 10,000 chunks);
-    ``counted`` gets the number of texts taken from ``earlier`` at each call.
-    """
-    def embed_new(texts: list[str]) -> np.ndarray:
-        fresh = [text for text in dict.fromkeys(texts) if text not in earlier]
-        table = dict(zip(fresh, np.asarray(embed(fresh), dtype=np.float32))) if fresh else {}
-        counted.append(sum(1 for text in texts if text in earlier))
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], earlier: dict[str, np.ndarray]) -> None:
+        self.embed, self.earlier, self.reused = embed, earlier, 0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        fresh = [text for text in dict.fromkeys(texts) if text not in self.earlier]
         if not texts:
-            return np.asarray(embed(texts), dtype=np.float32)
-        return np.stack([earlier[text] if text in earlier else table[text] for text in texts])
-
-    return embed_new
-
-
-def load_graph(path: Path, key: str) -> DocumentGraph | None:
-    """The graph at ``path`` when it is whole and has ``key``; None otherwise (it is built again)."""
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-        if payload.get("key") != key or payload.get("graph_version") != GRAPH_VERSION:
-            return None
-        shape = tuple(payload["vectors"]["shape"])
-        vectors = np.frombuffer(base64.b64decode(payload["vectors"]["float32_base64"]), dtype="<f4").reshape(shape)
-        return DocumentGraph(key=key, chunks=payload["chunks"], duplicates=payload["duplicates"],
-                             topics=payload["topics"], links=payload["links"], vectors=vectors.astype(np.float32),
-                             settings=payload.get("settings") or {}, seconds=payload.get("seconds") or {}, reused=True)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+            return np.asarray(self.embed(texts), dtype=np.float32)
+        table = dict(zip(fresh, np.asarray(self.embed(fresh), dtype=np.float32))) if fresh else {}
+        self.reused += len(texts) - sum(1 for text in texts if text in table)
+        return np.stack([table[text] if text in table else self.earlier[text] for text in texts])

@@ -23,8 +23,8 @@ from ..findings.judge_trust import JudgeTrust
 from ..journal import Journal
 from ..llm.ledger import CostEstimate
 from .documents import read_corpus
-from .graph import (DocumentGraph, GraphSettings, build_graph, earlier_vectors, graph_encoder, graph_key, load_graph,
-                    reusing, save_graph)
+from .graph import (DocumentGraph, GraphSettings, Reusing, build_graph, earlier_vectors, graph_encoder, graph_key,
+                    read_graph_file, save_graph, stored_graph)
 from .items import item_outcomes, suite_lines
 from .quality import calibrate_checks, judge_checks, rule_scores
 from .quotas import plan_items
@@ -84,16 +84,14 @@ def _services(spec: GenerateSpec, journal, dry: bool):
 def _graph(spec: GenerateSpec, corpus, files: dict[str, Path], embeddings, dry: bool, say) -> DocumentGraph:
     settings, embed = graph_encoder(GraphSettings(max_tokens=spec.chunk_tokens,
                                                   embedding_backend=spec.embedding_backend), embeddings, say)
-    key = graph_key(corpus, settings)
-    graph = load_graph(files["graph"], key)
+    stored = read_graph_file(files["graph"])  # read once: the graph itself, or the vectors it already holds
+    graph = stored_graph(stored, graph_key(corpus, settings))
     if graph is None:
         say("building the document graph (chunks, embeddings, topics, links)")
         # The documents changed since this output's graph was made: chunks it already embedded keep their vectors.
-        earlier, counted = earlier_vectors(files["graph"], settings), []
-        if earlier:
-            embed = reusing(embed, earlier, counted)
-        graph = build_graph(corpus, settings, embed)
-        graph.vectors_reused = sum(counted)
+        encode = Reusing(embed, earlier_vectors(stored, settings))
+        graph = build_graph(corpus, settings, encode)
+        graph.vectors_reused = encode.reused
         if graph.vectors_reused:
             say(f"{graph.vectors_reused} chunk(s) kept their vectors from the earlier graph of this output")
         if not dry:

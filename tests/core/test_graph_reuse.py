@@ -1,5 +1,5 @@
 """A document graph built again after its documents changed takes the vectors of the chunks its output's
-earlier graph already embedded (graph.earlier_vectors, graph.reusing, generation/run._graph), and gives
+earlier graph already embedded (graph.earlier_vectors, graph.Reusing, generation/run._graph), and gives
 the graph a cold build gives."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 
 import sonar_core
 from sonar_core.generation.documents import read_corpus
-from sonar_core.generation.graph import (GraphSettings, build_graph, earlier_vectors, graph_encoder, reusing,
-                                         save_graph)
+from sonar_core.generation.graph import (GraphSettings, Reusing, build_graph, earlier_vectors, graph_encoder,
+                                         read_graph_file, save_graph)
 from sonar_core.models.embeddings import EmbeddingService
 
 pytest.importorskip("sentence_transformers")
@@ -51,15 +51,16 @@ def test_a_grown_corpus_embeds_only_the_new_chunks_and_gives_the_cold_graph(tmp_
     everything = read_corpus([DEMO / name for name in FIRST + [ADDED]])
     cold = build_graph(everything, settings, embed)
 
-    earlier = earlier_vectors(tmp_path / "suite.graph.json", settings)
+    earlier = earlier_vectors(read_graph_file(tmp_path / "suite.graph.json"), settings)
     assert len(earlier) == len(first.chunks) > 0
-    asked, counted = [], []
-    again = build_graph(everything, settings, reusing(_counting(embed, asked), earlier, counted))
+    asked = []
+    encode = Reusing(_counting(embed, asked), earlier)
+    again = build_graph(everything, settings, encode)
     _same_graph(again, cold)
     new_texts = {f"{c['heading']}\n{c['text']}" if c["heading"] else c["text"]
                  for c in cold.chunks if c["source"].endswith(ADDED)}
     assert set(asked) == new_texts and len(asked) == len(new_texts) > 0
-    assert sum(counted) == len(first.chunks)
+    assert encode.reused == len(first.chunks)
 
 
 def test_vectors_of_another_encoder_model_or_version_are_not_taken(tmp_path, encoder):
@@ -67,19 +68,20 @@ def test_vectors_of_another_encoder_model_or_version_are_not_taken(tmp_path, enc
     graph = build_graph(read_corpus([DEMO / FIRST[0]]), settings, embed)
     path = tmp_path / "suite.graph.json"
     save_graph(graph, path)
-    assert len(earlier_vectors(path, settings)) == len(graph.chunks)
+    stored = read_graph_file(path)
+    assert len(earlier_vectors(stored, settings)) == len(graph.chunks)
     other = "torch" if settings.embedding_backend != "torch" else "onnx-v1"
-    assert earlier_vectors(path, GraphSettings(embedding_backend=other)) == {}
-    assert earlier_vectors(path, GraphSettings(embedding_model="paraphrase-MiniLM-L3-v2",
-                                               embedding_backend=settings.embedding_backend)) == {}
+    assert earlier_vectors(stored, GraphSettings(embedding_backend=other)) == {}
+    assert earlier_vectors(stored, GraphSettings(embedding_model="paraphrase-MiniLM-L3-v2",
+                                                 embedding_backend=settings.embedding_backend)) == {}
     payload = json.loads(path.read_text())
     for change in ({"graph_version": 1}, {"vectors": {"shape": [1, 384], "float32_base64": base64.b64encode(
             np.zeros(384, "<f4").tobytes()).decode()}}):
         (tmp_path / "changed.json").write_text(json.dumps({**payload, **change}))
-        assert earlier_vectors(tmp_path / "changed.json", settings) == {}
+        assert read_graph_file(tmp_path / "changed.json") is None
+        assert earlier_vectors(read_graph_file(tmp_path / "changed.json"), settings) == {}
     (tmp_path / "cut.json").write_text(path.read_text()[:500])
-    assert earlier_vectors(tmp_path / "cut.json", settings) == {}
-    assert earlier_vectors(tmp_path / "missing.json", settings) == {}
+    assert read_graph_file(tmp_path / "cut.json") is None and read_graph_file(tmp_path / "missing.json") is None
 
 
 def test_a_generation_after_a_document_was_added_says_how_many_vectors_it_kept(tmp_path):
