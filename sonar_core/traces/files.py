@@ -78,7 +78,7 @@ def resolve_files(entries: list[str], base_dir: str | None = None) -> list[Path]
 
 def _open(path: Path) -> BinaryIO:
     try:
-        return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+        return gzip.open(path, "rb") if _gzipped(path) else open(path, "rb")
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
 
@@ -157,7 +157,11 @@ def ends_of(last: dict[Any, int]) -> dict[str, int]:
 
 def plain_lines(path: Path) -> bool:
     """Whether ``path`` is read line by line from its bytes as they are (JSON lines, not compressed)."""
-    return _by_lines(path) and not path.name.lower().endswith(".gz")
+    return _by_lines(path) and not _gzipped(path)
+
+
+def _gzipped(path: Path) -> bool:
+    return path.name.lower().endswith(".gz")
 
 
 def _by_lines(path: Path) -> bool:
@@ -171,7 +175,7 @@ def _id_units(files: list[Path], sink=None) -> Iterator[tuple[int, list]]:
     for path in files:
         by_lines = _by_lines(path)
         if sink is not None:
-            sink.file(path, by_lines and not path.name.lower().endswith(".gz"))
+            sink.file(path, by_lines and not _gzipped(path))  # plain_lines, without peeking at the file again
         if not by_lines:  # read as the second pass reads them
             for unit, _, what, payload in read_units([path], tally, _NoDigest()):
                 if what == MESSAGE:
